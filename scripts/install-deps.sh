@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs everything tern needs to build, test and benchmark, from Debian packages.
+# Idempotent: safe to run again; apt-get skips what is already installed.
+set -euo pipefail
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+PACKAGES=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
+  # engine
+  libdnnl-dev zlib1g-dev
+  # data formats, configs, CLI, serving
+  libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler
+  libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
+  # multi-process training
+  libopenmpi-dev openmpi-bin
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # real data
+  dataset-fashion-mnist
+  # peers for the side-by-side benchmarks (never linked by tern)
+  python3 python3-numpy python3-torch python3-torchvision
+)
+
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${PACKAGES[@]}"

@@ -1,0 +1,16 @@
+// Topological order of a graph's nodes (data and control edges), stable with respect to
+// insertion order. Read-only.
+#pragma once
+
+#include <vector>
+
+#include "tern/ir/graph.h"
+
+namespace tern::ir {
+
+// All nodes, every node after its inputs and control inputs. Internal error on a cycle.
+std::vector<Node*> topo_order(const Graph& g);
+// Only the nodes needed to compute the graph outputs and every stateful / mutating node.
+std::vector<Node*> live_topo_order(const Graph& g);
+
+}  // namespace tern::ir

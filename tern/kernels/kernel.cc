@@ -1,0 +1,126 @@
+// KernelRegistry: ordered candidates and selection with reasons.
+#include "tern/kernels/kernel.h"
+
+#include <algorithm>
+
+#include "tern/base/logging.h"
+
+namespace tern::kernels {
+
+std::string KernelSignature::to_string() const {
+  std::string s = op->name + "(";
+  for (size_t i = 0; i < inputs.size(); ++i) s += (i ? ", " : "") + inputs[i].to_string();
+  s += ") -> ";
+  for (size_t i = 0; i < outputs.size(); ++i) s += (i ? ", " : "") + outputs[i].to_string();
+  return s;
+}
+
+KernelRegistry& KernelRegistry::global() {
+  static KernelRegistry registry;
+  return registry;
+}
+
+void KernelRegistry::add(std::string_view op, KernelCandidate candidate) {
+  auto it = table_.find(op);
+  if (it == table_.end()) it = table_.emplace(std::string(op), std::vector<KernelCandidate>{}).first;
+  auto& list = it->second;
+  for (auto& c : list) {
+    if (c.name == candidate.name && c.device == candidate.device) {
+      c = std::move(candidate);  // re-registration replaces
+      return;
+    }
+  }
+  list.push_back(std::move(candidate));
+  std::stable_sort(list.begin(), list.end(), [](const KernelCandidate& a, const KernelCandidate& b) {
+    return a.priority > b.priority;
+  });
+}
+
+std::vector<const KernelCandidate*> KernelRegistry::candidates(std::string_view op,
+                                                               DeviceType device) const {
+  std::vector<const KernelCandidate*> out;
+  auto it = table_.find(op);
+  if (it == table_.end()) return out;
+  for (const auto& c : it->second) {
+    if (c.device == device) out.push_back(&c);
+  }
+  // ref kernels run on the host for every device (last fallback).
+  if (device != DeviceType::kCPU) {
+    for (const auto& c : it->second) {
+      if (c.is_ref() && c.device == DeviceType::kCPU) out.push_back(&c);
+    }
+  }
+  return out;
+}
+
+KernelSelection KernelRegistry::select(const KernelSignature& sig) const {
+  KernelSelection sel;
+  DType key = sig.key_dtype();
+  for (const KernelCandidate* c : candidates(sig.op->name, sig.device)) {
+    std::string reason;
+    if (std::find(c->dtypes.begin(), c->dtypes.end(), key) == c->dtypes.end()) {
+      reason = str_cat("dtype ", dtype_name(key), " not supported");
+    } else if (sig.deterministic && !c->deterministic) {
+      reason = "not deterministic";
+    } else if (c->decline) {
+      reason = c->decline(sig);
+    }
+    if (!reason.empty()) {
+      sel.declined.push_back(c->name + ": " + reason);
+      continue;
+    }
+    sel.candidate = c;
+    sel.kernel = c->create(sig);
+    break;
+  }
+  if (verbose_enabled("kernels")) {
+    std::string msg = sig.to_string() + " -> " + (sel.candidate ? sel.candidate->name : "none");
+    for (const auto& d : sel.declined) msg += "\n    declined " + d;
+    log_line("kernels", msg);
+  }
+  if (!sel.candidate) {
+    std::string why;
+    for (const auto& d : sel.declined) why += "; " + d;
+    if (sig.deterministic) {
+      throw_error(ErrorCode::kFailedPrecondition, "op '", sig.op->name,
+                  "' has no deterministic kernel for dtype ", dtype_name(key), " on ",
+                  device_type_name(sig.device), " (determinism mode is on)", why);
+    }
+    throw_error(ErrorCode::kInvalidArgument, "op '", sig.op->name, "' has no kernel for dtype ",
+                dtype_name(key), " on ", device_type_name(sig.device),
+                why.empty() ? " (no candidates registered)" : why);
+  }
+  return sel;
+}
+
+bool KernelRegistry::has_fast(std::string_view op, DeviceType device, DType dtype) const {
+  for (const KernelCandidate* c : candidates(op, device)) {
+    if (!c->is_ref() && std::find(c->dtypes.begin(), c->dtypes.end(), dtype) != c->dtypes.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool KernelRegistry::has_ref(std::string_view op, DType dtype) const {
+  for (const KernelCandidate* c : candidates(op, DeviceType::kCPU)) {
+    if (c->is_ref() && std::find(c->dtypes.begin(), c->dtypes.end(), dtype) != c->dtypes.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+void add_fn_kernel(KernelRegistry& r, std::string_view op, std::string name,
+                   std::vector<DType> dtypes, int priority, KernelFn fn,
+                   std::function<std::string(const KernelSignature&)> decline) {
+  KernelCandidate c;
+  c.name = std::move(name);
+  c.dtypes = std::move(dtypes);
+  c.priority = priority;
+  c.decline = std::move(decline);
+  c.create = [fn = std::move(fn)](const KernelSignature&) { return std::make_unique<FnKernel>(fn); };
+  r.add(op, std::move(c));
+}
+
+}  // namespace tern::kernels

@@ -1,0 +1,99 @@
+// Kernel and KernelRegistry: for each (op, device) an ordered list of candidates, the last being
+// `ref`. Selection asks each candidate in order; one that declines says why
+// (TERN_VERBOSE=kernels prints the choice and every refusal).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tern/device/device.h"
+#include "tern/ops/op_def.h"
+#include "tern/tensor/tensor.h"
+
+namespace tern::kernels {
+
+// What a kernel is selected and prepared for: the op, its attributes and static types.
+struct KernelSignature {
+  const ops::OpDef* op = nullptr;
+  const ops::Attrs* attrs = nullptr;
+  std::vector<TensorType> inputs;
+  std::vector<TensorType> outputs;
+  DeviceType device = DeviceType::kCPU;
+  bool deterministic = false;  // determinism mode: only bitwise-reproducible kernels accept
+
+  DType key_dtype() const { return op->key_dtype(inputs, outputs); }
+  std::string to_string() const;  // "matmul(f32[2, 3], f32[3, 4]) -> f32[2, 4]"
+};
+
+// One run: input and output tensors (outputs are preallocated with their inferred types).
+struct KernelContext {
+  std::span<const Tensor> inputs;
+  std::span<Tensor> outputs;
+  const ops::Attrs& attrs;
+};
+
+// A kernel instance is made for one node and may keep prepared state (e.g. oneDNN primitives).
+class Kernel {
+ public:
+  virtual ~Kernel() = default;
+  virtual void run(KernelContext& ctx) = 0;
+};
+
+using KernelFn = std::function<void(KernelContext&)>;
+
+class FnKernel final : public Kernel {
+ public:
+  explicit FnKernel(KernelFn fn) : fn_(std::move(fn)) {}
+  void run(KernelContext& ctx) override { fn_(ctx); }
+
+ private:
+  KernelFn fn_;
+};
+
+struct KernelCandidate {
+  std::string name;  // "ref", "onednn", "cpu_vec", ...
+  DeviceType device = DeviceType::kCPU;
+  std::vector<DType> dtypes;  // key dtypes accepted
+  int priority = 0;           // higher is tried first; ref is 0
+  bool deterministic = true;  // bitwise-reproducible run to run
+  // Returns "" to accept the signature, or the reason it declines. Empty function: accept.
+  std::function<std::string(const KernelSignature&)> decline;
+  std::function<std::unique_ptr<Kernel>(const KernelSignature&)> create;
+
+  bool is_ref() const { return name == "ref"; }
+};
+
+struct KernelSelection {
+  std::unique_ptr<Kernel> kernel;
+  const KernelCandidate* candidate = nullptr;
+  std::vector<std::string> declined;  // "onednn: <reason>"
+};
+
+class KernelRegistry {
+ public:
+  static KernelRegistry& global();
+
+  void add(std::string_view op, KernelCandidate candidate);
+  // Candidates for (op, device) in the order they are tried.
+  std::vector<const KernelCandidate*> candidates(std::string_view op, DeviceType device) const;
+  // The first candidate that accepts; InvalidArgument naming the op and dtype if none does.
+  KernelSelection select(const KernelSignature& sig) const;
+  // True if a non-ref candidate exists for (op, device, dtype).
+  bool has_fast(std::string_view op, DeviceType device, DType dtype) const;
+  bool has_ref(std::string_view op, DType dtype) const;
+
+ private:
+  std::map<std::string, std::vector<KernelCandidate>, std::less<>> table_;
+};
+
+// Helper for stateless kernels: add a candidate whose every instance runs `fn`.
+void add_fn_kernel(KernelRegistry& r, std::string_view op, std::string name,
+                   std::vector<DType> dtypes, int priority, KernelFn fn,
+                   std::function<std::string(const KernelSignature&)> decline = {});
+
+}  // namespace tern::kernels

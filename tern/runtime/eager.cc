@@ -1,0 +1,99 @@
+// Eager execution of single ops and whole graphs.
+#include "tern/runtime/eager.h"
+
+#include <unordered_map>
+
+#include "tern/ir/analysis/topo_order.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
+#include "tern/runtime/runtime.h"
+
+namespace tern::runtime {
+namespace {
+
+std::unique_ptr<kernels::Kernel> pick_kernel(const kernels::KernelSignature& sig,
+                                             const EagerOptions& options) {
+  auto& reg = kernels::KernelRegistry::global();
+  if (options.kernel.empty()) return reg.select(sig).kernel;
+  for (const kernels::KernelCandidate* c : reg.candidates(sig.op->name, sig.device)) {
+    if (c->name != options.kernel) continue;
+    DType key = sig.key_dtype();
+    if (std::find(c->dtypes.begin(), c->dtypes.end(), key) == c->dtypes.end()) break;
+    std::string reason = c->decline ? c->decline(sig) : "";
+    if (!reason.empty()) {
+      throw_error(ErrorCode::kInvalidArgument, "kernel '", options.kernel, "' for op '",
+                  sig.op->name, "' declines: ", reason);
+    }
+    return c->create(sig);
+  }
+  throw_error(ErrorCode::kNotFound, "op '", sig.op->name, "' has no kernel '", options.kernel,
+              "' for dtype ", dtype_name(sig.key_dtype()));
+}
+
+}  // namespace
+
+std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tensor>& inputs,
+                               const ops::Attrs& attrs_in, const EagerOptions& options) {
+  initialize();
+  const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
+  if (op.has_trait(ops::kTraitSource)) {
+    throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "' is a source op and cannot be called eagerly");
+  }
+  std::vector<TensorType> in_types;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!inputs[i].defined()) {
+      throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "': input ", i, " is undefined");
+    }
+    in_types.push_back(inputs[i].type());
+  }
+  ops::Attrs attrs = attrs_in;
+  std::vector<TensorType> out_types = op.check_and_infer(op_name, in_types, attrs);
+  kernels::KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, options.deterministic};
+  auto kernel = pick_kernel(sig, options);
+  std::vector<Tensor> outputs;
+  for (const auto& t : out_types) outputs.emplace_back(t.dtype, t.shape);
+  kernels::KernelContext ctx{inputs, outputs, attrs};
+  kernel->run(ctx);
+  return outputs;
+}
+
+std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, VariableStore* vars,
+                                    const EagerOptions& options) {
+  std::unordered_map<const ir::Value*, Tensor> values;
+  for (ir::Node* n : ir::live_topo_order(g)) {
+    const std::string& op = n->op_name();
+    if (op == "input") {
+      const std::string& name = n->attrs().get_string("name");
+      const Tensor* fed = nullptr;
+      for (const auto& [k, v] : feeds) {
+        if (k == name) fed = &v;
+      }
+      if (!fed) throw_error(ErrorCode::kInvalidArgument, "graph input '", name, "' was not fed");
+      if (fed->type() != n->output()->type()) {
+        throw_error(ErrorCode::kInvalidArgument, "graph input '", name, "' expects ",
+                    n->output()->type().to_string(), ", fed ", fed->type().to_string());
+      }
+      values[n->output()] = *fed;
+    } else if (op == "variable") {
+      if (!vars) throw_error(ErrorCode::kInvalidArgument, "graph reads variables but no store was given");
+      const Tensor& v = vars->get(n->attrs().get_string("name"));
+      if (v.type() != n->output()->type()) {
+        throw_error(ErrorCode::kInvalidArgument, "variable '", n->attrs().get_string("name"), "' is ",
+                    v.type().to_string(), " but the graph expects ", n->output()->type().to_string());
+      }
+      values[n->output()] = v;
+    } else if (op == "constant") {
+      values[n->output()] = n->attrs().get_tensor("value");
+    } else {
+      std::vector<Tensor> in;
+      for (ir::Value* v : n->inputs()) in.push_back(values.at(v));
+      std::vector<Tensor> out = eager_call(op, in, n->attrs(), options);
+      for (int i = 0; i < n->num_outputs(); ++i) values[n->output(i)] = out[static_cast<size_t>(i)];
+    }
+  }
+  std::vector<Tensor> result;
+  for (const auto& o : g.outputs()) result.push_back(values.at(o.value));
+  return result;
+}
+
+}  // namespace tern::runtime

@@ -1,0 +1,36 @@
+// The eager path: run one op at a time with the same OpDefs and kernels the compiled path uses.
+// For debugging and tests; every call infers types, selects a kernel and allocates outputs.
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tern/ir/graph.h"
+#include "tern/ops/attrs.h"
+#include "tern/runtime/variable_store.h"
+
+namespace tern::runtime {
+
+struct EagerOptions {
+  // Kernel candidate to force ("ref" forces reference kernels); empty = normal selection.
+  std::string kernel;
+  bool deterministic = false;
+};
+
+// Runs `op` on `inputs`; returns its outputs. Errors name the op and the shapes.
+std::vector<Tensor> eager_call(std::string_view op, const std::vector<Tensor>& inputs,
+                               const ops::Attrs& attrs = {}, const EagerOptions& options = {});
+inline Tensor eager_call1(std::string_view op, const std::vector<Tensor>& inputs,
+                          const ops::Attrs& attrs = {}, const EagerOptions& options = {}) {
+  return eager_call(op, inputs, attrs, options).at(0);
+}
+
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+// Interprets a graph node by node on the eager path (no passes): the reference semantics of a
+// graph. Variables are read from (and mutated in) `vars`. Returns the graph outputs.
+std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, VariableStore* vars,
+                                    const EagerOptions& options = {});
+
+}  // namespace tern::runtime

@@ -1,0 +1,80 @@
+// Executable: a graph compiled once (passes, kernel selection, memory plan) and then run many
+// times: bind inputs, run the steps, read outputs. A run allocates nothing and looks nothing up.
+// Variables are bound to the VariableStore's tensors, so optimizer updates land in the store.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tern/ir/graph.h"
+#include "tern/kernels/kernel.h"
+#include "tern/passes/pass.h"
+#include "tern/runtime/eager.h"
+#include "tern/runtime/variable_store.h"
+
+namespace tern::runtime {
+
+struct CompileOptions {
+  DeviceType device = DeviceType::kCPU;
+  bool optimize = true;           // run the pass pipeline
+  bool deterministic = false;     // only deterministic kernels; bit-changing passes off
+  bool check_numerics = false;    // after each op, fail naming the first NaN/Inf producer
+  std::vector<std::string> disabled_passes;
+  std::string force_kernel;       // e.g. "ref": use only that candidate (tests)
+};
+
+struct StepInfo {
+  std::string node;
+  std::string op;
+  std::string kernel;
+};
+
+class Executable {
+ public:
+  // Compiles a copy of `graph`; `vars` must outlive the executable and hold every variable the
+  // graph reads, with matching types.
+  static std::unique_ptr<Executable> compile(const ir::Graph& graph, VariableStore& vars,
+                                             const CompileOptions& options = {});
+  ~Executable();
+
+  // Copies `value` into the input's buffer; InvalidArgument on unknown name or type mismatch.
+  void feed(std::string_view input_name, const Tensor& value);
+  // Index of a graph input, for feed_at() in hot loops.
+  int input_index(std::string_view input_name) const;
+  void feed_at(int index, const Tensor& value);
+  // Runs every step once.
+  void run();
+  // Output i of the last run; a view valid until the next run (clone() to keep it).
+  const Tensor& output(size_t i) const { return outputs_[i]; }
+  const Tensor& output(std::string_view name) const;
+  size_t num_outputs() const { return outputs_.size(); }
+  // feed + run + cloned outputs.
+  std::vector<Tensor> run(const Feeds& feeds);
+
+  const ir::Graph& graph() const { return *graph_; }
+  const std::vector<StepInfo>& steps() const { return step_info_; }
+  const std::vector<passes::PassStats>& pass_stats() const { return pass_stats_; }
+  size_t arena_bytes() const { return arena_bytes_; }
+  int64_t run_count() const { return run_count_; }
+
+ private:
+  struct Step;
+  Executable() = default;
+  void check_numerics(const Step& step) const;
+
+  std::unique_ptr<ir::Graph> graph_;
+  std::vector<Step> steps_;
+  std::vector<StepInfo> step_info_;
+  std::vector<std::pair<std::string, Tensor>> inputs_;  // name -> bound buffer
+  std::vector<Tensor> outputs_;
+  std::vector<std::string> output_names_;
+  std::vector<passes::PassStats> pass_stats_;
+  std::shared_ptr<Storage> arena_;
+  size_t arena_bytes_ = 0;
+  bool check_numerics_ = false;
+  int64_t run_count_ = 0;
+};
+
+}  // namespace tern::runtime

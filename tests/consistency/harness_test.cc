@@ -1,0 +1,262 @@
+// The consistency harness: coverage, every backend vs ref, every gradient vs finite differences.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <set>
+
+#include "tern/autodiff/autodiff.h"
+#include "tern/base/philox.h"
+#include "tern/ir/graph.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
+#include "tern/runtime/eager.h"
+#include "tern/runtime/runtime.h"
+#include "tests/consistency/op_case.h"
+
+namespace tern::testing {
+
+namespace {
+std::vector<std::vector<OpCase> (*)()>& case_fns() {
+  static std::vector<std::vector<OpCase> (*)()> fns;
+  return fns;
+}
+}  // namespace
+
+OpCaseRegistrar::OpCaseRegistrar(std::vector<OpCase> (*fn)()) { case_fns().push_back(fn); }
+
+std::vector<OpCase> all_op_cases() {
+  std::vector<OpCase> out;
+  for (auto fn : case_fns()) {
+    for (auto& c : fn()) out.push_back(std::move(c));
+  }
+  return out;
+}
+
+namespace {
+
+std::string case_name(const OpCase& c, size_t index) {
+  return c.label.empty() ? str_cat(c.op, "#", index) : str_cat(c.op, "[", c.label, "]");
+}
+
+std::vector<DType> case_dtypes(const OpCase& c) {
+  const ops::OpDef& op = ops::OpRegistry::global().get(c.op);
+  if (c.dtypes.empty()) return op.dtypes;
+  return c.dtypes;
+}
+
+// Inputs for a case at `dtype`, generated in f64 so every dtype sees the same values.
+std::vector<Tensor> make_inputs(const OpCase& c, DType dtype, uint64_t seed) {
+  std::vector<Tensor> out;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const InputSpec& s = c.inputs[i];
+    DType d = s.dtype.value_or(dtype);
+    if (s.value) {
+      out.push_back(s.value->cast(d));
+      continue;
+    }
+    Tensor t(d, s.shape);
+    PhiloxStream rng(seed, i);
+    for (int64_t k = 0; k < t.num_elements(); ++k) {
+      double v = s.lo + (s.hi - s.lo) * rng.next_double();
+      if (s.integral || !is_floating(d)) v = std::floor(v);
+      t.set(k, v);
+    }
+    out.push_back(t);
+  }
+  return out;
+}
+
+double tolerance(DType d) {
+  switch (d) {
+    case DType::kF64: return 1e-9;
+    case DType::kF32: return 2e-4;
+    case DType::kBF16: return 3e-2;
+    case DType::kF16: return 4e-3;
+    default: return 0;
+  }
+}
+
+bool close_enough(const Tensor& got, const Tensor& want, double tol, std::string* why) {
+  if (got.type() != want.type()) {
+    *why = str_cat("type ", got.type().to_string(), " vs ", want.type().to_string());
+    return false;
+  }
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    double a = got.get(i), b = want.get(i);
+    if (std::isnan(a) && std::isnan(b)) continue;
+    if (a == b) continue;
+    if (!(std::fabs(a - b) <= tol * (1.0 + std::fabs(b)))) {
+      *why = str_cat("element ", i, ": ", a, " vs ref ", b);
+      return false;
+    }
+  }
+  return true;
+}
+
+TEST(Consistency, EveryRegisteredOpHasACase) {
+  runtime::initialize();
+  std::set<std::string> covered;
+  for (const OpCase& c : all_op_cases()) covered.insert(c.op);
+  for (const ops::OpDef* op : ops::OpRegistry::global().all()) {
+    if (op->has_trait(ops::kTraitSource)) continue;
+    EXPECT_TRUE(covered.count(op->name)) << "op '" << op->name << "' has no consistency case";
+  }
+}
+
+TEST(Consistency, EveryClaimedDTypeHasARefKernel) {
+  runtime::initialize();
+  const auto& kreg = kernels::KernelRegistry::global();
+  for (const ops::OpDef* op : ops::OpRegistry::global().all()) {
+    if (op->has_trait(ops::kTraitSource)) continue;
+    for (DType d : op->dtypes) {
+      EXPECT_TRUE(kreg.has_ref(op->name, d))
+          << "op '" << op->name << "' claims " << dtype_name(d) << " but has no ref kernel";
+    }
+  }
+}
+
+TEST(Consistency, EveryDifferentiableOpHasAGradientRule) {
+  const auto& greg = autodiff::GradRegistry::global();
+  for (const ops::OpDef* op : ops::OpRegistry::global().all()) {
+    if (op->has_trait(ops::kTraitSource) || op->has_trait(ops::kTraitNotDifferentiable)) continue;
+    if (op->has_trait(ops::kTraitMutatesInputs)) continue;
+    EXPECT_TRUE(greg.has(op->name)) << "op '" << op->name
+                                    << "' is differentiable but has no gradient rule";
+  }
+}
+
+TEST(Consistency, EveryBackendMatchesRef) {
+  runtime::initialize();
+  const auto& kreg = kernels::KernelRegistry::global();
+  std::vector<OpCase> cases = all_op_cases();
+  int compared = 0;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const OpCase& c = cases[ci];
+    const ops::OpDef& op = ops::OpRegistry::global().get(c.op);
+    for (DType d : case_dtypes(c)) {
+      SCOPED_TRACE(str_cat(case_name(c, ci), " dtype ", dtype_name(d)));
+      std::vector<Tensor> inputs = make_inputs(c, d, 1234 + ci);
+      runtime::EagerOptions ref_opts;
+      ref_opts.kernel = "ref";
+      std::vector<Tensor> want;
+      try {
+        want = runtime::eager_call(c.op, inputs, c.attrs, ref_opts);
+      } catch (const Error& e) {
+        ADD_FAILURE() << "ref kernel failed: " << e.what();
+        continue;
+      }
+      // The reference itself is deterministic.
+      std::vector<Tensor> again = runtime::eager_call(c.op, inputs, c.attrs, ref_opts);
+      for (size_t o = 0; o < want.size(); ++o) {
+        EXPECT_TRUE(bitwise_equal(want[o], again[o])) << "ref output " << o << " is not deterministic";
+      }
+      std::vector<TensorType> in_types;
+      for (const auto& t : inputs) in_types.push_back(t.type());
+      ops::Attrs attrs = c.attrs;
+      std::vector<TensorType> out_types = op.check_and_infer(c.op, in_types, attrs);
+      kernels::KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, false};
+      for (const kernels::KernelCandidate* cand : kreg.candidates(c.op, DeviceType::kCPU)) {
+        if (cand->is_ref()) continue;
+        if (std::find(cand->dtypes.begin(), cand->dtypes.end(), d) == cand->dtypes.end()) continue;
+        if (cand->decline && !cand->decline(sig).empty()) continue;
+        runtime::EagerOptions o;
+        o.kernel = cand->name;
+        std::vector<Tensor> got = runtime::eager_call(c.op, inputs, c.attrs, o);
+        ASSERT_EQ(got.size(), want.size());
+        for (size_t k = 0; k < got.size(); ++k) {
+          std::string why;
+          EXPECT_TRUE(close_enough(got[k], want[k], tolerance(out_types[k].dtype), &why))
+              << "kernel '" << cand->name << "' output " << k << " differs from ref: " << why;
+        }
+        ++compared;
+      }
+    }
+  }
+  std::cout << "compared " << compared << " (case, dtype, kernel) triples against ref\n";
+}
+
+// Loss = sum_k sum(output_k * weight_k) over floating outputs; weights are fixed random tensors so
+// every output element matters with a distinct coefficient.
+double eval_loss(const OpCase& c, const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights) {
+  runtime::EagerOptions ref_opts;
+  ref_opts.kernel = "ref";
+  std::vector<Tensor> outs = runtime::eager_call(c.op, inputs, c.attrs, ref_opts);
+  double loss = 0;
+  for (size_t k = 0; k < outs.size(); ++k) {
+    if (!weights[k].defined()) continue;
+    for (int64_t i = 0; i < outs[k].num_elements(); ++i) loss += outs[k].get(i) * weights[k].get(i);
+  }
+  return loss;
+}
+
+TEST(Consistency, EveryGradientMatchesFiniteDifferences) {
+  runtime::initialize();
+  std::vector<OpCase> cases = all_op_cases();
+  int checked = 0;
+  for (size_t ci = 0; ci < cases.size(); ++ci) {
+    const OpCase& c = cases[ci];
+    const ops::OpDef& op = ops::OpRegistry::global().get(c.op);
+    if (!c.check_grad || op.has_trait(ops::kTraitNotDifferentiable) ||
+        op.has_trait(ops::kTraitSource) || op.has_trait(ops::kTraitMutatesInputs) ||
+        !op.claims(DType::kF64)) {
+      continue;
+    }
+    SCOPED_TRACE(case_name(c, ci));
+    std::vector<Tensor> inputs = make_inputs(c, DType::kF64, 99 + ci);
+    // Graph: inputs -> op -> weighted sum.
+    ir::Graph g;
+    std::vector<ir::Value*> in_values, wrt;
+    std::vector<size_t> wrt_index;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      ir::Value* v = g.input(str_cat("x", i), inputs[i].type());
+      in_values.push_back(v);
+      if (inputs[i].dtype() == DType::kF64 && !c.inputs[i].value) {
+        wrt.push_back(v);
+        wrt_index.push_back(i);
+      }
+    }
+    if (wrt.empty()) continue;
+    ir::Node* node = g.add_node(c.op, in_values, c.attrs);
+    std::vector<Tensor> weights(static_cast<size_t>(node->num_outputs()));
+    ir::Value* loss = nullptr;
+    for (int k = 0; k < node->num_outputs(); ++k) {
+      ir::Value* out = node->output(k);
+      if (out->dtype() != DType::kF64) continue;
+      weights[static_cast<size_t>(k)] = make_inputs({"", {In(out->shape(), -1, 1)}}, DType::kF64, 7 + k)[0];
+      ir::Value* w = g.constant(weights[static_cast<size_t>(k)]);
+      ir::Value* term = g.add("sum", {g.add("mul", {out, w})}, {{"axes", std::vector<int64_t>{}}, {"keepdims", false}});
+      loss = loss ? g.add("add", {loss, term}) : term;
+    }
+    if (!loss) continue;
+    std::vector<ir::Value*> grads = autodiff::gradients(g, loss, wrt);
+    for (size_t i = 0; i < grads.size(); ++i) g.add_output(str_cat("g", i), grads[i]);
+    runtime::Feeds feeds;
+    for (size_t i = 0; i < inputs.size(); ++i) feeds.push_back({str_cat("x", i), inputs[i]});
+    runtime::EagerOptions ref_opts;
+    ref_opts.kernel = "ref";
+    std::vector<Tensor> analytic = runtime::run_graph_eager(g, feeds, nullptr, ref_opts);
+    for (size_t w = 0; w < wrt_index.size(); ++w) {
+      size_t i = wrt_index[w];
+      Tensor x = inputs[i];
+      int64_t n = x.num_elements();
+      int64_t stride = std::max<int64_t>(1, n / 48);  // check at most ~48 elements per input
+      for (int64_t e = 0; e < n; e += stride) {
+        const double eps = 1e-6;
+        std::vector<Tensor> plus = inputs, minus = inputs;
+        plus[i] = x.clone();
+        minus[i] = x.clone();
+        plus[i].set(e, x.get(e) + eps);
+        minus[i].set(e, x.get(e) - eps);
+        double numeric = (eval_loss(c, plus, weights) - eval_loss(c, minus, weights)) / (2 * eps);
+        double got = analytic[w].get(e);
+        EXPECT_NEAR(got, numeric, c.grad_tolerance * (1.0 + std::fabs(numeric)))
+            << "d loss / d input " << i << " element " << e;
+      }
+      ++checked;
+    }
+  }
+  std::cout << "checked " << checked << " gradients against finite differences\n";
+}
+
+}  // namespace
+}  // namespace tern::testing

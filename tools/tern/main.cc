@@ -1,0 +1,35 @@
+// The `tern` command: dispatches to subcommands.
+#include <cstring>
+#include <iostream>
+#include <string>
+
+#include "tern/base/error.h"
+#include "tools/tern/commands.h"
+
+namespace {
+
+void print_usage(std::ostream& os) {
+  os << "usage: tern <command> [args]\n\n"
+        "commands:\n"
+        "  ops        list every registered op: dtypes, fast kernel or ref only, gradient\n"
+        "\n'tern <command> --help' describes a command.\n";
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h")) {
+    print_usage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? 2 : 0;
+  }
+  std::string cmd = argv[1];
+  try {
+    if (cmd == "ops") return tern::tools::cmd_ops(argc - 1, argv + 1);
+    std::cerr << "tern: unknown command '" << cmd << "'\n";
+    print_usage(std::cerr);
+    return 2;
+  } catch (const tern::Error& e) {
+    std::cerr << "tern " << cmd << ": " << e.what() << "\n";
+    return 1;
+  }
+}
