@@ -1,10 +1,184 @@
-// conv op family (definitions land here).
+// conv op family: conv2d (NHWC x, HWIO filter; strides, SAME/VALID/EXPLICIT padding, dilations,
+// groups) with its two backprop ops, max/avg 2-D pooling with their gradient ops, and
+// global_avg_pool. Output sizes and paddings come from tern/ops/conv_geometry.h.
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
 
 namespace tern::ops {
+namespace {
 
-void register_conv_ops(OpRegistry& r) { (void)r; }
+// --- attributes ---
+
+std::vector<AttrSpec> conv2d_attrs() {
+  return {{"strides", AttrKind::kInts, std::vector<int64_t>{1, 1}},
+          {"padding", AttrKind::kString, std::string("VALID")},
+          {"explicit_paddings", AttrKind::kInts, std::vector<int64_t>{}},
+          {"dilations", AttrKind::kInts, std::vector<int64_t>{1, 1}},
+          {"groups", AttrKind::kInt, int64_t{1}}};
+}
+
+std::vector<AttrSpec> pool2d_attrs() {
+  return {{"ksize", AttrKind::kInts, std::nullopt},
+          {"strides", AttrKind::kInts, std::vector<int64_t>{1, 1}},
+          {"padding", AttrKind::kString, std::string("VALID")}};
+}
+
+// `base` with a required ints attribute `name` (input_shape / filter_shape) in front.
+std::vector<AttrSpec> with_shape_attr(std::string name, std::vector<AttrSpec> base) {
+  base.insert(base.begin(), AttrSpec{std::move(name), AttrKind::kInts, std::nullopt});
+  return base;
+}
+
+// --- inference ---
+
+Conv2dGeometry conv_geometry_or_fail(const InferContext& ctx, const Shape& x, const Shape& filter) {
+  Conv2dGeometry g;
+  std::string problem = try_conv2d_geometry(x, filter, ctx.attrs, &g);
+  if (!problem.empty()) ctx.fail(problem);
+  return g;
+}
+
+Pool2dGeometry pool_geometry_or_fail(const InferContext& ctx, const Shape& x) {
+  Pool2dGeometry g;
+  std::string problem = try_pool2d_geometry(x, ctx.attrs, &g);
+  if (!problem.empty()) ctx.fail(problem);
+  return g;
+}
+
+// The shape held by ints attribute `name`, which must be rank 4 with non-negative dims.
+Shape shape_attr(const InferContext& ctx, std::string_view name) {
+  const std::vector<int64_t>& dims = ctx.attrs.get_ints(name);
+  if (dims.size() != 4) ctx.fail(name, " must have 4 dims, got ", dims.size());
+  for (int64_t d : dims) {
+    if (d < 0) ctx.fail(name, " has a negative dim ", d);
+  }
+  return Shape(dims);
+}
+
+void require_dy_shape(const InferContext& ctx, size_t dy_input, const Shape& expected) {
+  const Shape& dy = ctx.input(dy_input).shape;
+  if (dy != expected) ctx.fail("dy shape ", dy, " != forward output shape ", expected);
+}
+
+std::vector<TensorType> infer_conv2d(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, ctx.input(1).shape);
+  return {{ctx.input(0).dtype, g.output_shape()}};
+}
+
+// conv2d_backprop_input(dy, filter){input_shape} -> dx [input_shape].
+std::vector<TensorType> infer_conv2d_backprop_input(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Shape x = shape_attr(ctx, "input_shape");
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, x, ctx.input(1).shape);
+  require_dy_shape(ctx, 0, g.output_shape());
+  return {{ctx.input(0).dtype, x}};
+}
+
+// conv2d_backprop_filter(x, dy){filter_shape} -> dfilter [filter_shape].
+std::vector<TensorType> infer_conv2d_backprop_filter(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Shape filter = shape_attr(ctx, "filter_shape");
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
+  require_dy_shape(ctx, 1, g.output_shape());
+  return {{ctx.input(0).dtype, filter}};
+}
+
+std::vector<TensorType> infer_pool2d(const InferContext& ctx) {
+  Pool2dGeometry g = pool_geometry_or_fail(ctx, ctx.input(0).shape);
+  return {{ctx.input(0).dtype, g.output_shape()}};
+}
+
+// max_pool2d_grad(x, dy) -> dx [x].
+std::vector<TensorType> infer_max_pool2d_grad(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Pool2dGeometry g = pool_geometry_or_fail(ctx, ctx.input(0).shape);
+  require_dy_shape(ctx, 1, g.output_shape());
+  return {ctx.input(0)};
+}
+
+// avg_pool2d_grad(dy){input_shape} -> dx [input_shape].
+std::vector<TensorType> infer_avg_pool2d_grad(const InferContext& ctx) {
+  Shape x = shape_attr(ctx, "input_shape");
+  Pool2dGeometry g = pool_geometry_or_fail(ctx, x);
+  require_dy_shape(ctx, 0, g.output_shape());
+  return {{ctx.input(0).dtype, x}};
+}
+
+std::vector<TensorType> infer_global_avg_pool(const InferContext& ctx) {
+  require_rank(ctx, 0, 4);
+  const Shape& x = ctx.input(0).shape;
+  if (x[1] == 0 || x[2] == 0) ctx.fail("spatial dims must be non-empty");
+  Shape out = ctx.attrs.get_bool("keepdims") ? Shape{x[0], 1, 1, x[3]} : Shape{x[0], x[3]};
+  return {{ctx.input(0).dtype, out}};
+}
+
+}  // namespace
+
+void register_conv_ops(OpRegistry& r) {
+  r.add({.name = "conv2d",
+         .family = "conv",
+         .doc = "2-D convolution: x NHWC, filter HWIO [kh, kw, c_in/groups, c_out] -> y NHWC.",
+         .inputs = {"x", "filter"},
+         .attrs = conv2d_attrs(),
+         .dtypes = kFloatDTypes,
+         .infer = infer_conv2d});
+  r.add({.name = "conv2d_backprop_input",
+         .family = "conv",
+         .doc = "Gradient of conv2d with respect to its input x (shape input_shape).",
+         .inputs = {"dy", "filter"},
+         .attrs = with_shape_attr("input_shape", conv2d_attrs()),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_conv2d_backprop_input});
+  r.add({.name = "conv2d_backprop_filter",
+         .family = "conv",
+         .doc = "Gradient of conv2d with respect to its filter (shape filter_shape).",
+         .inputs = {"x", "dy"},
+         .attrs = with_shape_attr("filter_shape", conv2d_attrs()),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_conv2d_backprop_filter});
+  r.add({.name = "max_pool2d",
+         .family = "conv",
+         .doc = "2-D max pooling over NHWC windows; SAME padding never selects a pad element.",
+         .inputs = {"x"},
+         .attrs = pool2d_attrs(),
+         .dtypes = kFloatDTypes,
+         .infer = infer_pool2d});
+  r.add({.name = "avg_pool2d",
+         .family = "conv",
+         .doc = "2-D average pooling over NHWC windows; SAME averages over the in-bounds elements.",
+         .inputs = {"x"},
+         .attrs = pool2d_attrs(),
+         .dtypes = kFloatDTypes,
+         .infer = infer_pool2d});
+  r.add({.name = "max_pool2d_grad",
+         .family = "conv",
+         .doc = "Gradient of max_pool2d: each dy goes to the first maximum of its window.",
+         .inputs = {"x", "dy"},
+         .attrs = pool2d_attrs(),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_max_pool2d_grad});
+  r.add(
+      {.name = "avg_pool2d_grad",
+       .family = "conv",
+       .doc = "Gradient of avg_pool2d: each dy spread evenly over its window's in-bounds elements.",
+       .inputs = {"dy"},
+       .attrs = with_shape_attr("input_shape", pool2d_attrs()),
+       .dtypes = kFloatDTypes,
+       .traits = kTraitNotDifferentiable,
+       .infer = infer_avg_pool2d_grad});
+  r.add({.name = "global_avg_pool",
+         .family = "conv",
+         .doc = "Mean over H and W of NHWC x: [N, C], or [N, 1, 1, C] with keepdims.",
+         .inputs = {"x"},
+         .attrs = {{"keepdims", AttrKind::kBool, false}},
+         .dtypes = kFloatDTypes,
+         .infer = infer_global_avg_pool});
+}
 
 }  // namespace tern::ops
