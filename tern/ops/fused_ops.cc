@@ -1,10 +1,120 @@
-// fused op family (definitions land here).
+// Fused ops, created by the fusion passes (and accepted in text IR):
+//   fused_elementwise(x...)  {opcodes, operands, immediates}: a chain of elementwise ops in one
+//       loop; the program format is in tern/ops/fused_program.h. Inputs broadcast to the output.
+//   fused_matmul(a, b[, bias][, residual])  {matmul attrs, activation, has_bias, has_residual}
+//   fused_conv2d(x, filter[, bias][, residual])  {conv2d attrs, activation, has_bias, has_residual}
+//       y = act(op(a, b) + bias + residual), evaluated left to right; bias is [N] (the last dim
+//       of the output), residual has the output's type; activation is one of
+//       "none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh".
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/families.h"
+#include "tern/ops/fused_program.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
 
 namespace tern::ops {
+namespace {
 
-void register_fused_ops(OpRegistry& r) { (void)r; }
+std::vector<TensorType> infer_fused_elementwise(const InferContext& ctx) {
+  FusedProgram program;
+  std::string problem =
+      decode_fused_program(ctx.attrs, static_cast<int>(ctx.inputs.size()), &program);
+  if (!problem.empty()) ctx.fail("bad program: ", problem);
+  return infer_broadcast(ctx, ctx.input(0).dtype);
+}
+
+// Checks the epilogue inputs (bias, residual) against the base op's output type `out`.
+void check_epilogue(const InferContext& ctx, const TensorType& out) {
+  bool has_bias = ctx.attrs.get_bool("has_bias"), has_residual = ctx.attrs.get_bool("has_residual");
+  size_t want = 2 + (has_bias ? 1 : 0) + (has_residual ? 1 : 0);
+  if (ctx.inputs.size() != want) {
+    ctx.fail("has_bias=", has_bias, " has_residual=", has_residual, " needs ", want,
+             " inputs, got ", ctx.inputs.size());
+  }
+  const std::string& act = ctx.attrs.get_string("activation");
+  if (!is_epilogue_activation(act)) {
+    ctx.fail("unknown activation \"", act,
+             "\" (expected none, relu, gelu_tanh, gelu_erf, sigmoid or tanh)");
+  }
+  size_t i = 2;
+  if (has_bias) {
+    const TensorType& bias = ctx.input(i++);
+    int64_t n = out.shape.rank() > 0 ? out.shape.dim(out.shape.rank() - 1) : 1;
+    if (bias.dtype != out.dtype || bias.shape != Shape{n}) {
+      ctx.fail("bias must be ", TensorType{out.dtype, Shape{n}}.to_string(), ", got ",
+               bias.to_string());
+    }
+  }
+  if (has_residual && ctx.input(i) != out) {
+    ctx.fail("residual must be ", out.to_string(), ", got ", ctx.input(i).to_string());
+  }
+}
+
+std::vector<AttrSpec> epilogue_attrs() {
+  return {{"activation", AttrKind::kString, std::string("none")},
+          {"has_bias", AttrKind::kBool, false},
+          {"has_residual", AttrKind::kBool, false}};
+}
+
+std::vector<AttrSpec> with_epilogue(std::vector<AttrSpec> base) {
+  for (auto& a : epilogue_attrs()) base.push_back(std::move(a));
+  return base;
+}
+
+}  // namespace
+
+void register_fused_ops(OpRegistry& r) {
+  r.add({.name = "fused_elementwise",
+         .family = "fused",
+         .doc = "A chain of elementwise ops evaluated in one loop (created by elementwise fusion).",
+         .inputs = {"x"},
+         .variadic = true,
+         .min_inputs = 1,
+         .attrs = {{"opcodes", AttrKind::kInts, std::nullopt},
+                   {"operands", AttrKind::kInts, std::nullopt},
+                   {"immediates", AttrKind::kFloats, std::nullopt}},
+         .dtypes = kFloatDTypes,
+         .traits = kTraitElementwise,
+         .infer = infer_fused_elementwise});
+
+  const OpDef& matmul = r.get("matmul");
+  InferFn matmul_infer = matmul.infer;
+  r.add({.name = "fused_matmul",
+         .family = "fused",
+         .doc = "act(matmul(a, b) + bias + residual) (created by epilogue fusion).",
+         .inputs = {"a", "b", "epilogue"},
+         .variadic = true,
+         .min_inputs = 2,
+         .attrs = with_epilogue(matmul.attrs),
+         .dtypes = kFloatDTypes,
+         .infer = [matmul_infer](const InferContext& ctx) {
+           std::vector<TensorType> out = matmul_infer(ctx);
+           check_epilogue(ctx, out[0]);
+           return out;
+         }});
+
+  r.add({.name = "fused_conv2d",
+         .family = "fused",
+         .doc = "act(conv2d(x, filter) + bias + residual) (created by epilogue fusion).",
+         .inputs = {"x", "filter", "epilogue"},
+         .variadic = true,
+         .min_inputs = 2,
+         .attrs = with_epilogue({{"strides", AttrKind::kInts, std::vector<int64_t>{1, 1}},
+                                 {"padding", AttrKind::kString, std::string("VALID")},
+                                 {"explicit_paddings", AttrKind::kInts, std::vector<int64_t>{}},
+                                 {"dilations", AttrKind::kInts, std::vector<int64_t>{1, 1}},
+                                 {"groups", AttrKind::kInt, int64_t{1}}}),
+         .dtypes = kFloatDTypes,
+         .infer = [](const InferContext& ctx) -> std::vector<TensorType> {
+           require_same_dtype(ctx, 0, 1);
+           Conv2dGeometry geo;
+           std::string problem =
+               try_conv2d_geometry(ctx.input(0).shape, ctx.input(1).shape, ctx.attrs, &geo);
+           if (!problem.empty()) ctx.fail(problem);
+           std::vector<TensorType> out = {{ctx.input(0).dtype, geo.output_shape()}};
+           check_epilogue(ctx, out[0]);
+           return out;
+         }});
+}
 
 }  // namespace tern::ops

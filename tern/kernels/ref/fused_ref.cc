@@ -1,8 +1,119 @@
-// Reference kernels for the fused op family (land here).
+// Reference kernels for the fused ops. fused_elementwise interprets its program element by
+// element in the compute type. fused_matmul / fused_conv2d run the base op's own reference kernel
+// on f64 copies of the inputs, then apply bias, residual and activation in f64 and round once.
+#include <cmath>
+
 #include "tern/kernels/ref/ref.h"
+#include "tern/ops/fused_program.h"
+#include "tern/ops/fused_scalar.h"
+#include "tern/ops/infer.h"
+#include "tern/ops/registry.h"
 
 namespace tern::kernels::ref {
+namespace {
 
-void register_fused_ref(KernelRegistry& r) { (void)r; }
+template <typename T>
+void fused_elementwise_ref(KernelContext& ctx) {
+  using C = compute_t<T>;
+  Tensor& y = ctx.outputs[0];
+  int num_inputs = static_cast<int>(ctx.inputs.size());
+  ops::FusedProgram program;
+  std::string problem = ops::decode_fused_program(ctx.attrs, num_inputs, &program);
+  TERN_CHECK_ARG(problem.empty(), "fused_elementwise: ", problem);
+  std::vector<BroadcastIndex> index;
+  std::vector<const T*> in;
+  for (const Tensor& t : ctx.inputs) {
+    index.emplace_back(t.shape(), y.shape());
+    in.push_back(t.data<T>());
+  }
+  std::vector<C> slot(static_cast<size_t>(program.num_slots()));
+  T* out = y.data<T>();
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    for (int k = 0; k < num_inputs; ++k) {
+      slot[static_cast<size_t>(k)] =
+          static_cast<C>(in[static_cast<size_t>(k)][index[static_cast<size_t>(k)](i)]);
+    }
+    size_t s = static_cast<size_t>(num_inputs);
+    for (const ops::FusedInstruction& ins : program.code) {
+      if (ins.op == ops::FusedOpcode::kImm) {
+        slot[s++] = static_cast<C>(ins.imm);
+        continue;
+      }
+      C a = slot[static_cast<size_t>(ins.a)];
+      C b = ins.b >= 0 ? slot[static_cast<size_t>(ins.b)] : C(0);
+      slot[s++] = ops::fused_scalar(ins.op, a, b);
+    }
+    out[i] = static_cast<T>(slot.back());
+  }
+}
+
+// Attributes of the base op: the fused node's attributes minus the epilogue ones.
+ops::Attrs base_attrs(const ops::Attrs& fused) {
+  ops::Attrs out;
+  for (const auto& [name, value] : fused.items()) {
+    if (name != "activation" && name != "has_bias" && name != "has_residual") out.set(name, value);
+  }
+  return out;
+}
+
+// Runs `op`'s reference kernel on f64 copies of `inputs`; returns its f64 output.
+Tensor run_ref_f64(KernelRegistry& r, std::string_view op_name, const std::vector<Tensor>& inputs,
+                   ops::Attrs attrs) {
+  const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
+  std::vector<Tensor> in64;
+  std::vector<TensorType> in_types;
+  for (const Tensor& t : inputs) {
+    in64.push_back(t.cast(DType::kF64));
+    in_types.push_back(in64.back().type());
+  }
+  std::vector<TensorType> out_types = op.check_and_infer(op_name, in_types, attrs);
+  KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, true};
+  for (const KernelCandidate* c : r.candidates(op_name, DeviceType::kCPU)) {
+    if (!c->is_ref()) continue;
+    std::unique_ptr<Kernel> kernel = c->create(sig);
+    std::vector<Tensor> out{Tensor(DType::kF64, out_types[0].shape)};
+    KernelContext kctx{in64, out, attrs};
+    kernel->run(kctx);
+    return out[0];
+  }
+  throw_error(ErrorCode::kNotFound, "fused ", op_name, ": the base op has no ref kernel");
+}
+
+template <typename T>
+void epilogue_ref(KernelContext& ctx, const Tensor& base) {
+  Tensor& y = ctx.outputs[0];
+  const std::string& act = ctx.attrs.get_string("activation");
+  bool has_bias = ctx.attrs.get_bool("has_bias"), has_residual = ctx.attrs.get_bool("has_residual");
+  const Tensor* bias = has_bias ? &ctx.inputs[2] : nullptr;
+  const Tensor* residual = has_residual ? &ctx.inputs[has_bias ? 3 : 2] : nullptr;
+  int64_t channels = y.rank() > 0 ? y.shape().dim(y.rank() - 1) : 1;
+  const double* z = base.data<double>();
+  T* out = y.data<T>();
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    double v = z[i];
+    if (bias) v += bias->get(i % channels);
+    if (residual) v += residual->get(i);
+    out[i] = static_cast<T>(static_cast<compute_t<T>>(ops::epilogue_activation_scalar(act, v)));
+  }
+}
+
+void fused_base_ref(KernelRegistry& r, std::string_view base_op, KernelContext& ctx) {
+  Tensor base = run_ref_f64(r, base_op, {ctx.inputs[0], ctx.inputs[1]}, base_attrs(ctx.attrs));
+  dispatch_float(ctx.outputs[0].dtype(), base_op,
+                 [&](auto tag) { epilogue_ref<decltype(tag)>(ctx, base); });
+}
+
+}  // namespace
+
+void register_fused_ref(KernelRegistry& r) {
+  add_ref(r, "fused_elementwise", ops::kFloatDTypes, [](KernelContext& ctx) {
+    dispatch_float(ctx.outputs[0].dtype(), "fused_elementwise",
+                   [&](auto tag) { fused_elementwise_ref<decltype(tag)>(ctx); });
+  });
+  add_ref(r, "fused_matmul", ops::kFloatDTypes,
+          [&r](KernelContext& ctx) { fused_base_ref(r, "matmul", ctx); });
+  add_ref(r, "fused_conv2d", ops::kFloatDTypes,
+          [&r](KernelContext& ctx) { fused_base_ref(r, "conv2d", ctx); });
+}
 
 }  // namespace tern::kernels::ref

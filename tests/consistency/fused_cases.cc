@@ -1,0 +1,185 @@
+// Consistency cases: fused ops (fused_elementwise programs, fused_matmul, fused_conv2d epilogues).
+#include "tern/ops/fused_program.h"
+#include "tests/consistency/op_case.h"
+
+namespace tern::testing {
+namespace {
+
+using ops::FusedOpcode;
+
+// Program attributes from (opcode, a, b, imm) rows.
+struct Ins {
+  FusedOpcode op;
+  int a = -1;
+  int b = -1;
+  double imm = 0;
+};
+
+ops::Attrs program(int num_inputs, std::vector<Ins> rows) {
+  ops::FusedProgram p;
+  p.num_inputs = num_inputs;
+  for (const Ins& r : rows) p.code.push_back({r.op, r.a, r.b, r.imm});
+  ops::Attrs attrs;
+  p.to_attrs(attrs);
+  return attrs;
+}
+
+ops::Attrs epilogue(std::string act, bool bias, bool residual, ops::Attrs base = {}) {
+  base.set("activation", std::move(act));
+  base.set("has_bias", bias);
+  base.set("has_residual", residual);
+  return base;
+}
+
+}  // namespace
+
+TERN_OP_CASES(fused) {
+  using F = FusedOpcode;
+  return {
+      // relu(x0 + x1) with x1 broadcast along rows (a bias add).
+      {"fused_elementwise",
+       {In({3, 4}), In({4})},
+       program(2, {{F::kAdd, 0, 1}, {F::kRelu, 2}}),
+       true,
+       {},
+       1e-5,
+       "bias-relu"},
+      // tanh(x0 * 0.5) * x1 - x0 with an immediate.
+      {"fused_elementwise",
+       {In({2, 3, 4}), In({2, 3, 4})},
+       program(2, {{F::kImm, -1, -1, 0.5},
+                   {F::kMul, 0, 2},
+                   {F::kTanh, 3},
+                   {F::kMul, 4, 1},
+                   {F::kSub, 5, 0}}),
+       true,
+       {},
+       1e-5,
+       "imm-chain"},
+      // Every unary opcode on a positive input (log, sqrt, rsqrt need it), summed.
+      {"fused_elementwise",
+       {In({5, 3}, 0.5, 2.0)},
+       program(1, {{F::kNeg, 0},      {F::kAbs, 1},      {F::kExp, 0},      {F::kAdd, 2, 3},
+                   {F::kLog, 0},      {F::kAdd, 4, 5},   {F::kLog1p, 0},    {F::kAdd, 6, 7},
+                   {F::kSqrt, 0},     {F::kAdd, 8, 9},   {F::kRsqrt, 0},    {F::kAdd, 10, 11},
+                   {F::kSquare, 0},   {F::kAdd, 12, 13}, {F::kTanh, 0},     {F::kAdd, 14, 15},
+                   {F::kSigmoid, 0},  {F::kAdd, 16, 17}, {F::kSoftplus, 0}, {F::kAdd, 18, 19},
+                   {F::kSin, 0},      {F::kAdd, 20, 21}, {F::kCos, 0},      {F::kAdd, 22, 23},
+                   {F::kGeluTanh, 0}, {F::kAdd, 24, 25}, {F::kGeluErf, 0},  {F::kAdd, 26, 27}}),
+       true,
+       {},
+       1e-5,
+       "unary-all"},
+      // relu and sign on mixed-sign input (away from 0 is up to the random draw; sign has no
+      // slope).
+      {"fused_elementwise",
+       {In({4, 4}, -2, 2)},
+       program(1, {{F::kRelu, 0}, {F::kSign, 0}, {F::kMul, 1, 2}}),
+       true,
+       {},
+       1e-5,
+       "relu-sign"},
+      // Every binary opcode.
+      {"fused_elementwise",
+       {In({3, 4}, 0.5, 2.0), In({3, 4}, 0.5, 2.0), In({4}, -1, 1)},
+       program(3, {{F::kAdd, 0, 1},
+                   {F::kSub, 3, 2},
+                   {F::kMul, 4, 0},
+                   {F::kDiv, 5, 1},
+                   {F::kPow, 0, 1},
+                   {F::kAdd, 6, 7},
+                   {F::kMaximum, 8, 2},
+                   {F::kMinimum, 9, 0}}),
+       true,
+       {},
+       1e-5,
+       "binary-all"},
+      // The gradient helpers (themselves first-order only: no gradient check).
+      {"fused_elementwise",
+       {In({3, 4}), In({3, 4}, 0.1, 0.9), In({4}, -1, 1)},
+       program(3, {{F::kReluGrad, 0, 2},
+                   {F::kSigmoidGrad, 3, 1},
+                   {F::kTanhGrad, 4, 1},
+                   {F::kGeluTanhGrad, 5, 2},
+                   {F::kGeluErfGrad, 6, 2}}),
+       false,
+       {},
+       1e-5,
+       "grad-helpers"},
+      // The same input twice.
+      {"fused_elementwise",
+       {In({6}), In({6})},
+       program(2, {{F::kMul, 0, 1}, {F::kAdd, 2, 0}}),
+       true,
+       {},
+       1e-5,
+       "two-inputs"},
+
+      {"fused_matmul",
+       {In({3, 4}), In({4, 5})},
+       epilogue("none", false, false),
+       true,
+       {},
+       1e-5,
+       "plain"},
+      {"fused_matmul",
+       {In({3, 4}), In({4, 5}), In({5})},
+       epilogue("relu", true, false),
+       true,
+       {},
+       1e-5,
+       "bias-relu"},
+      {"fused_matmul",
+       {In({4, 3}), In({5, 4}), In({5}), In({3, 5})},
+       epilogue("gelu_tanh", true, true, {{"transpose_a", true}, {"transpose_b", true}}),
+       true,
+       {},
+       1e-5,
+       "bias-residual-gelu-tanh-transposed"},
+      {"fused_matmul",
+       {In({2, 3, 4}), In({4, 5}), In({2, 3, 5})},
+       epilogue("gelu_erf", false, true),
+       true,
+       {},
+       1e-5,
+       "batched-residual-gelu-erf"},
+      {"fused_matmul",
+       {In({3, 4}), In({4, 5}), In({5})},
+       epilogue("sigmoid", true, false),
+       true,
+       {},
+       1e-5,
+       "bias-sigmoid"},
+      {"fused_matmul",
+       {In({3, 4}), In({4, 5}), In({5})},
+       epilogue("tanh", true, false),
+       true,
+       {},
+       1e-5,
+       "bias-tanh"},
+
+      {"fused_conv2d",
+       {In({1, 5, 5, 2}), In({3, 3, 2, 4}), In({4})},
+       epilogue("relu", true, false, {{"padding", std::string("SAME")}}),
+       true,
+       {},
+       1e-5,
+       "same-bias-relu"},
+      {"fused_conv2d",
+       {In({2, 6, 6, 3}), In({3, 3, 3, 4}), In({4}), In({2, 2, 2, 4})},
+       epilogue("gelu_erf", true, true, {{"strides", std::vector<int64_t>{2, 2}}}),
+       true,
+       {},
+       1e-5,
+       "valid-stride-bias-residual-gelu"},
+      {"fused_conv2d",
+       {In({1, 4, 4, 4}), In({1, 1, 2, 4}), In({4})},
+       epilogue("sigmoid", true, false, {{"groups", int64_t{2}}}),
+       true,
+       {},
+       1e-5,
+       "grouped-bias-sigmoid"},
+  };
+}
+
+}  // namespace tern::testing
