@@ -1,0 +1,209 @@
+// oneDNN engine, stream, conversions, post-ops, scratchpad and PrimitiveRunner.
+#include "tern/backends/cpu/onednn_common.h"
+
+#include <omp.h>
+
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+
+#include "tern/base/thread_pool.h"
+
+namespace tern::cpu::onednn {
+namespace {
+
+// The scratchpad shared by every primitive run on this thread (runs are synchronous, so one
+// buffer suffices); it grows to the largest request and never shrinks.
+struct Scratchpad {
+  struct Free {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> data;
+  size_t bytes = 0;
+
+  void* get(size_t need) {
+    if (need > bytes) {
+      size_t rounded = (need + 63) / 64 * 64;
+      void* p = std::aligned_alloc(64, rounded);
+      if (!p) throw_error(ErrorCode::kResourceExhausted, "oneDNN scratchpad of ", need, " bytes");
+      data.reset(p);
+      bytes = rounded;
+    }
+    return data.get();
+  }
+};
+
+Scratchpad& thread_scratchpad() {
+  thread_local Scratchpad pad;
+  return pad;
+}
+
+}  // namespace
+
+const dnnl::engine& engine() {
+  static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);
+  return eng;
+}
+
+dnnl::stream& stream() {
+  // Streams are cheap; one per thread keeps concurrent executables independent.
+  thread_local dnnl::stream s(engine());
+  return s;
+}
+
+void initialize_onednn() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // OpenMP's default is every online CPU; respect affinity (containers, taskset) instead, but
+    // never override a count the user chose (OMP_NUM_THREADS or an earlier omp_set_num_threads).
+    if (std::getenv("OMP_NUM_THREADS") == nullptr && omp_get_max_threads() == omp_get_num_procs()) {
+      omp_set_num_threads(available_cores());
+    }
+  });
+}
+
+std::string dtype_support(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return "";
+    case DType::kBF16:
+      if (dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core) {
+        return "bf16 needs AVX-512 on this CPU";
+      }
+      return "";
+    default:
+      return str_cat("dtype ", dtype_name(dtype), " not supported by oneDNN kernels");
+  }
+}
+
+dnnl_dt to_dnnl(DType dtype) {
+  switch (dtype) {
+    case DType::kF32:
+      return dnnl_dt::f32;
+    case DType::kBF16:
+      return dnnl_dt::bf16;
+    case DType::kF16:
+      return dnnl_dt::f16;
+    case DType::kI8:
+      return dnnl_dt::s8;
+    case DType::kU8:
+      return dnnl_dt::u8;
+    case DType::kI32:
+      return dnnl_dt::s32;
+    default:
+      break;
+  }
+  throw_error(ErrorCode::kInternal, "dtype ", dtype_name(dtype), " has no oneDNN data type");
+}
+
+dnnl_dims to_dims(const Shape& shape) {
+  return dnnl_dims(shape.dims().begin(), shape.dims().end());
+}
+
+std::string nonempty(const kernels::KernelSignature& sig) {
+  for (const auto& t : sig.inputs) {
+    if (t.shape.num_elements() == 0) return "empty tensors are left to other kernels";
+  }
+  for (const auto& t : sig.outputs) {
+    if (t.shape.num_elements() == 0) return "empty tensors are left to other kernels";
+  }
+  return "";
+}
+
+dnnl::memory::desc dense_desc(const dnnl_dims& dims, DType dtype) {
+  dnnl_dims strides(dims.size(), 1);
+  for (int i = static_cast<int>(dims.size()) - 2; i >= 0; --i) {
+    strides[i] = strides[i + 1] * dims[i + 1];
+  }
+  return dnnl::memory::desc(dims, to_dnnl(dtype), strides);
+}
+
+std::string activation_support(std::string_view activation) {
+  if (activation == "none" || activation == "relu" || activation == "gelu_tanh" ||
+      activation == "gelu_erf" || activation == "sigmoid" || activation == "tanh") {
+    return "";
+  }
+  return str_cat("activation '", activation, "' has no oneDNN post-op");
+}
+
+void append_activation(dnnl::post_ops& ops, std::string_view activation) {
+  using dnnl::algorithm;
+  if (activation == "none") return;
+  algorithm alg = algorithm::eltwise_relu;
+  if (activation == "relu") {
+    alg = algorithm::eltwise_relu;
+  } else if (activation == "gelu_tanh") {
+    alg = algorithm::eltwise_gelu_tanh;
+  } else if (activation == "gelu_erf") {
+    alg = algorithm::eltwise_gelu_erf;
+  } else if (activation == "sigmoid") {
+    alg = algorithm::eltwise_logistic;
+  } else if (activation == "tanh") {
+    alg = algorithm::eltwise_tanh;
+  } else {
+    throw_error(ErrorCode::kInvalidArgument, activation_support(activation));
+  }
+  ops.append_eltwise(1.0f, alg, 0.0f, 0.0f);
+}
+
+dnnl::primitive_attr make_attr(const dnnl::post_ops& ops) {
+  dnnl::primitive_attr attr;
+  attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  if (ops.len() > 0) attr.set_post_ops(ops);
+  return attr;
+}
+
+std::string describe(const dnnl::error& e) {
+  if (e.status == dnnl_unimplemented) return "oneDNN has no implementation for this case";
+  return str_cat("oneDNN: ", e.what());
+}
+
+// --- PrimitiveRunner ---
+
+void PrimitiveRunner::init_impl(dnnl::primitive prim, const dnnl::memory::desc& scratchpad_md) {
+  prim_ = std::move(prim);
+  scratchpad_bytes_ = scratchpad_md.get_size();
+  if (scratchpad_bytes_ > 0) add_arg(DNNL_ARG_SCRATCHPAD, scratchpad_md);
+}
+
+void PrimitiveRunner::add_arg(int arg, const dnnl::memory::desc& md) {
+  args_.insert_or_assign(arg, dnnl::memory(md, engine(), DNNL_MEMORY_NONE));
+}
+
+void PrimitiveRunner::set(int arg, const void* data) {
+  auto it = args_.find(arg);
+  if (it == args_.end())
+    throw_error(ErrorCode::kInternal, "oneDNN argument ", arg, " not declared");
+  // oneDNN takes non-const handles; inputs are only read.
+  it->second.set_data_handle(const_cast<void*>(data));
+}
+
+void PrimitiveRunner::execute() {
+  if (scratchpad_bytes_ > 0) {
+    args_.at(DNNL_ARG_SCRATCHPAD).set_data_handle(thread_scratchpad().get(scratchpad_bytes_));
+  }
+  guarded("oneDNN execute", [&] {
+    prim_.execute(stream(), args_);
+    stream().wait();
+  });
+}
+
+// --- Reorder ---
+
+Reorder::Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+  from_ = dnnl::memory(from, engine(), DNNL_MEMORY_NONE);
+  to_ = dnnl::memory(to, engine(), DNNL_MEMORY_NONE);
+  prim_ = dnnl::reorder(from_, to_);
+  defined_ = true;
+}
+
+void Reorder::run(const void* from, void* to) {
+  from_.set_data_handle(const_cast<void*>(from));
+  to_.set_data_handle(to);
+  guarded("oneDNN reorder", [&] {
+    prim_.execute(stream(), from_, to_);
+    stream().wait();
+  });
+}
+
+}  // namespace tern::cpu::onednn

@@ -1,0 +1,127 @@
+// oneDNN plumbing shared by the oneDNN kernels: the one engine and stream, dtype and shape
+// conversion, activation post-ops, the shared scratchpad, and PrimitiveRunner (a primitive built
+// once whose argument memories get new data handles every run). Included only by
+// tern/backends/cpu/*.cc: the oneDNN header never leaves this folder.
+#pragma once
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "tern/kernels/kernel.h"
+
+namespace tern::cpu::onednn {
+
+using dnnl_dt = dnnl::memory::data_type;
+using dnnl_tag = dnnl::memory::format_tag;
+using dnnl_dims = dnnl::memory::dims;
+
+// The process-wide CPU engine and its in-order stream (created on first use).
+const dnnl::engine& engine();
+dnnl::stream& stream();
+
+// One-time setup: OpenMP threads = available cores unless the user chose a count.
+void initialize_onednn();
+
+// "" if oneDNN kernels handle `dtype` on this CPU (f32 always, bf16 with AVX-512), else why not.
+std::string dtype_support(DType dtype);
+dnnl_dt to_dnnl(DType dtype);
+dnnl_dims to_dims(const Shape& shape);
+// "" if no dim is zero, else "empty tensors are left to other kernels".
+std::string nonempty(const kernels::KernelSignature& sig);
+
+// A memory desc for `dims` with row-major strides (dense, like every tern tensor).
+dnnl::memory::desc dense_desc(const dnnl_dims& dims, DType dtype);
+
+// Activation post-ops of the fused ops ("none", "relu", "gelu_tanh", "gelu_erf", "sigmoid",
+// "tanh"): "" if known, else the reason.
+std::string activation_support(std::string_view activation);
+// Appends the eltwise post-op for `activation` (nothing for "none").
+void append_activation(dnnl::post_ops& ops, std::string_view activation);
+
+// An attr with user-managed scratchpad (PrimitiveRunner supplies the memory) and `ops`.
+dnnl::primitive_attr make_attr(const dnnl::post_ops& ops = dnnl::post_ops());
+
+// Why oneDNN refused: "oneDNN: <message>".
+std::string describe(const dnnl::error& e);
+
+// Runs `build` (which creates a primitive descriptor); "" on success, else why oneDNN refused.
+template <typename Build>
+std::string try_build(Build&& build) {
+  try {
+    build();
+    return "";
+  } catch (const dnnl::error& e) {
+    return describe(e);
+  }
+}
+
+// Runs `f`, rethrowing a dnnl::error as tern::Error(kInternal) naming `what`.
+template <typename F>
+decltype(auto) guarded(std::string_view what, F&& f) {
+  try {
+    return f();
+  } catch (const dnnl::error& e) {
+    throw_error(ErrorCode::kInternal, what, ": ", describe(e));
+  }
+}
+
+// A primitive plus one memory object per argument. Data handles are set before each execute;
+// the scratchpad (if any) comes from a per-thread buffer shared by every primitive.
+class PrimitiveRunner {
+ public:
+  PrimitiveRunner() = default;
+  // Builds `Primitive` from `pd`, which must have been created with make_attr() (user scratchpad).
+  template <typename Primitive, typename PrimitiveDesc>
+  void init(const PrimitiveDesc& pd) {
+    init_impl(Primitive(pd), pd.scratchpad_desc());
+  }
+  // Declares argument `arg` with layout `md`; call once per argument after init().
+  void add_arg(int arg, const dnnl::memory::desc& md);
+  // Points argument `arg` at `data` for the next execute().
+  void set(int arg, const void* data);
+  void execute();
+
+ private:
+  void init_impl(dnnl::primitive prim, const dnnl::memory::desc& scratchpad_md);
+
+  dnnl::primitive prim_;
+  size_t scratchpad_bytes_ = 0;
+  std::unordered_map<int, dnnl::memory> args_;
+};
+
+// A reorder between two layouts of the same logical tensor, built once.
+class Reorder {
+ public:
+  Reorder() = default;
+  Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  bool defined() const { return defined_; }
+  void run(const void* from, void* to);
+
+ private:
+  bool defined_ = false;
+  dnnl::reorder prim_;
+  dnnl::memory from_, to_;
+};
+
+// Wraps a kernel state object with a run function into a Kernel.
+template <typename State>
+class StateKernel final : public kernels::Kernel {
+ public:
+  explicit StateKernel(State state) : state_(std::move(state)) {}
+  void run(kernels::KernelContext& ctx) override { state_.run(ctx); }
+
+ private:
+  State state_;
+};
+
+template <typename State, typename... Args>
+std::unique_ptr<kernels::Kernel> make_kernel(Args&&... args) {
+  return std::make_unique<StateKernel<State>>(State(std::forward<Args>(args)...));
+}
+
+}  // namespace tern::cpu::onednn

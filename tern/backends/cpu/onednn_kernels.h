@@ -1,0 +1,11 @@
+// Registration of the oneDNN kernel families, one function per family (each in its own
+// onednn_<family>.cc); cpu_kernels.cc calls them. No oneDNN types here.
+#pragma once
+
+#include "tern/kernels/kernel.h"
+
+namespace tern::cpu {
+
+void register_onednn_matmul(kernels::KernelRegistry& r);
+
+}  // namespace tern::cpu

@@ -1,0 +1,149 @@
+// oneDNN matmul: matmul(a, b) with transposes expressed as strides and NumPy batch broadcasting
+// (oneDNN broadcasts a batch dim of size 1). The primitive is built once per node; a run only
+// points the memories at the tensors and executes.
+#include <cstring>
+
+#include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/onednn_common.h"
+#include "tern/backends/cpu/onednn_kernels.h"
+
+namespace tern::cpu {
+namespace {
+
+using namespace onednn;
+
+// What runs after the product (fused_matmul): y = act(a @ b + bias + residual).
+struct MatmulEpilogue {
+  int bias_input = -1;      // input index of bias [N], -1 = none
+  int residual_input = -1;  // input index of residual (the output's type), -1 = none
+  std::string activation = "none";
+};
+
+// Memory descs of one matmul: `a` and `b` carry the transposes in their strides and have the
+// output's rank (missing leading batch dims are 1, which oneDNN broadcasts).
+struct MatmulDescs {
+  dnnl::memory::desc a, b, bias, c;
+};
+
+// Logical dims [1.., batch.., rows, cols] of a stored operand, with strides of its row-major
+// storage; `transposed` swaps the last two logical dims.
+dnnl::memory::desc operand_desc(const TensorType& t, bool transposed, int rank) {
+  const auto& dims = t.shape.dims();
+  int r = t.shape.rank();
+  dnnl_dims stored_strides(r, 1);
+  for (int i = r - 2; i >= 0; --i) stored_strides[i] = stored_strides[i + 1] * dims[i + 1];
+  dnnl_dims ldims(rank, 1), lstrides(rank, t.shape.num_elements());
+  for (int i = 0; i < r; ++i) {
+    ldims[rank - r + i] = dims[i];
+    lstrides[rank - r + i] = stored_strides[i];
+  }
+  if (transposed) {
+    std::swap(ldims[rank - 1], ldims[rank - 2]);
+    std::swap(lstrides[rank - 1], lstrides[rank - 2]);
+  }
+  return dnnl::memory::desc(ldims, to_dnnl(t.dtype), lstrides);
+}
+
+MatmulDescs matmul_descs(const kernels::KernelSignature& sig, const MatmulEpilogue& ep) {
+  const TensorType& c = sig.outputs[0];
+  int rank = c.shape.rank();
+  MatmulDescs d;
+  d.a = operand_desc(sig.inputs[0], sig.attrs->get_bool("transpose_a"), rank);
+  d.b = operand_desc(sig.inputs[1], sig.attrs->get_bool("transpose_b"), rank);
+  d.c = dense_desc(to_dims(c.shape), c.dtype);
+  if (ep.bias_input >= 0) {
+    dnnl_dims bias_dims(rank, 1);
+    bias_dims[rank - 1] = c.shape[rank - 1];
+    d.bias = dense_desc(bias_dims, sig.inputs[ep.bias_input].dtype);
+  }
+  return d;
+}
+
+dnnl::matmul::primitive_desc matmul_pd(const kernels::KernelSignature& sig,
+                                       const MatmulEpilogue& ep) {
+  MatmulDescs d = matmul_descs(sig, ep);
+  dnnl::post_ops ops;
+  if (ep.residual_input >= 0) ops.append_sum(1.0f);
+  append_activation(ops, ep.activation);
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.bias, d.c), make_attr(ops),
+                                      engine());
+}
+
+std::string matmul_decline(const kernels::KernelSignature& sig, const MatmulEpilogue& ep) {
+  for (const auto& t : sig.inputs) {
+    if (std::string why = dtype_support(t.dtype); !why.empty()) return why;
+  }
+  if (std::string why = nonempty(sig); !why.empty()) return why;
+  if (sig.outputs[0].shape.rank() > DNNL_MAX_NDIMS) {
+    return str_cat("rank ", sig.outputs[0].shape.rank(), " above oneDNN's ", DNNL_MAX_NDIMS);
+  }
+  if (ep.bias_input >= 0) {
+    const Shape& bias = sig.inputs[ep.bias_input].shape;
+    int64_t n = sig.outputs[0].shape[sig.outputs[0].shape.rank() - 1];
+    if (bias.rank() != 1 || bias[0] != n) return "bias is not a vector over the output columns";
+  }
+  if (ep.residual_input >= 0 && sig.inputs[ep.residual_input] != sig.outputs[0]) {
+    return "residual does not have the output's type";
+  }
+  if (std::string why = activation_support(ep.activation); !why.empty()) return why;
+  return try_build([&] { matmul_pd(sig, ep); });
+}
+
+class MatmulKernel {
+ public:
+  MatmulKernel(const kernels::KernelSignature& sig, MatmulEpilogue ep) : ep_(std::move(ep)) {
+    guarded(str_cat("oneDNN ", sig.to_string()), [&] {
+      auto pd = matmul_pd(sig, ep_);
+      runner_.init<dnnl::matmul>(pd);
+      runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
+      runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
+      runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
+      if (ep_.bias_input >= 0) runner_.add_arg(DNNL_ARG_BIAS, pd.bias_desc());
+    });
+  }
+
+  void run(kernels::KernelContext& ctx) {
+    Tensor& out = ctx.outputs[0];
+    if (ep_.residual_input >= 0) {
+      // The sum post-op adds what the destination holds: start it from the residual.
+      const Tensor& residual = ctx.inputs[ep_.residual_input];
+      if (residual.raw_data() != out.raw_data()) {
+        std::memcpy(out.raw_data(), residual.raw_data(), out.nbytes());
+      }
+    }
+    runner_.set(DNNL_ARG_SRC, ctx.inputs[0].raw_data());
+    runner_.set(DNNL_ARG_WEIGHTS, ctx.inputs[1].raw_data());
+    if (ep_.bias_input >= 0) runner_.set(DNNL_ARG_BIAS, ctx.inputs[ep_.bias_input].raw_data());
+    runner_.set(DNNL_ARG_DST, out.raw_data());
+    runner_.execute();
+  }
+
+ private:
+  MatmulEpilogue ep_;
+  PrimitiveRunner runner_;
+};
+
+void add_matmul_candidate(kernels::KernelRegistry& r, std::string_view op,
+                          std::function<MatmulEpilogue(const kernels::KernelSignature&)> epilogue) {
+  kernels::KernelCandidate c;
+  c.name = "onednn";
+  c.dtypes = {DType::kF32, DType::kBF16};
+  c.priority = kOneDnnPriority;
+  c.decline = [epilogue](const kernels::KernelSignature& sig) {
+    return matmul_decline(sig, epilogue(sig));
+  };
+  c.create = [epilogue](const kernels::KernelSignature& sig) {
+    return make_kernel<MatmulKernel>(sig, epilogue(sig));
+  };
+  r.add(op, std::move(c));
+}
+
+}  // namespace
+
+void register_onednn_matmul(kernels::KernelRegistry& r) {
+  initialize_onednn();
+  add_matmul_candidate(r, "matmul",
+                       [](const kernels::KernelSignature&) { return MatmulEpilogue{}; });
+}
+
+}  // namespace tern::cpu

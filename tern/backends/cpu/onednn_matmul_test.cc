@@ -1,0 +1,82 @@
+// Tests for the oneDNN matmul kernel: agreement with ref over transposes, batch broadcasting and
+// dtypes, selection, and the reasons it declines.
+#include <gtest/gtest.h>
+
+#include "tern/backends/cpu/onednn_test_util.h"
+
+namespace tern::testing {
+namespace {
+
+struct MatmulShape {
+  Shape a, b;
+  bool ta = false, tb = false;
+};
+
+class OneDnnMatmul : public ::testing::TestWithParam<DType> {};
+
+TEST_P(OneDnnMatmul, MatchesRef) {
+  DType d = GetParam();
+  double tol = d == DType::kF32 ? 1e-5 : 2e-2;
+  std::vector<MatmulShape> shapes = {
+      {{3, 4}, {4, 5}},
+      {{4, 3}, {4, 5}, true, false},
+      {{3, 4}, {5, 4}, false, true},
+      {{4, 3}, {5, 4}, true, true},
+      {{2, 4, 3}, {5, 4}, true, true},
+      {{2, 1, 3, 4}, {3, 4, 2}},
+      {{5, 7}, {2, 3, 7, 6}},
+      {{2, 3, 7, 5}, {2, 3, 6, 7}, true, true},
+      {{64, 300}, {300, 129}},
+      {{1, 1}, {1, 1}},
+  };
+  uint64_t seed = 1;
+  for (const auto& s : shapes) {
+    SCOPED_TRACE(str_cat("a ", s.a, " b ", s.b, " ta ", s.ta, " tb ", s.tb));
+    Tensor a = random_tensor(d, s.a, seed++);
+    Tensor b = random_tensor(d, s.b, seed++);
+    expect_onednn_matches_ref("matmul", {a, b}, {{"transpose_a", s.ta}, {"transpose_b", s.tb}},
+                              tol);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnMatmul, ::testing::Values(DType::kF32, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(OneDnnMatmulSelect, PickedForF32AndBF16) {
+  EXPECT_EQ(selected_kernel("matmul", {{DType::kF32, {8, 16}}, {DType::kF32, {16, 4}}}), "onednn");
+  EXPECT_EQ(selected_kernel("matmul", {{DType::kBF16, {2, 8, 16}}, {DType::kBF16, {16, 4}}}),
+            "onednn");
+}
+
+TEST(OneDnnMatmulSelect, DeclinesWithReasons) {
+  EXPECT_NE(
+      onednn_decline_reason("matmul", {{DType::kF64, {2, 3}}, {DType::kF64, {3, 4}}}).find("f64"),
+      std::string::npos);
+  EXPECT_NE(
+      onednn_decline_reason("matmul", {{DType::kF32, {0, 3}}, {DType::kF32, {3, 4}}}).find("empty"),
+      std::string::npos);
+  // f64 still runs, on ref.
+  EXPECT_EQ(selected_kernel("matmul", {{DType::kF64, {2, 3}}, {DType::kF64, {3, 4}}}), "ref");
+}
+
+TEST(OneDnnMatmulRun, KernelReusedAcrossRuns) {
+  runtime::initialize();
+  ops::Attrs attrs;
+  kernels::KernelSignature sig =
+      signature_of("matmul", {{DType::kF32, {3, 5}}, {DType::kF32, {5, 2}}}, &attrs);
+  auto sel = kernels::KernelRegistry::global().select(sig);
+  ASSERT_EQ(sel.candidate->name, "onednn");
+  for (uint64_t seed = 0; seed < 3; ++seed) {
+    std::vector<Tensor> in = {random_tensor(DType::kF32, {3, 5}, seed),
+                              random_tensor(DType::kF32, {5, 2}, seed + 10)};
+    std::vector<Tensor> out = {Tensor(DType::kF32, {3, 2})};
+    kernels::KernelContext ctx{in, out, attrs};
+    sel.kernel->run(ctx);
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    EXPECT_LE(max_rel_error(out[0], runtime::eager_call1("matmul", in, attrs, ref)), 1e-6);
+  }
+}
+
+}  // namespace
+}  // namespace tern::testing

@@ -1,0 +1,72 @@
+// Test helpers for the oneDNN kernels: run an op with the "onednn" candidate and with "ref" and
+// compare, ask which candidate selection picks, and ask why "onednn" declines.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
+#include "tern/runtime/eager.h"
+#include "tern/runtime/runtime.h"
+#include "tests/support/random_tensor.h"
+
+namespace tern::testing {
+
+// Max over elements of |got - want| / (1 + |want|).
+inline double max_rel_error(const Tensor& got, const Tensor& want) {
+  double worst = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    double a = got.get(i), b = want.get(i);
+    worst = std::max(worst, std::fabs(a - b) / (1.0 + std::fabs(b)));
+  }
+  return worst;
+}
+
+// Runs `op` with the oneDNN kernel and the reference kernel; expects every output to agree
+// within `tol` (relative to 1 + |ref|).
+inline void expect_onednn_matches_ref(std::string_view op, const std::vector<Tensor>& inputs,
+                                      const ops::Attrs& attrs, double tol) {
+  runtime::EagerOptions fast, ref;
+  fast.kernel = "onednn";
+  ref.kernel = "ref";
+  std::vector<Tensor> got = runtime::eager_call(op, inputs, attrs, fast);
+  std::vector<Tensor> want = runtime::eager_call(op, inputs, attrs, ref);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    ASSERT_EQ(got[i].type(), want[i].type()) << op << " output " << i;
+    EXPECT_LE(max_rel_error(got[i], want[i]), tol) << op << " output " << i;
+  }
+}
+
+inline kernels::KernelSignature signature_of(std::string_view op_name,
+                                             const std::vector<TensorType>& inputs,
+                                             ops::Attrs* attrs) {
+  runtime::initialize();
+  const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
+  std::vector<TensorType> outputs = op.check_and_infer(op_name, inputs, *attrs);
+  return kernels::KernelSignature{&op, attrs, inputs, outputs, DeviceType::kCPU, false};
+}
+
+// The candidate normal selection picks.
+inline std::string selected_kernel(std::string_view op, const std::vector<TensorType>& inputs,
+                                   ops::Attrs attrs = {}) {
+  kernels::KernelSignature sig = signature_of(op, inputs, &attrs);
+  return kernels::KernelRegistry::global().select(sig).candidate->name;
+}
+
+// Why the "onednn" candidate declines ("" = it accepts).
+inline std::string onednn_decline_reason(std::string_view op, const std::vector<TensorType>& inputs,
+                                         ops::Attrs attrs = {}) {
+  kernels::KernelSignature sig = signature_of(op, inputs, &attrs);
+  for (const kernels::KernelCandidate* c :
+       kernels::KernelRegistry::global().candidates(op, DeviceType::kCPU)) {
+    if (c->name == "onednn") return c->decline ? c->decline(sig) : "";
+  }
+  return "no onednn candidate";
+}
+
+}  // namespace tern::testing
