@@ -163,6 +163,28 @@ TEST(PoolRef, AvgSameDividesByInBoundsCount) {
             (std::vector<double>{1, 1, 4}));
 }
 
+// avg_pool2d is linear and max_pool2d is linear near x, so <pool(x), dy> == <x, pool_grad(dy)>.
+TEST(PoolRef, GradOpsAreAdjoints) {
+  std::vector<ops::Attrs> configs = {
+      {{"ksize", Ints{2, 2}}, {"strides", Ints{2, 2}}},
+      {{"ksize", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", std::string("SAME")}},
+      {{"ksize", Ints{3, 2}}, {"strides", Ints{1, 2}}, {"padding", std::string("SAME")}},
+      {{"ksize", Ints{2, 3}}, {"strides", Ints{3, 1}}},
+  };
+  uint64_t seed = 100;
+  for (const ops::Attrs& attrs : configs) {
+    Tensor x = random({2, 7, 6, 3}, seed++);
+    Tensor ym = run_ref("max_pool2d", {x}, attrs), ya = run_ref("avg_pool2d", {x}, attrs);
+    Tensor dy = random(ym.shape(), seed++);
+    Tensor dxm = run_ref("max_pool2d_grad", {x, dy}, attrs);
+    ops::Attrs ga = attrs;
+    ga.set("input_shape", x.shape().dims());
+    Tensor dxa = run_ref("avg_pool2d_grad", {dy}, ga);
+    EXPECT_NEAR(dot(x, dxm), dot(ym, dy), 1e-12);
+    EXPECT_NEAR(dot(x, dxa), dot(ya, dy), 1e-12);
+  }
+}
+
 TEST(PoolRef, GlobalAvgPool) {
   // x[0, h, w, c] = 1 + (h * 2 + w) * 2 + c over a 2x2 image with 2 channels.
   Tensor y = run_ref("global_avg_pool", {iota({1, 2, 2, 2})});
