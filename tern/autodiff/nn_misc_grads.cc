@@ -1,8 +1,33 @@
-// Gradient rules for the nn_misc op family (land here).
+// Gradient rules for dropout (the same mask applied to dy, regenerated from seed and offset) and
+// embedding (dy rows summed into a zero [V, D...] tensor at their ids via scatter_add).
 #include "tern/autodiff/autodiff.h"
 
 namespace tern::autodiff {
+namespace {
 
-void register_nn_misc_grads(GradRegistry& r) { (void)r; }
+std::vector<ir::Value*> dropout_rule(GradContext& c) {
+  ops::Attrs attrs = {{"rate", c.attrs().get_float("rate")}, {"seed", c.attrs().get_int("seed")}};
+  return {c.op("dropout_grad", {c.dy(), c.x(1)}, std::move(attrs)), nullptr};
+}
+
+}  // namespace
+
+void register_nn_misc_grads(GradRegistry& r) {
+  r.add("dropout", dropout_rule);
+  r.add("dropout_grad", dropout_rule);  // linear in dy with the same mask
+
+  r.add("embedding", [](GradContext& c) -> std::vector<ir::Value*> {
+    ir::Value *params = c.x(0), *ids = c.x(1), *dy = c.dy();
+    const std::vector<int64_t>& pdims = params->shape().dims();
+    int64_t n = ids->shape().num_elements();
+    if (ids->shape().rank() != 1) {
+      std::vector<int64_t> rows = {n};
+      rows.insert(rows.end(), pdims.begin() + 1, pdims.end());
+      ids = c.op("reshape", {ids}, {{"shape", std::vector<int64_t>{n}}});
+      dy = c.op("reshape", {dy}, {{"shape", rows}});
+    }
+    return {c.op("scatter_add", {ids, dy}, {{"shape", pdims}}), nullptr};
+  });
+}
 
 }  // namespace tern::autodiff

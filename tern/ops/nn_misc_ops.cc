@@ -1,10 +1,66 @@
-// nn_misc op family (definitions land here).
+// nn_misc op family. dropout(x, offset){rate, seed} keeps each element with probability 1 - rate
+// and scales it by 1 / (1 - rate); the mask is a pure function of (seed, offset, element index)
+// through Philox (key = seed, counter = element / 4, counter_hi = offset), so dropout_grad
+// regenerates it exactly and a new offset per step gives a new mask. embedding gathers rows of
+// params [V, D...] by integer ids of any shape.
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
 
 namespace tern::ops {
+namespace {
 
-void register_nn_misc_ops(OpRegistry& r) { (void)r; }
+// x (or dy), offset (i64 scalar) -> same type as x.
+std::vector<TensorType> infer_dropout(const InferContext& ctx) {
+  double rate = ctx.attrs.get_float("rate");
+  if (!(rate >= 0.0 && rate < 1.0)) ctx.fail("rate must be in [0, 1), got ", rate);
+  const TensorType& offset = ctx.input(1);
+  if (offset.dtype != DType::kI64 || offset.shape.rank() != 0) {
+    ctx.fail("offset must be an i64 scalar, got ", offset.to_string());
+  }
+  return infer_same_as_input(ctx, 0);
+}
+
+// params [V, D...], ids [I...] (i32/i64) -> [I..., D...].
+std::vector<TensorType> infer_embedding(const InferContext& ctx) {
+  const TensorType& params = ctx.input(0);
+  const TensorType& ids = ctx.input(1);
+  if (params.shape.rank() < 1) ctx.fail("params must have rank >= 1 ([vocabulary, dims...])");
+  if (ids.dtype != DType::kI32 && ids.dtype != DType::kI64) {
+    ctx.fail("ids must be i32 or i64, got ", dtype_name(ids.dtype));
+  }
+  std::vector<int64_t> out = ids.shape.dims();
+  out.insert(out.end(), params.shape.dims().begin() + 1, params.shape.dims().end());
+  return {{params.dtype, Shape(out)}};
+}
+
+}  // namespace
+
+void register_nn_misc_ops(OpRegistry& r) {
+  const std::vector<AttrSpec> dropout_attrs = {{"rate", AttrKind::kFloat, std::nullopt},
+                                               {"seed", AttrKind::kInt, int64_t{0}}};
+  r.add({.name = "dropout",
+         .family = "nn_misc",
+         .doc = "x * mask / (1 - rate), mask ~ Bernoulli(1 - rate) from Philox(seed) at "
+                "(element, offset); deterministic in (seed, offset).",
+         .inputs = {"x", "offset"},
+         .attrs = dropout_attrs,
+         .dtypes = kFloatDTypes,
+         .infer = infer_dropout});
+  r.add({.name = "dropout_grad",
+         .family = "nn_misc",
+         .doc = "dy * mask / (1 - rate) with the mask dropout drew for the same (seed, offset).",
+         .inputs = {"dy", "offset"},
+         .attrs = dropout_attrs,
+         .dtypes = kFloatDTypes,
+         .infer = infer_dropout});
+  r.add({.name = "embedding",
+         .family = "nn_misc",
+         .doc = "Rows of params selected by ids: out[i..., :] = params[ids[i...], :]. Out-of-range "
+                "ids are an error.",
+         .inputs = {"params", "ids"},
+         .dtypes = kNumericDTypes,
+         .infer = infer_embedding});
+}
 
 }  // namespace tern::ops

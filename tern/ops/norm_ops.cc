@@ -1,10 +1,128 @@
-// norm op family (definitions land here).
+// norm op family. Batch norm normalizes over every axis but the last (channels, NHWC): training
+// returns the batch mean and biased variance [C]; inference uses given statistics. Layer norm
+// normalizes over the last axis and returns mean and rstd = 1/sqrt(var + epsilon) of shape x[:-1].
+// The *_grad ops compute all input gradients of the training-mode forward in one kernel.
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
 
 namespace tern::ops {
+namespace {
 
-void register_norm_ops(OpRegistry& r) { (void)r; }
+void require_epsilon(const InferContext& ctx) {
+  double eps = ctx.attrs.get_float("epsilon");
+  if (!(eps >= 0)) ctx.fail("epsilon must be >= 0, got ", eps);
+}
+
+// Inputs `first..last` must be [C] vectors matching the last dim of input `x` and its dtype.
+void require_channel_vectors(const InferContext& ctx, size_t x, size_t first, size_t last) {
+  const Shape& s = ctx.input(x).shape;
+  if (s.rank() == 0) ctx.fail("input ", x, " must have rank >= 1 (channels on the last axis)");
+  int64_t c = s[s.rank() - 1];
+  for (size_t i = first; i <= last; ++i) {
+    require_same_dtype(ctx, x, i);
+    if (ctx.input(i).shape != Shape{c}) {
+      ctx.fail("input ", i, " must have shape [", c, "] (the last dim of input ", x, "), got ",
+               ctx.input(i).shape);
+    }
+  }
+}
+
+TensorType channel_type(const InferContext& ctx) {
+  const Shape& s = ctx.input(0).shape;
+  return {ctx.input(0).dtype, Shape{s[s.rank() - 1]}};
+}
+
+// x, gamma, beta -> y, mean [C], var [C].
+std::vector<TensorType> infer_batch_norm_training(const InferContext& ctx) {
+  require_epsilon(ctx);
+  require_channel_vectors(ctx, 0, 1, 2);
+  return {ctx.input(0), channel_type(ctx), channel_type(ctx)};
+}
+
+// x, gamma, beta, mean, var -> y.
+std::vector<TensorType> infer_batch_norm_inference(const InferContext& ctx) {
+  require_epsilon(ctx);
+  require_channel_vectors(ctx, 0, 1, 4);
+  return {ctx.input(0)};
+}
+
+// dy, x, gamma, mean, var -> dx, dgamma, dbeta.
+std::vector<TensorType> infer_batch_norm_grad(const InferContext& ctx) {
+  require_epsilon(ctx);
+  require_same_type(ctx, 0, 1);
+  require_channel_vectors(ctx, 1, 2, 4);
+  return {ctx.input(1), ctx.input(2), ctx.input(2)};
+}
+
+// x, gamma, beta -> y, mean x[:-1], rstd x[:-1].
+std::vector<TensorType> infer_layer_norm(const InferContext& ctx) {
+  require_epsilon(ctx);
+  require_channel_vectors(ctx, 0, 1, 2);
+  const Shape& s = ctx.input(0).shape;
+  TensorType rows{ctx.input(0).dtype,
+                  Shape(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 1))};
+  return {ctx.input(0), rows, rows};
+}
+
+// dy, x, gamma, mean, rstd -> dx, dgamma, dbeta.
+std::vector<TensorType> infer_layer_norm_grad(const InferContext& ctx) {
+  require_same_type(ctx, 0, 1);
+  require_channel_vectors(ctx, 1, 2, 2);
+  const Shape& s = ctx.input(1).shape;
+  Shape rows(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 1));
+  for (size_t i = 3; i <= 4; ++i) {
+    require_same_dtype(ctx, 1, i);
+    if (ctx.input(i).shape != rows) {
+      ctx.fail("input ", i, " must have shape ", rows, " (input 1 without its last dim), got ",
+               ctx.input(i).shape);
+    }
+  }
+  return {ctx.input(1), ctx.input(2), ctx.input(2)};
+}
+
+}  // namespace
+
+void register_norm_ops(OpRegistry& r) {
+  const AttrSpec epsilon{"epsilon", AttrKind::kFloat, 1e-3};
+  r.add({.name = "batch_norm_training",
+         .family = "norm",
+         .doc = "Normalizes with the batch statistics over all axes but the last; also returns "
+                "the batch mean and biased variance per channel.",
+         .inputs = {"x", "gamma", "beta"},
+         .attrs = {epsilon},
+         .dtypes = kFloatDTypes,
+         .infer = infer_batch_norm_training});
+  r.add({.name = "batch_norm_inference",
+         .family = "norm",
+         .doc = "(x - mean) / sqrt(var + epsilon) * gamma + beta per channel (last axis).",
+         .inputs = {"x", "gamma", "beta", "mean", "var"},
+         .attrs = {epsilon},
+         .dtypes = kFloatDTypes,
+         .infer = infer_batch_norm_inference});
+  r.add({.name = "batch_norm_grad",
+         .family = "norm",
+         .doc = "dx, dgamma, dbeta of batch_norm_training from dy and the saved batch statistics.",
+         .inputs = {"dy", "x", "gamma", "mean", "var"},
+         .attrs = {epsilon},
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_batch_norm_grad});
+  r.add({.name = "layer_norm",
+         .family = "norm",
+         .doc = "Normalizes over the last axis, then * gamma + beta; also returns the row mean "
+                "and rstd = 1 / sqrt(var + epsilon).",
+         .inputs = {"x", "gamma", "beta"},
+         .attrs = {epsilon},
+         .dtypes = kFloatDTypes,
+         .infer = infer_layer_norm});
+  r.add({.name = "layer_norm_grad",
+         .family = "norm",
+         .doc = "dx, dgamma, dbeta of layer_norm from dy and the saved row mean and rstd.",
+         .inputs = {"dy", "x", "gamma", "mean", "rstd"},
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_layer_norm_grad});
+}
 
 }  // namespace tern::ops

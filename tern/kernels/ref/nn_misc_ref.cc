@@ -1,8 +1,71 @@
-// Reference kernels for the nn_misc op family (land here).
+// Reference kernels for dropout / dropout_grad (the mask regenerated from Philox per element) and
+// embedding (row gather with range checks).
+#include <cmath>
+
+#include "tern/base/philox.h"
 #include "tern/kernels/ref/ref.h"
+#include "tern/ops/infer.h"
 
 namespace tern::kernels::ref {
+namespace {
 
-void register_nn_misc_ref(KernelRegistry& r) { (void)r; }
+// Element i is kept iff word i % 4 of Philox(seed)(i / 4, offset) >= rate * 2^32, so it is kept
+// with probability 1 - rate. Kept elements are scaled by 1 / (1 - rate) in the compute type.
+template <typename T>
+void dropout_ref(KernelContext& ctx) {
+  using C = compute_t<T>;
+  const Tensor& xt = ctx.inputs[0];
+  const T* x = xt.data<T>();
+  T* y = ctx.outputs[0].data<T>();
+  const double rate = ctx.attrs.get_float("rate");
+  const uint64_t offset = static_cast<uint64_t>(ctx.inputs[1].data<int64_t>()[0]);
+  const Philox rng(static_cast<uint64_t>(ctx.attrs.get_int("seed")));
+  const uint32_t threshold = static_cast<uint32_t>(std::floor(rate * 4294967296.0));
+  const C scale = static_cast<C>(1.0 / (1.0 - rate));
+  for (int64_t i = 0; i < xt.num_elements(); ++i) {
+    uint32_t word = rng(static_cast<uint64_t>(i) / 4, offset)[static_cast<size_t>(i % 4)];
+    bool keep = word >= threshold;
+    y[i] = keep ? static_cast<T>(static_cast<C>(x[i]) * scale) : static_cast<T>(C(0));
+  }
+}
+
+template <typename T, typename I>
+void embedding_ref(KernelContext& ctx) {
+  const Tensor& params = ctx.inputs[0];
+  const Tensor& ids_t = ctx.inputs[1];
+  const I* ids = ids_t.data<I>();
+  const int64_t vocab = params.shape()[0];
+  const int64_t row = vocab ? params.num_elements() / vocab : 0;
+  const T* src = params.data<T>();
+  T* dst = ctx.outputs[0].data<T>();
+  for (int64_t p = 0; p < ids_t.num_elements(); ++p) {
+    int64_t id = static_cast<int64_t>(ids[p]);
+    if (id < 0 || id >= vocab) {
+      throw_error(ErrorCode::kInvalidArgument, "embedding: id ", id, " at position ", p,
+                  " is out of range [0, ", vocab, ")");
+    }
+    for (int64_t k = 0; k < row; ++k) dst[p * row + k] = src[id * row + k];
+  }
+}
+
+}  // namespace
+
+void register_nn_misc_ref(KernelRegistry& r) {
+  for (const char* op : {"dropout", "dropout_grad"}) {
+    add_ref(r, op, ops::kFloatDTypes, [op](KernelContext& ctx) {
+      dispatch_float(ctx.inputs[0].dtype(), op, [&](auto tag) { dropout_ref<decltype(tag)>(ctx); });
+    });
+  }
+  add_ref(r, "embedding", ops::kNumericDTypes, [](KernelContext& ctx) {
+    dispatch_dtype(ctx.inputs[0].dtype(), [&](auto tag) {
+      using T = decltype(tag);
+      if (ctx.inputs[1].dtype() == DType::kI32) {
+        embedding_ref<T, int32_t>(ctx);
+      } else {
+        embedding_ref<T, int64_t>(ctx);
+      }
+    });
+  });
+}
 
 }  // namespace tern::kernels::ref

@@ -1,0 +1,88 @@
+// Consistency cases: dropout / dropout_grad and embedding, plus dropout's mask properties and the
+// range checks on ids and rates.
+#include <gtest/gtest.h>
+
+#include <cmath>  // before random_tensor.h, which uses std::floor
+
+#include "tern/runtime/eager.h"
+#include "tests/consistency/op_case.h"
+#include "tests/support/random_tensor.h"
+
+namespace tern::testing {
+
+TERN_OP_CASES(nn_misc) {
+  const ops::Attrs drop = {{"rate", 0.3}, {"seed", int64_t{42}}};
+  const ops::Attrs keep_all = {{"rate", 0.0}, {"seed", int64_t{42}}};
+  return {
+      {"dropout", {In({4, 6}), Idx({}, 0, 100)}, drop},
+      {"dropout", {In({3, 5}), Idx({}, 0, 100)}, keep_all, true, {}, 1e-5, "rate0"},
+      {"dropout_grad", {In({4, 6}), Idx({}, 0, 100)}, drop},
+      {"embedding", {In({6, 3}), Idx({2, 4}, 0, 6)}},
+      {"embedding", {In({5, 2}), Idx({7}, 0, 5, DType::kI32)}, {}, true, {}, 1e-5, "i32-ids"},
+      {"embedding", {In({4, 2, 3}), Idx({3}, 0, 4)}, {}, true, {}, 1e-5, "row-blocks"},
+  };
+}
+
+// --- behaviour beyond the case table ---
+
+namespace {
+
+Tensor offset(int64_t v) {
+  return Tensor::scalar(DType::kI64, static_cast<double>(v));
+}
+
+std::vector<Tensor> drop(const Tensor& x, int64_t off, double rate, int64_t seed,
+                         const char* op = "dropout") {
+  return runtime::eager_call(op, {x, offset(off)}, {{"rate", rate}, {"seed", seed}});
+}
+
+}  // namespace
+
+TEST(Dropout, MaskIsAPureFunctionOfSeedAndOffset) {
+  Tensor x = Tensor::full(DType::kF32, {1000}, 1.0);
+  Tensor a = drop(x, 5, 0.5, 7)[0], b = drop(x, 5, 0.5, 7)[0];
+  EXPECT_TRUE(bitwise_equal(a, b));
+  EXPECT_FALSE(bitwise_equal(a, drop(x, 6, 0.5, 7)[0])) << "a new offset must give a new mask";
+  EXPECT_FALSE(bitwise_equal(a, drop(x, 5, 0.5, 8)[0])) << "a new seed must give a new mask";
+  // dropout_grad regenerates the mask dropout drew.
+  EXPECT_TRUE(bitwise_equal(a, drop(x, 5, 0.5, 7, "dropout_grad")[0]));
+}
+
+TEST(Dropout, KeepsOneMinusRateAndScales) {
+  const double rate = 0.3;
+  Tensor x = Tensor::full(DType::kF64, {200000}, 2.0);
+  Tensor y = drop(x, 11, rate, 3)[0];
+  int64_t kept = 0;
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    double v = y.get(i);
+    if (v != 0.0) {
+      ++kept;
+      EXPECT_DOUBLE_EQ(v, 2.0 / (1.0 - rate));
+    }
+  }
+  double frac = static_cast<double>(kept) / static_cast<double>(y.num_elements());
+  EXPECT_NEAR(frac, 1.0 - rate, 0.005);  // ~5 standard deviations
+}
+
+TEST(Dropout, RateZeroIsIdentityAndBadRatesAreRejected) {
+  Tensor x = random_tensor(DType::kF32, {3, 7}, 9);
+  EXPECT_TRUE(bitwise_equal(drop(x, 1, 0.0, 1)[0], x));
+  EXPECT_TERN_ERROR(drop(x, 1, 1.0, 1), ErrorCode::kInvalidArgument, "rate must be in [0, 1)");
+  EXPECT_TERN_ERROR(drop(x, 1, -0.1, 1), ErrorCode::kInvalidArgument, "op 'dropout'");
+  Tensor bad_offset = Tensor::scalar(DType::kI32, 1);
+  EXPECT_TERN_ERROR(runtime::eager_call("dropout", {x, bad_offset}, {{"rate", 0.5}}),
+                    ErrorCode::kInvalidArgument, "offset must be an i64 scalar");
+}
+
+TEST(Embedding, GathersRowsAndRejectsOutOfRangeIds) {
+  Tensor params = Tensor::from_values(DType::kF32, {3, 2}, {0, 1, 10, 11, 20, 21});
+  Tensor ids = Tensor::from_vector<int32_t>({2, 2}, {2, 0, 1, 2});
+  Tensor y = runtime::eager_call1("embedding", {params, ids});
+  EXPECT_EQ(y.shape(), (Shape{2, 2, 2}));
+  EXPECT_EQ(y.to_doubles(), (std::vector<double>{20, 21, 0, 1, 10, 11, 20, 21}));
+  Tensor bad = Tensor::from_vector<int64_t>({3}, {0, 3, 1});
+  EXPECT_TERN_ERROR(runtime::eager_call("embedding", {params, bad}), ErrorCode::kInvalidArgument,
+                    "embedding: id 3 at position 1 is out of range [0, 3)");
+}
+
+}  // namespace tern::testing
