@@ -93,6 +93,23 @@ bool close_enough(const Tensor& got, const Tensor& want, double tol, std::string
   return true;
 }
 
+// Ops with kTraitMutatesInputs write into their inputs: each run gets deep copies, and its
+// results are its outputs followed by every input as the kernel left it.
+std::vector<Tensor> clone_all(const std::vector<Tensor>& ts) {
+  std::vector<Tensor> out;
+  for (const Tensor& t : ts) out.push_back(t.clone());
+  return out;
+}
+
+std::vector<Tensor> run_case(const OpCase& c, const std::vector<Tensor>& inputs, bool mutates,
+                             const runtime::EagerOptions& options) {
+  if (!mutates) return runtime::eager_call(c.op, inputs, c.attrs, options);
+  std::vector<Tensor> work = clone_all(inputs);
+  std::vector<Tensor> out = runtime::eager_call(c.op, work, c.attrs, options);
+  out.insert(out.end(), work.begin(), work.end());
+  return out;
+}
+
 TEST(Consistency, EveryRegisteredOpHasACase) {
   runtime::initialize();
   std::set<std::string> covered;
@@ -136,19 +153,27 @@ TEST(Consistency, EveryBackendMatchesRef) {
     for (DType d : case_dtypes(c)) {
       SCOPED_TRACE(str_cat(case_name(c, ci), " dtype ", dtype_name(d)));
       std::vector<Tensor> inputs = make_inputs(c, d, 1234 + ci);
+      const bool mutates = op.has_trait(ops::kTraitMutatesInputs);
       runtime::EagerOptions ref_opts;
       ref_opts.kernel = "ref";
       std::vector<Tensor> want;
       try {
-        want = runtime::eager_call(c.op, inputs, c.attrs, ref_opts);
+        want = run_case(c, inputs, mutates, ref_opts);
       } catch (const Error& e) {
         ADD_FAILURE() << "ref kernel failed: " << e.what();
         continue;
       }
       // The reference itself is deterministic.
-      std::vector<Tensor> again = runtime::eager_call(c.op, inputs, c.attrs, ref_opts);
+      std::vector<Tensor> again = run_case(c, inputs, mutates, ref_opts);
       for (size_t o = 0; o < want.size(); ++o) {
         EXPECT_TRUE(bitwise_equal(want[o], again[o])) << "ref output " << o << " is not deterministic";
+      }
+      if (mutates) {  // a mutating case must mutate something, or it checks nothing
+        bool changed = false;
+        for (size_t i = 0; i < inputs.size(); ++i) {
+          changed = changed || !bitwise_equal(want[want.size() - inputs.size() + i], inputs[i]);
+        }
+        EXPECT_TRUE(changed) << "mutating op left every input unchanged";
       }
       std::vector<TensorType> in_types;
       for (const auto& t : inputs) in_types.push_back(t.type());
@@ -161,12 +186,15 @@ TEST(Consistency, EveryBackendMatchesRef) {
         if (cand->decline && !cand->decline(sig).empty()) continue;
         runtime::EagerOptions o;
         o.kernel = cand->name;
-        std::vector<Tensor> got = runtime::eager_call(c.op, inputs, c.attrs, o);
+        std::vector<Tensor> got = run_case(c, inputs, mutates, o);
         ASSERT_EQ(got.size(), want.size());
         for (size_t k = 0; k < got.size(); ++k) {
           std::string why;
-          EXPECT_TRUE(close_enough(got[k], want[k], tolerance(out_types[k].dtype), &why))
-              << "kernel '" << cand->name << "' output " << k << " differs from ref: " << why;
+          // Results past the outputs are the inputs a mutating op updated in place.
+          EXPECT_TRUE(close_enough(got[k], want[k], tolerance(want[k].dtype()), &why))
+              << "kernel '" << cand->name << "' "
+              << (k < out_types.size() ? "output " : "mutated input ")
+              << (k < out_types.size() ? k : k - out_types.size()) << " differs from ref: " << why;
         }
         ++compared;
       }

@@ -11,4 +11,6 @@ constexpr int kVectorPriority = 10;
 
 void register_cpu_kernels(kernels::KernelRegistry& r);
 
+void register_optimizer_kernels(kernels::KernelRegistry& r);  // optimizer_update.cc
+
 }  // namespace tern::cpu

@@ -1,0 +1,257 @@
+// Fused optimizer updates on the CPU (sgd_update, adam_update, adamw_update, rmsprop_update): one
+// pass over all parameters, split into fixed-size chunks planned once per node, chunks spread over
+// OpenMP threads, and `omp simd` inner loops in the parameter dtype. Formulas and input layout:
+// tern/ops/optimizer_ops.cc. Every element is updated independently, so results do not depend on
+// the thread count (deterministic).
+#include <algorithm>
+#include <cmath>
+#include <memory>
+
+#ifdef __AVX__
+#include <immintrin.h>
+#endif
+
+#include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/ops/optimizer_layout.h"
+
+namespace tern::cpu {
+namespace {
+
+constexpr int64_t kChunkElements = 16384;      // per task: fits L2 with all slots streamed
+constexpr int64_t kParallelThreshold = 65536;  // below this, threads cost more than they save
+
+// --- per-chunk loops (restrict pointers, no branches inside) ---
+
+template <typename T>
+struct Sgd {
+  T lr, momentum, wd;
+  bool nesterov;
+  void run(T* __restrict p, const T* __restrict g, T* __restrict vel, int64_t n) const {
+    if (!vel) {
+#pragma omp simd
+      for (int64_t e = 0; e < n; ++e) p[e] -= lr * (g[e] + wd * p[e]);
+      return;
+    }
+    if (nesterov) {
+#pragma omp simd
+      for (int64_t e = 0; e < n; ++e) {
+        T ge = g[e] + wd * p[e];
+        T v = momentum * vel[e] - lr * ge;
+        vel[e] = v;
+        p[e] += momentum * v - lr * ge;
+      }
+      return;
+    }
+#pragma omp simd
+    for (int64_t e = 0; e < n; ++e) {
+      T v = momentum * vel[e] - lr * (g[e] + wd * p[e]);
+      vel[e] = v;
+      p[e] += v;
+    }
+  }
+};
+
+// Square roots in place. GCC keeps a libm call for negative inputs under the default
+// -fmath-errno, which blocks vectorizing any loop that calls std::sqrt; so the loops below write
+// their radicands to a small block and take the roots here with AVX.
+inline void sqrt_inplace(float* x, int64_t n) {
+  int64_t e = 0;
+#ifdef __AVX__
+  for (; e + 8 <= n; e += 8) _mm256_storeu_ps(x + e, _mm256_sqrt_ps(_mm256_loadu_ps(x + e)));
+#endif
+  for (; e < n; ++e) x[e] = std::sqrt(x[e]);
+}
+
+inline void sqrt_inplace(double* x, int64_t n) {
+  int64_t e = 0;
+#ifdef __AVX__
+  for (; e + 4 <= n; e += 4) _mm256_storeu_pd(x + e, _mm256_sqrt_pd(_mm256_loadu_pd(x + e)));
+#endif
+  for (; e < n; ++e) x[e] = std::sqrt(x[e]);
+}
+
+constexpr int64_t kBlock = 256;  // radicand block (stays in L1)
+
+template <typename T>
+struct Adam {
+  T alpha, one_minus_b1, one_minus_b2, eps, decay;  // decay = 1 - lr * weight_decay (adamw)
+  void run(T* __restrict p, const T* __restrict g, T* __restrict m, T* __restrict v,
+           T* __restrict vhat, int64_t n) const {
+    T den[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t len = std::min(kBlock, n - b);
+      T* __restrict pb = p + b;
+      T* __restrict mb = m + b;
+      T* __restrict vb = v + b;
+      const T* __restrict gb = g + b;
+#pragma omp simd
+      for (int64_t e = 0; e < len; ++e) {
+        T ge = gb[e];
+        mb[e] += (ge - mb[e]) * one_minus_b1;
+        vb[e] += (ge * ge - vb[e]) * one_minus_b2;
+        den[e] = vb[e];
+      }
+      if (vhat) {
+        T* __restrict hb = vhat + b;
+#pragma omp simd
+        for (int64_t e = 0; e < len; ++e) {
+          hb[e] = hb[e] > den[e] ? hb[e] : den[e];
+          den[e] = hb[e];
+        }
+      }
+      sqrt_inplace(den, len);
+#pragma omp simd
+      for (int64_t e = 0; e < len; ++e) pb[e] = pb[e] * decay - alpha * mb[e] / (den[e] + eps);
+    }
+  }
+};
+
+template <typename T>
+struct RmsProp {
+  T lr, rho, one_minus_rho, momentum, eps;
+  void run(T* __restrict p, const T* __restrict g, T* __restrict rms, T* __restrict mom,
+           T* __restrict mg, int64_t n) const {
+    T den[kBlock];
+    for (int64_t b = 0; b < n; b += kBlock) {
+      const int64_t len = std::min(kBlock, n - b);
+      T* __restrict rb = rms + b;
+      const T* __restrict gb = g + b;
+#pragma omp simd
+      for (int64_t e = 0; e < len; ++e) {
+        rb[e] = rho * rb[e] + one_minus_rho * gb[e] * gb[e];
+        den[e] = rb[e] + eps;
+      }
+      if (mg) {
+        T* __restrict ab = mg + b;
+#pragma omp simd
+        for (int64_t e = 0; e < len; ++e) {
+          ab[e] = rho * ab[e] + one_minus_rho * gb[e];
+          den[e] = rb[e] - ab[e] * ab[e] + eps;
+        }
+      }
+      sqrt_inplace(den, len);
+      T* __restrict pb = p + b;
+      if (mom) {
+        T* __restrict ob = mom + b;
+#pragma omp simd
+        for (int64_t e = 0; e < len; ++e) {
+          ob[e] = momentum * ob[e] + lr * gb[e] / den[e];
+          pb[e] -= ob[e];
+        }
+      } else {
+#pragma omp simd
+        for (int64_t e = 0; e < len; ++e) pb[e] -= lr * gb[e] / den[e];
+      }
+    }
+  }
+};
+
+// --- the kernel: chunks planned from the static shapes, run in parallel ---
+
+struct Chunk {
+  int param;
+  int64_t begin;
+  int64_t size;
+};
+
+class OptimizerUpdateKernel final : public kernels::Kernel {
+ public:
+  explicit OptimizerUpdateKernel(const kernels::KernelSignature& sig)
+      : op_(sig.op->name), layout_(ops::optimizer_layout(op_, *sig.attrs)) {
+    for (int i = 0; i < layout_.num_params; ++i) {
+      int64_t n = sig.inputs[static_cast<size_t>(layout_.param(i))].shape.num_elements();
+      for (int64_t b = 0; b < n; b += kChunkElements) {
+        chunks_.push_back({i, b, std::min(kChunkElements, n - b)});
+      }
+      total_ += n;
+    }
+  }
+
+  void run(kernels::KernelContext& ctx) override {
+    DType d = ctx.inputs[static_cast<size_t>(layout_.param(0))].dtype();
+    if (d == DType::kF32) return run_typed<float>(ctx);
+    if (d == DType::kF64) return run_typed<double>(ctx);
+    throw_error(ErrorCode::kInvalidArgument, op_, ": parameters must be f32 or f64, got ",
+                dtype_name(d));
+  }
+
+ private:
+  // Element pointer of input `index` at `offset`; inputs that are updated share storage with the
+  // variables, so an alias handle yields the writable pointer.
+  template <typename T>
+  static T* at(kernels::KernelContext& ctx, int index, int64_t offset) {
+    Tensor alias = ctx.inputs[static_cast<size_t>(index)];
+    return alias.data<T>() + offset;
+  }
+
+  template <typename T, typename Fn>
+  void for_each_chunk(Fn&& fn) const {
+    const int64_t count = static_cast<int64_t>(chunks_.size());
+#pragma omp parallel for schedule(static) if (total_ >= kParallelThreshold)
+    for (int64_t c = 0; c < count; ++c) fn(chunks_[static_cast<size_t>(c)]);
+  }
+
+  template <typename T>
+  void run_typed(kernels::KernelContext& ctx) const {
+    const ops::Attrs& a = ctx.attrs;
+    const double lr = ctx.inputs[0].get(0);
+    const ops::OptimizerLayout& l = layout_;
+    if (op_ == "sgd_update") {
+      Sgd<T> u{static_cast<T>(lr), static_cast<T>(a.get_float("momentum")),
+               static_cast<T>(a.get_float("weight_decay")), a.get_bool("nesterov")};
+      bool has_vel = l.num_slots() > 0;
+      for_each_chunk<T>([&](const Chunk& c) {
+        u.run(at<T>(ctx, l.param(c.param), c.begin), at<T>(ctx, l.grad(c.param), c.begin),
+              has_vel ? at<T>(ctx, l.slot(0, c.param), c.begin) : nullptr, c.size);
+      });
+    } else if (op_ == "rmsprop_update") {
+      double rho = a.get_float("rho");
+      RmsProp<T> u{static_cast<T>(lr), static_cast<T>(rho), static_cast<T>(1.0 - rho),
+                   static_cast<T>(a.get_float("momentum")), static_cast<T>(a.get_float("epsilon"))};
+      int s_mom = l.slot_index("momentum"), s_mg = l.slot_index("mg");
+      for_each_chunk<T>([&](const Chunk& c) {
+        u.run(at<T>(ctx, l.param(c.param), c.begin), at<T>(ctx, l.grad(c.param), c.begin),
+              at<T>(ctx, l.slot(0, c.param), c.begin),
+              s_mom >= 0 ? at<T>(ctx, l.slot(s_mom, c.param), c.begin) : nullptr,
+              s_mg >= 0 ? at<T>(ctx, l.slot(s_mg, c.param), c.begin) : nullptr, c.size);
+      });
+    } else {
+      double t = ctx.inputs[1].get(0);
+      if (!(t >= 1.0))
+        throw_error(ErrorCode::kInvalidArgument, op_, ": step must be >= 1, got ", t);
+      double b1 = a.get_float("beta1"), b2 = a.get_float("beta2");
+      double wd = op_ == "adamw_update" ? a.get_float("weight_decay") : 0.0;
+      double alpha = lr * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t));
+      Adam<T> u{static_cast<T>(alpha), static_cast<T>(1.0 - b1), static_cast<T>(1.0 - b2),
+                static_cast<T>(a.get_float("epsilon")), static_cast<T>(1.0 - lr * wd)};
+      int s_vhat = l.slot_index("vhat");
+      for_each_chunk<T>([&](const Chunk& c) {
+        u.run(at<T>(ctx, l.param(c.param), c.begin), at<T>(ctx, l.grad(c.param), c.begin),
+              at<T>(ctx, l.slot(0, c.param), c.begin), at<T>(ctx, l.slot(1, c.param), c.begin),
+              s_vhat >= 0 ? at<T>(ctx, l.slot(s_vhat, c.param), c.begin) : nullptr, c.size);
+      });
+    }
+  }
+
+  std::string op_;
+  ops::OptimizerLayout layout_;
+  std::vector<Chunk> chunks_;
+  int64_t total_ = 0;
+};
+
+}  // namespace
+
+void register_optimizer_kernels(kernels::KernelRegistry& r) {
+  for (std::string_view op : {"sgd_update", "adam_update", "adamw_update", "rmsprop_update"}) {
+    r.add(op,
+          {.name = "cpu_vec",
+           .dtypes = {DType::kF32, DType::kF64},
+           .priority = kVectorPriority,
+           .deterministic = true,
+           .create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
+             return std::make_unique<OptimizerUpdateKernel>(sig);
+           }});
+  }
+}
+
+}  // namespace tern::cpu

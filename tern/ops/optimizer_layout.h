@@ -1,0 +1,60 @@
+// Input layout of the fused optimizer-update ops (sgd_update, adam_update, adamw_update,
+// rmsprop_update): leading hyper-parameter scalars, then `num_params` parameters, then as many
+// gradients, then one list of `num_params` tensors per optimizer slot. Shared by the OpDefs, the
+// reference kernels and the fast kernels so that all three read the same positions.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "tern/ops/attrs.h"
+
+namespace tern::ops {
+
+struct OptimizerLayout {
+  std::vector<std::string> hypers;  // names of the leading scalar inputs ("lr", "step")
+  std::vector<std::string> slots;   // names of the slot lists, in input order
+  int num_params = 0;
+
+  int num_hypers() const { return static_cast<int>(hypers.size()); }
+  int num_slots() const { return static_cast<int>(slots.size()); }
+  int num_inputs() const { return num_hypers() + (2 + num_slots()) * num_params; }
+  // Input index of parameter i, its gradient, and its entry in slot list s.
+  int param(int i) const { return num_hypers() + i; }
+  int grad(int i) const { return num_hypers() + num_params + i; }
+  int slot(int s, int i) const { return num_hypers() + (2 + s) * num_params + i; }
+  // Index of the slot list called `name`, or -1 if this configuration has none.
+  int slot_index(std::string_view name) const {
+    for (int s = 0; s < num_slots(); ++s) {
+      if (slots[static_cast<size_t>(s)] == name) return s;
+    }
+    return -1;
+  }
+};
+
+// The layout of `op` ("sgd_update", ...) for a node's attributes (defaults filled in).
+// Slot lists that an attribute switches off (momentum = 0, amsgrad = false, centered = false)
+// are absent, not zero-filled.
+inline OptimizerLayout optimizer_layout(std::string_view op, const Attrs& attrs) {
+  OptimizerLayout l;
+  l.num_params = static_cast<int>(attrs.get_int("num_params"));
+  if (op == "sgd_update") {
+    l.hypers = {"lr"};
+    if (attrs.get_float("momentum") != 0.0) l.slots = {"velocity"};
+  } else if (op == "adam_update" || op == "adamw_update") {
+    l.hypers = {"lr", "step"};
+    l.slots = {"m", "v"};
+    if (attrs.get_bool("amsgrad")) l.slots.push_back("vhat");
+  } else if (op == "rmsprop_update") {
+    l.hypers = {"lr"};
+    l.slots = {"rms"};
+    if (attrs.get_float("momentum") != 0.0) l.slots.push_back("momentum");
+    if (attrs.get_bool("centered")) l.slots.push_back("mg");
+  } else {
+    throw_error(ErrorCode::kInternal, "optimizer_layout: '", op, "' is not an optimizer update op");
+  }
+  return l;
+}
+
+}  // namespace tern::ops

@@ -1,0 +1,159 @@
+// Consistency cases: the fused optimizer updates and assign. The harness runs ref and each fast
+// kernel on clones of the inputs and compares the parameters and slots they leave behind.
+#include "tests/consistency/op_case.h"
+
+namespace tern::testing {
+namespace {
+
+struct Range {
+  double lo, hi;
+};
+
+// Hyper-parameter inputs, then params, grads and one list per slot range for `shapes`.
+std::vector<InputSpec> update_inputs(std::vector<InputSpec> hypers,
+                                     const std::vector<Shape>& shapes,
+                                     const std::vector<Range>& slots) {
+  std::vector<InputSpec> in = std::move(hypers);
+  for (const Shape& s : shapes) in.push_back(In(s, -1, 1));      // params
+  for (const Shape& s : shapes) in.push_back(In(s, -0.5, 0.5));  // grads
+  for (const Range& r : slots) {
+    for (const Shape& s : shapes) in.push_back(In(s, r.lo, r.hi));
+  }
+  return in;
+}
+
+const std::vector<Shape> kSmall = {Shape({3, 4}), Shape({5}), Shape({2, 2, 3})};
+// Above the fast kernel's chunk size and parallel threshold, with ragged tails.
+const std::vector<Shape> kLarge = {Shape({70001}), Shape({300}), Shape({7})};
+
+InputSpec lr() {
+  return In(Shape({}), 0.01, 0.1);
+}
+InputSpec step(double t, DType d = DType::kI64) {
+  return Fixed(Tensor::scalar(d, t));
+}
+
+const Range kVelocity{-0.1, 0.1}, kFirstMoment{-0.1, 0.1}, kSecondMoment{0.0, 0.01},
+    kVhat{0.0, 0.02}, kRms{0.1, 1.0}, kMeanGrad{-0.2, 0.2};
+
+int64_t n_small() {
+  return static_cast<int64_t>(kSmall.size());
+}
+int64_t n_large() {
+  return static_cast<int64_t>(kLarge.size());
+}
+
+}  // namespace
+
+TERN_OP_CASES(optimizer) {
+  return {
+      {"sgd_update",
+       update_inputs({lr()}, kSmall, {}),
+       {{"num_params", n_small()}},
+       false,
+       {},
+       0,
+       "plain"},
+      {"sgd_update",
+       update_inputs({lr()}, kSmall, {kVelocity}),
+       {{"num_params", n_small()}, {"momentum", 0.9}},
+       false,
+       {},
+       0,
+       "momentum"},
+      {"sgd_update",
+       update_inputs({lr()}, kSmall, {kVelocity}),
+       {{"num_params", n_small()}, {"momentum", 0.9}, {"nesterov", true}, {"weight_decay", 0.01}},
+       false,
+       {},
+       0,
+       "nesterov-l2"},
+      {"sgd_update",
+       update_inputs({lr()}, kLarge, {kVelocity}),
+       {{"num_params", n_large()}, {"momentum", 0.5}, {"nesterov", true}},
+       false,
+       {},
+       0,
+       "large"},
+      {"adam_update",
+       update_inputs({lr(), step(3)}, kSmall, {kFirstMoment, kSecondMoment}),
+       {{"num_params", n_small()}},
+       false,
+       {},
+       0,
+       "default"},
+      {"adam_update",
+       update_inputs({lr(), step(1)}, kSmall, {kFirstMoment, kSecondMoment, kVhat}),
+       {{"num_params", n_small()}, {"amsgrad", true}, {"beta1", 0.8}},
+       false,
+       {},
+       0,
+       "amsgrad"},
+      {"adam_update",
+       update_inputs({lr(), step(7, DType::kF32)}, kSmall, {kFirstMoment, kSecondMoment}),
+       {{"num_params", n_small()}, {"epsilon", 1e-3}},
+       false,
+       {},
+       0,
+       "f32-step"},
+      {"adam_update",
+       update_inputs({lr(), step(2)}, kLarge, {kFirstMoment, kSecondMoment, kVhat}),
+       {{"num_params", n_large()}, {"amsgrad", true}},
+       false,
+       {},
+       0,
+       "large"},
+      {"adamw_update",
+       update_inputs({lr(), step(5)}, kSmall, {kFirstMoment, kSecondMoment}),
+       {{"num_params", n_small()}, {"weight_decay", 0.1}},
+       false,
+       {},
+       0,
+       "default"},
+      {"adamw_update",
+       update_inputs({lr(), step(5, DType::kI32)}, kSmall, {kFirstMoment, kSecondMoment, kVhat}),
+       {{"num_params", n_small()}, {"amsgrad", true}},
+       false,
+       {},
+       0,
+       "amsgrad"},
+      {"adamw_update",
+       update_inputs({lr(), step(9)}, kLarge, {kFirstMoment, kSecondMoment}),
+       {{"num_params", n_large()}, {"weight_decay", 0.05}},
+       false,
+       {},
+       0,
+       "large"},
+      {"rmsprop_update",
+       update_inputs({lr()}, kSmall, {kRms}),
+       {{"num_params", n_small()}},
+       false,
+       {},
+       0,
+       "plain"},
+      {"rmsprop_update",
+       update_inputs({lr()}, kSmall, {kRms, kVelocity}),
+       {{"num_params", n_small()}, {"momentum", 0.9}},
+       false,
+       {},
+       0,
+       "momentum"},
+      {"rmsprop_update",
+       update_inputs({lr()}, kSmall, {kRms, kMeanGrad}),
+       {{"num_params", n_small()}, {"centered", true}, {"rho", 0.8}},
+       false,
+       {},
+       0,
+       "centered"},
+      {"rmsprop_update",
+       update_inputs({lr()}, kLarge, {kRms, kVelocity, kMeanGrad}),
+       {{"num_params", n_large()}, {"centered", true}, {"momentum", 0.5}},
+       false,
+       {},
+       0,
+       "large-centered-momentum"},
+      {"assign", {In({3, 4}), In({3, 4}, -5, 5)}, {}, false, {}, 0, "copy"},
+  };
+}
+
+}  // namespace tern::testing
