@@ -1,6 +1,7 @@
-// oneDNN matmul: matmul(a, b) with transposes expressed as strides and NumPy batch broadcasting
-// (oneDNN broadcasts a batch dim of size 1). The primitive is built once per node; a run only
-// points the memories at the tensors and executes.
+// oneDNN matmul and fused_matmul: matmul(a, b) with transposes expressed as strides and NumPy
+// batch broadcasting (oneDNN broadcasts a batch dim of size 1); fused_matmul adds the bias in the
+// primitive and the residual (sum post-op) and activation (eltwise post-op) in its epilogue. The
+// primitive is built once per node; a run only points the memories at the tensors and executes.
 #include <cstring>
 
 #include "tern/backends/cpu/cpu_kernels.h"
@@ -144,6 +145,13 @@ void register_onednn_matmul(kernels::KernelRegistry& r) {
   initialize_onednn();
   add_matmul_candidate(r, "matmul",
                        [](const kernels::KernelSignature&) { return MatmulEpilogue{}; });
+  add_matmul_candidate(r, "fused_matmul", [](const kernels::KernelSignature& sig) {
+    const ops::Attrs& a = *sig.attrs;
+    bool has_bias = a.get_bool("has_bias");
+    return MatmulEpilogue{.bias_input = has_bias ? 2 : -1,
+                          .residual_input = a.get_bool("has_residual") ? (has_bias ? 3 : 2) : -1,
+                          .activation = a.get_string("activation")};
+  });
 }
 
 }  // namespace tern::cpu

@@ -39,6 +39,28 @@ TEST_P(OneDnnMatmul, MatchesRef) {
   }
 }
 
+TEST_P(OneDnnMatmul, FusedEpiloguesMatchRef) {
+  DType d = GetParam();
+  double tol = d == DType::kF32 ? 1e-5 : 2e-2;
+  uint64_t seed = 100;
+  for (const char* act : {"none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh"}) {
+    for (int mask = 0; mask < 4; ++mask) {
+      bool has_bias = mask & 1, has_residual = mask & 2;
+      SCOPED_TRACE(str_cat(act, " bias ", has_bias, " residual ", has_residual));
+      std::vector<Tensor> in = {random_tensor(d, {2, 6, 33}, seed++),
+                                random_tensor(d, {17, 33}, seed++)};
+      if (has_bias) in.push_back(random_tensor(d, {17}, seed++));
+      if (has_residual) in.push_back(random_tensor(d, {2, 6, 17}, seed++));
+      expect_onednn_matches_ref("fused_matmul", in,
+                                {{"transpose_b", true},
+                                 {"activation", std::string(act)},
+                                 {"has_bias", has_bias},
+                                 {"has_residual", has_residual}},
+                                tol);
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnMatmul, ::testing::Values(DType::kF32, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
