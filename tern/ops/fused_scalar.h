@@ -27,20 +27,30 @@ inline C gelu_tanh_grad_scalar(C x) {
   const C k0 = static_cast<C>(0.7978845608028654);
   const C k1 = static_cast<C>(0.044715);
   C t = std::tanh(k0 * (x + k1 * x * x * x));
-  return static_cast<C>(0.5) * (C(1) + t) +
-         static_cast<C>(0.5) * x * (C(1) - t * t) * k0 * (C(1) + C(3) * k1 * x * x);
+  C du = k0 * (C(1) + static_cast<C>(3 * 0.044715) * x * x);
+  return static_cast<C>(0.5) * (C(1) + t) + static_cast<C>(0.5) * x * (C(1) - t * t) * du;
 }
 
 template <typename C>
 inline C gelu_erf_grad_scalar(C x) {
   const C inv_sqrt_2pi = static_cast<C>(0.3989422804014327);
-  return static_cast<C>(0.5) * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476))) +
-         x * inv_sqrt_2pi * std::exp(static_cast<C>(-0.5) * x * x);
+  C cdf = static_cast<C>(0.5) * (C(1) + std::erf(x * static_cast<C>(0.7071067811865476)));
+  C pdf = inv_sqrt_2pi * std::exp(static_cast<C>(-0.5) * x * x);
+  return cdf + x * pdf;
 }
 
+// Both branches avoid overflow of exp for large |x|.
 template <typename C>
 inline C sigmoid_scalar(C x) {
-  return C(1) / (C(1) + std::exp(-x));
+  if (x >= C(0)) return C(1) / (C(1) + std::exp(-x));
+  C e = std::exp(x);
+  return e / (C(1) + e);
+}
+
+// max(x, 0) with NaN kept (NaN < 0 is false).
+template <typename C>
+inline C relu_scalar(C x) {
+  return x < C(0) ? C(0) : x;
 }
 
 // Applies opcode `op` to a (and b for binary opcodes); kImm is not handled here.
@@ -71,15 +81,17 @@ inline C fused_scalar(FusedOpcode op, C a, C b) {
     case F::kSigmoid:
       return sigmoid_scalar(a);
     case F::kRelu:
-      return a > C(0) ? a : C(0);
+      return relu_scalar(a);
     case F::kSoftplus:
-      return (a > C(0) ? a : C(0)) + std::log1p(std::exp(-std::abs(a)));
+      return (a > C(0) ? a : C(0)) + std::log1p(std::exp(-std::fabs(a)));
     case F::kSin:
       return std::sin(a);
     case F::kCos:
       return std::cos(a);
     case F::kSign:
-      return static_cast<C>((a > C(0)) - (a < C(0)));
+      if (a > C(0)) return C(1);
+      if (a < C(0)) return C(-1);
+      return a == a ? C(0) : a;  // zero, or NaN kept
     case F::kGeluTanh:
       return gelu_tanh_scalar(a);
     case F::kGeluErf:
@@ -95,9 +107,13 @@ inline C fused_scalar(FusedOpcode op, C a, C b) {
     case F::kPow:
       return std::pow(a, b);
     case F::kMaximum:
-      return a > b || std::isnan(a) ? a : b;
+      if (a != a) return a;  // NaN propagates
+      if (b != b) return b;
+      return a < b ? b : a;
     case F::kMinimum:
-      return a < b || std::isnan(a) ? a : b;
+      if (a != a) return a;
+      if (b != b) return b;
+      return b < a ? b : a;
     case F::kReluGrad:
       return b > C(0) ? a : C(0);
     case F::kSigmoidGrad:
@@ -116,7 +132,7 @@ inline C fused_scalar(FusedOpcode op, C a, C b) {
 // "tanh"); the name was validated by inference.
 template <typename C>
 inline C epilogue_activation_scalar(std::string_view act, C x) {
-  if (act == "relu") return x > C(0) ? x : C(0);
+  if (act == "relu") return relu_scalar(x);
   if (act == "gelu_tanh") return gelu_tanh_scalar(x);
   if (act == "gelu_erf") return gelu_erf_scalar(x);
   if (act == "sigmoid") return sigmoid_scalar(x);
