@@ -14,13 +14,13 @@ std::string Value::ref() const {
 void Node::set_input(int i, Value* v) {
   Value*& slot = inputs_[static_cast<size_t>(i)];
   if (slot == v) return;
-  auto& uses = slot->uses_;
-  uses.erase(std::find_if(uses.begin(), uses.end(),
-                          [&](const Use& u) { return u.node == this && u.input_index == i; }));
   if (v->type() != slot->type()) {
     throw_error(ErrorCode::kInternal, "set_input on node '", name_, "': type ",
                 v->type().to_string(), " replaces ", slot->type().to_string());
   }
+  auto& uses = slot->uses_;
+  uses.erase(std::find_if(uses.begin(), uses.end(),
+                          [&](const Use& u) { return u.node == this && u.input_index == i; }));
   slot = v;
   v->uses_.push_back({this, i});
 }

@@ -81,7 +81,11 @@ void verify(const Graph& g, std::string_view after) {
   for (const auto& o : g.outputs()) {
     if (!o.value || !nodes.count(o.value->node())) fail(after, "graph output '", o.name, "' is not defined");
   }
-  topo_order(g);  // throws on a cycle
+  try {
+    topo_order(g);  // throws on a cycle
+  } catch (const Error& e) {
+    fail(after, e.message());
+  }
   // Mutations of variables run after every other reader of the variable.
   for (Node* n : g.nodes()) {
     if (!n->op().has_trait(ops::kTraitMutatesInputs)) continue;
