@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "tern/autodiff/autodiff.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
 #include "tern/runtime/eager.h"
+#include "tern/runtime/runtime.h"
 #include "tests/consistency/op_case.h"
 
 namespace tern::testing {
@@ -138,4 +141,38 @@ TEST(ReduceRef, IntegerSumAndArgmaxTies) {
   EXPECT_DOUBLE_EQ(runtime::eager_call1("variance", {v}).get(0), 1.25);
 }
 
+}  // namespace tern::testing
+
+namespace tern::testing {
+namespace {
+
+// The name of the candidate normal selection picks for `op` on an f32 input of `shape`, and the
+// refusals before it.
+struct Picked {
+  std::string name;
+  std::vector<std::string> declined;
+};
+
+Picked select_for(const std::string& op, const Shape& shape, ops::Attrs attrs) {
+  runtime::initialize();
+  const ops::OpDef& def = ops::OpRegistry::global().get(op);
+  std::vector<TensorType> in{{DType::kF32, shape}};
+  std::vector<TensorType> out = def.check_and_infer(op, in, attrs);
+  kernels::KernelSignature sig{&def, &attrs, in, out, DeviceType::kCPU, false};
+  kernels::KernelSelection s = kernels::KernelRegistry::global().select(sig);
+  return {s.candidate->name, s.declined};
+}
+
+TEST(ReduceFast, TakesBiasGradientAndRowPatterns) {
+  EXPECT_EQ(select_for("sum", {128, 10}, {{"axes", Ints{0}}}).name, "cpu_vec");
+  EXPECT_EQ(select_for("mean", {8, 4, 300}, {{"axes", Ints{-1}}}).name, "cpu_vec");
+  EXPECT_EQ(select_for("sum", {8, 1, 6, 5}, {{"axes", Ints{0, 1, 2}}}).name, "cpu_vec");
+  Picked s = select_for("sum", {3, 4, 5}, {{"axes", Ints{0, 2}}});
+  EXPECT_EQ(s.name, "ref");
+  ASSERT_FALSE(s.declined.empty());
+  EXPECT_NE(s.declined[0].find("contiguous"), std::string::npos) << s.declined[0];
+  EXPECT_EQ(select_for("transpose", {2, 4, 5, 3}, {{"perm", Ints{0, 3, 1, 2}}}).name, "cpu_vec");
+}
+
+}  // namespace
 }  // namespace tern::testing

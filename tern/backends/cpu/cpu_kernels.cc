@@ -1,6 +1,7 @@
 // The list of fast CPU kernel families.
 #include "tern/backends/cpu/cpu_kernels.h"
 
+#include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/onednn_kernels.h"
 
 namespace tern::cpu {
@@ -8,6 +9,12 @@ namespace tern::cpu {
 void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_onednn_matmul(r);
   register_optimizer_kernels(r);
+  register_softmax_xent_kernels(r);
+  register_dropout_kernels(r);
+  register_reduce_kernels(r);
+  register_transpose_kernels(r);
+  register_elementwise_unary_kernels(r);
+  register_elementwise_binary_kernels(r);
 }
 
 }  // namespace tern::cpu

@@ -12,5 +12,9 @@ constexpr int kVectorPriority = 10;
 void register_cpu_kernels(kernels::KernelRegistry& r);
 
 void register_optimizer_kernels(kernels::KernelRegistry& r);  // optimizer_update.cc
+void register_softmax_xent_kernels(kernels::KernelRegistry& r);  // softmax_xent_cpu.cc
+void register_dropout_kernels(kernels::KernelRegistry& r);       // dropout_cpu.cc
+void register_reduce_kernels(kernels::KernelRegistry& r);     // reduce_sum.cc
+void register_transpose_kernels(kernels::KernelRegistry& r);  // transpose_vec.cc
 
 }  // namespace tern::cpu
