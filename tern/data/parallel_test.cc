@@ -1,0 +1,126 @@
+// Tests for the asynchronous stages: parallel map (ordered and not), prefetch, error delivery,
+// shutdown mid-stream, and AUTOTUNE.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <thread>
+
+#include "tern/data/test_util.h"
+
+namespace tern::data {
+namespace {
+
+using testing::iota;
+using testing::values_of;
+
+// Squares with a per-element delay that varies, so finishing order differs from input order.
+Element slow_square(Element e) {
+  const int64_t v = static_cast<int64_t>(e[0].get(0));
+  std::this_thread::sleep_for(std::chrono::microseconds(((v * 37) % 7) * 200));
+  return {Tensor::scalar(DType::kI64, static_cast<double>(v * v))};
+}
+
+std::vector<int64_t> squares(int64_t n) {
+  std::vector<int64_t> out;
+  for (int64_t i = 0; i < n; ++i) out.push_back(i * i);
+  return out;
+}
+
+TEST(ParallelMap, OrderedMatchesSequential) {
+  for (int64_t threads : {int64_t{1}, int64_t{2}, int64_t{4}, kAutotune}) {
+    EXPECT_EQ(values_of(range(40)->map(slow_square, {.num_parallel_calls = threads})), squares(40))
+        << threads;
+  }
+}
+
+TEST(ParallelMap, UnorderedYieldsTheSameMultiset) {
+  std::vector<int64_t> got =
+      values_of(range(40)->map(slow_square, {.num_parallel_calls = 4, .deterministic = false}));
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, squares(40));
+}
+
+TEST(ParallelMap, ShuffleThenMapIsDeterministicAcrossThreadCounts) {
+  std::vector<int64_t> one = values_of(range(200)->shuffle(64, 11)->map(slow_square));
+  std::vector<int64_t> four =
+      values_of(range(200)->shuffle(64, 11)->map(slow_square, {.num_parallel_calls = 4}));
+  EXPECT_EQ(one, four);
+}
+
+TEST(ParallelMap, ErrorsArriveInOrderAndIterationContinues) {
+  auto fn = [](Element e) {
+    const int64_t v = static_cast<int64_t>(e[0].get(0));
+    if (v == 3) throw_error(ErrorCode::kInvalidArgument, "bad element ", v);
+    return e;
+  };
+  for (int64_t threads : {int64_t{0}, int64_t{3}}) {
+    Iterator it = range(6)->map(fn, {.num_parallel_calls = threads})->make_iterator();
+    std::vector<int64_t> seen;
+    for (int i = 0; i < 3; ++i) seen.push_back(static_cast<int64_t>(it.next()->at(0).get(0)));
+    EXPECT_TERN_ERROR(it.next(), ErrorCode::kInvalidArgument, "bad element 3");
+    for (auto e = it.next(); e; e = it.next())
+      seen.push_back(static_cast<int64_t>(e->at(0).get(0)));
+    EXPECT_EQ(seen, (std::vector<int64_t>{0, 1, 2, 4, 5})) << threads;
+  }
+}
+
+TEST(ParallelMap, DestroyMidStreamDoesNotHang) {
+  std::atomic<int> calls{0};
+  {
+    Iterator it = range(1000000)
+                      ->map(
+                          [&calls](Element e) {
+                            ++calls;
+                            std::this_thread::sleep_for(std::chrono::milliseconds(1));
+                            return e;
+                          },
+                          {.num_parallel_calls = 4})
+                      ->make_iterator();
+    for (int i = 0; i < 5; ++i) ASSERT_TRUE(it.next());
+  }
+  EXPECT_LT(calls.load(), 100);
+}
+
+TEST(Prefetch, PreservesOrderAndEnds) {
+  for (int64_t depth : {int64_t{1}, int64_t{3}, kAutotune}) {
+    Iterator it = range(50)->map(slow_square)->prefetch(depth)->make_iterator();
+    std::vector<int64_t> got = testing::scalars(it.take());
+    EXPECT_EQ(got, squares(50)) << depth;
+    EXPECT_FALSE(it.next().has_value());
+  }
+}
+
+TEST(Prefetch, DestroyMidStreamOfAnInfinitePipelineDoesNotHang) {
+  for (int round = 0; round < 20; ++round) {
+    Iterator it = range(7)
+                      ->repeat()
+                      ->map(slow_square, {.num_parallel_calls = 2})
+                      ->prefetch(4)
+                      ->make_iterator();
+    for (int i = 0; i < round; ++i) ASSERT_TRUE(it.next());
+  }
+}
+
+TEST(Prefetch, DeliversInputErrorsInOrder) {
+  auto fn = [](Element e) {
+    if (e[0].get(0) == 2) throw_error(ErrorCode::kDataLoss, "corrupt element 2");
+    return e;
+  };
+  Iterator it = range(4)->map(fn)->prefetch(2)->make_iterator();
+  EXPECT_EQ(it.next()->at(0).get(0), 0);
+  EXPECT_EQ(it.next()->at(0).get(0), 1);
+  EXPECT_TERN_ERROR(it.next(), ErrorCode::kDataLoss, "corrupt element 2");
+  EXPECT_EQ(it.next()->at(0).get(0), 3);
+  EXPECT_FALSE(it.next().has_value());
+}
+
+TEST(Prefetch, RejectsZeroBuffer) {
+  EXPECT_TERN_ERROR(range(3)->prefetch(0), ErrorCode::kInvalidArgument, "buffer_size");
+  EXPECT_TERN_ERROR(range(3)->map([](Element e) { return e; }, {.num_parallel_calls = -5}),
+                    ErrorCode::kInvalidArgument, "num_parallel_calls");
+}
+
+}  // namespace
+}  // namespace tern::data
