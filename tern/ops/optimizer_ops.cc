@@ -72,11 +72,12 @@ std::vector<TensorType> infer_update(const InferContext& ctx) {
   }
   OptimizerLayout l = optimizer_layout(ctx.op.name, ctx.attrs);
   if (static_cast<int>(ctx.inputs.size()) != l.num_inputs()) {
-    std::string lists = "params, grads";
+    std::string hypers, lists = "params, grads";
+    for (const auto& h : l.hypers) hypers += (hypers.empty() ? "" : ", ") + h;
     for (const auto& s : l.slots) lists += ", " + s;
-    ctx.fail("expects ", l.num_hypers(), " hyper-parameter scalars + ", 2 + l.num_slots(),
-             " lists (", lists, ") of num_params = ", l.num_params, " tensors = ", l.num_inputs(),
-             " inputs, got ", ctx.inputs.size());
+    ctx.fail("expects ", hypers, ", then ", 2 + l.num_slots(), " lists (", lists,
+             ") of num_params = ", l.num_params, " tensors each: ", l.num_inputs(), " inputs, got ",
+             ctx.inputs.size());
   }
   for (int h = 0; h < l.num_hypers(); ++h) {
     const std::string& name = l.hypers[static_cast<size_t>(h)];
