@@ -49,14 +49,17 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
       bound[v] = Tensor(v->dtype(), v->shape());
     }
   };
+  // Every declared input gets a buffer, even one the outputs do not depend on: feeding it is
+  // then a harmless copy rather than an error.
+  for (ir::Node* n : g.nodes()) {
+    if (n->op_name() != "input") continue;
+    Tensor buf(n->output()->dtype(), n->output()->shape());
+    exe->inputs_.push_back({n->attrs().get_string("name"), buf});
+    bound[n->output()] = buf;
+  }
   for (ir::Node* n : order) {
     const std::string& op = n->op_name();
-    if (op == "input") {
-      Tensor buf(n->output()->dtype(), n->output()->shape());
-      exe->inputs_.push_back({n->attrs().get_string("name"), buf});
-      bound[n->output()] = buf;
-      continue;
-    }
+    if (op == "input") continue;
     if (op == "variable") {
       const std::string& name = n->attrs().get_string("name");
       Tensor& v = vars.get(name);

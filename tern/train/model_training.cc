@@ -1,0 +1,273 @@
+// nn::Model's training API (compile, fit, evaluate, predict), implemented here so that tern_nn
+// does not depend on the optimizer, data or callback modules.
+#include <cmath>
+#include <cstring>
+#include <iostream>
+
+#include "tern/data/dataset.h"
+#include "tern/data/iterator.h"
+#include "tern/data/tensor_slice_dataset.h"
+#include "tern/nn/model.h"
+#include "tern/train/callbacks.h"
+#include "tern/train/progress.h"
+#include "tern/train/training_state.h"
+
+namespace tern::nn {
+namespace {
+
+using train::CompiledStep;
+using train::StepKind;
+using train::TrainingState;
+
+TrainingState& state_of(const Model& m) {
+  TrainingState* s = m.training_state();
+  TERN_CHECK_ARG(s != nullptr, "model '", m.name(), "' is not compiled: call compile() first");
+  return *s;
+}
+
+void split_batch(const data::Element& e, const Tensor** x, const Tensor** y, bool need_y, const std::string& what) {
+  if (e.empty() || (need_y && e.size() < 2)) {
+    throw_error(ErrorCode::kInvalidArgument, what, ": dataset elements must be (x, y) pairs, got ", e.size(),
+                " components (", data::element_signature(e), ")");
+  }
+  *x = &e[0];
+  *y = e.size() >= 2 ? &e[1] : nullptr;
+}
+
+// Builds a Sequential whose input shape is not known yet from the first batch.
+void ensure_built(Model& m, const Tensor& x) {
+  if (m.built()) return;
+  std::vector<int64_t> sample(x.shape().dims().begin() + 1, x.shape().dims().end());
+  if (auto* seq = dynamic_cast<Sequential*>(&m)) {
+    seq->build(Shape(sample), x.dtype());
+  } else {
+    m.build();
+  }
+}
+
+// Metric statistics of one run, flattened to doubles.
+void update_metrics(TrainingState& s, const CompiledStep& c) {
+  for (size_t i = 0; i < s.metrics.size(); ++i) {
+    std::vector<double> stats;
+    for (size_t o = c.metric_begin[i]; o < c.metric_begin[i + 1]; ++o) {
+      const Tensor& t = c.exe->output(o);
+      for (int64_t k = 0; k < t.num_elements(); ++k) stats.push_back(t.get(k));
+    }
+    s.metrics[i]->update(stats);
+  }
+}
+
+train::OrderedLogs current_logs(TrainingState& s, double loss_sum, int64_t samples, const std::string& prefix = "") {
+  train::OrderedLogs logs{{prefix + "loss", samples > 0 ? loss_sum / static_cast<double>(samples) : 0}};
+  for (auto& m : s.metrics) logs.push_back({prefix + m->name(), m->result()});
+  return logs;
+}
+
+struct EvalTotals {
+  double loss_sum = 0;
+  int64_t samples = 0;
+};
+
+EvalTotals run_eval(Model& m, TrainingState& s, const data::DatasetPtr& ds) {
+  for (auto& metric : s.metrics) metric->reset();
+  EvalTotals t;
+  data::Iterator it = ds->make_iterator();
+  while (auto e = it.next()) {
+    const Tensor *x, *y;
+    split_batch(*e, &x, &y, true, "evaluate");
+    ensure_built(m, *x);
+    TensorType yt = y->type();
+    CompiledStep& c = s.get(m, StepKind::kEval, x->type(), &yt);
+    c.exe->feed_at(c.x, *x);
+    c.exe->feed_at(c.y, *y);
+    c.exe->run();
+    int64_t n = x->shape().dim(0);
+    t.loss_sum += c.exe->output(static_cast<size_t>(c.loss_output)).get(0) * static_cast<double>(n);
+    t.samples += n;
+    update_metrics(s, c);
+  }
+  return t;
+}
+
+data::DatasetPtr batched(const Tensor& x, const Tensor* y, int64_t batch_size) {
+  TERN_CHECK_ARG(batch_size > 0, "batch_size must be positive, got ", batch_size);
+  data::Element e{x};
+  if (y) {
+    TERN_CHECK_ARG(x.rank() > 0 && y->rank() > 0 && x.shape().dim(0) == y->shape().dim(0), "x has ",
+                   x.rank() ? x.shape().dim(0) : 0, " samples but y has ", y->rank() ? y->shape().dim(0) : 0);
+    e.push_back(*y);
+  }
+  return data::from_tensor_slices(e)->batch(batch_size);
+}
+
+}  // namespace
+
+void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr<Loss> loss,
+                    std::vector<std::string> metrics) {
+  TERN_CHECK_ARG(loss != nullptr, "compile: loss is null");
+  std::vector<std::shared_ptr<Metric>> ms;
+  bool binary = loss->name() == "binary_crossentropy";
+  for (const auto& name : metrics) ms.push_back(metric_by_name(name, loss->sparse_labels(), binary, loss->from_logits()));
+  compile(std::move(optimizer), std::move(loss), std::move(ms));
+}
+
+void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr<Loss> loss,
+                    std::vector<std::shared_ptr<Metric>> metrics) {
+  TERN_CHECK_ARG(optimizer != nullptr, "compile: optimizer is null");
+  TERN_CHECK_ARG(loss != nullptr, "compile: loss is null");
+  auto s = std::make_shared<TrainingState>();
+  s->optimizer = std::move(optimizer);
+  s->loss = std::move(loss);
+  s->metrics = std::move(metrics);
+  training_ = std::move(s);
+}
+
+train::History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
+  TERN_CHECK_ARG(x.rank() > 0 && y.rank() > 0 && x.shape().dim(0) == y.shape().dim(0), "fit: x has shape ",
+                 x.shape(), " but y has shape ", y.shape(), " (sample counts differ)");
+  int64_t n = x.shape().dim(0);
+  FitOptions o = options;
+  Tensor xt = x, yt = y;
+  if (options.validation_split > 0) {
+    TERN_CHECK_ARG(options.validation_split < 1, "fit: validation_split must be in [0, 1), got ",
+                   options.validation_split);
+    int64_t n_val = static_cast<int64_t>(std::floor(static_cast<double>(n) * options.validation_split));
+    TERN_CHECK_ARG(n_val > 0 && n_val < n, "fit: validation_split ", options.validation_split, " of ", n,
+                   " samples leaves an empty split");
+    xt = x.slice_rows(0, n - n_val);
+    yt = y.slice_rows(0, n - n_val);
+    Tensor y_val = y.slice_rows(n - n_val, n);
+    o.validation_data = batched(x.slice_rows(n - n_val, n), &y_val, options.batch_size);
+    n -= n_val;
+  }
+  data::DatasetPtr ds = data::from_tensor_slices({xt, yt});
+  if (options.shuffle) ds = ds->shuffle(n, options.seed, true);
+  return fit(ds->batch(options.batch_size), o);
+}
+
+train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const FitOptions& options) {
+  TrainingState& s = state_of(*this);
+  TERN_CHECK_ARG(train_data != nullptr, "fit: training data is null");
+  TERN_CHECK_ARG(options.epochs > options.initial_epoch || options.epochs == 0, "fit: epochs (", options.epochs,
+                 ") must exceed initial_epoch (", options.initial_epoch, ")");
+  TERN_CHECK_ARG(options.gradient_accumulation_steps >= 1, "fit: gradient_accumulation_steps must be >= 1");
+  if (s.gradient_accumulation_steps != options.gradient_accumulation_steps) {
+    s.gradient_accumulation_steps = options.gradient_accumulation_steps;
+    s.steps.clear();
+  }
+  train::History history;
+  stop_training = false;
+  for (const auto& cb : options.callbacks) cb->set_model(this);
+  train::Logs logs;
+  for (const auto& cb : options.callbacks) cb->on_train_begin(logs);
+  int64_t known_steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
+  bool interactive = options.verbose > 0 && train::ProgressBar::stdout_is_terminal();
+  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+    train::Logs epoch_logs;
+    for (const auto& cb : options.callbacks) cb->on_epoch_begin(epoch, epoch_logs);
+    for (auto& m : s.metrics) m->reset();
+    std::optional<train::ProgressBar> bar;
+    if (options.verbose > 0) bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
+    data::Iterator it = train_data->make_iterator(static_cast<uint64_t>(epoch));
+    double loss_sum = 0;
+    int64_t samples = 0, step = 0;
+    while (!stop_training && (options.steps_per_epoch < 0 || step < options.steps_per_epoch)) {
+      std::optional<data::Element> e = it.next();
+      if (!e) break;
+      const Tensor *x, *y;
+      split_batch(*e, &x, &y, true, "fit");
+      ensure_built(*this, *x);
+      train::Logs batch_logs;
+      for (const auto& cb : options.callbacks) cb->on_train_batch_begin(step, batch_logs);
+      bool apply = (s.micro_step + 1) % s.gradient_accumulation_steps == 0;
+      TensorType yt = y->type();
+      CompiledStep& c = s.get(*this, apply ? StepKind::kTrain : StepKind::kAccumulate, x->type(), &yt);
+      optim::Optimizer& opt = *s.optimizer;
+      c.exe->feed_at(c.x, *x);
+      c.exe->feed_at(c.y, *y);
+      c.exe->feed_at(c.rng, Tensor::scalar(DType::kI64, static_cast<double>(opt.iterations * s.gradient_accumulation_steps + s.micro_step)));
+      if (apply) {
+        c.exe->feed_at(c.lr, Tensor::scalar(DType::kF32, opt.learning_rate(opt.iterations)));
+        c.exe->feed_at(c.step, Tensor::scalar(DType::kI64, static_cast<double>(opt.iterations + 1)));
+      }
+      c.exe->run();
+      if (apply) {
+        ++opt.iterations;
+        s.micro_step = 0;
+      } else {
+        ++s.micro_step;
+      }
+      int64_t n = x->shape().dim(0);
+      double batch_loss = c.exe->output(static_cast<size_t>(c.loss_output)).get(0);
+      loss_sum += batch_loss * static_cast<double>(n);
+      samples += n;
+      update_metrics(s, c);
+      ++step;
+      batch_logs["loss"] = batch_loss;
+      for (const auto& cb : options.callbacks) cb->on_train_batch_end(step - 1, batch_logs);
+      if (bar) bar->update(step, current_logs(s, loss_sum, samples));
+    }
+    train::OrderedLogs ordered = current_logs(s, loss_sum, samples);
+    if (options.validation_data) {
+      EvalTotals v = run_eval(*this, s, options.validation_data);
+      train::OrderedLogs vl = current_logs(s, v.loss_sum, v.samples, "val_");
+      ordered.insert(ordered.end(), vl.begin(), vl.end());
+    }
+    if (bar) bar->finish(step, samples, ordered);
+    for (const auto& [k, v] : ordered) epoch_logs[k] = v;
+    epoch_logs["lr"] = s.optimizer->learning_rate(s.optimizer->iterations);
+    for (const auto& cb : options.callbacks) cb->on_epoch_end(epoch, epoch_logs);
+    history.epoch.push_back(epoch);
+    for (const auto& [k, v] : epoch_logs) history.history[k].push_back(v);
+  }
+  for (const auto& cb : options.callbacks) cb->on_train_end(logs);
+  return history;
+}
+
+EvaluateResult Model::evaluate(std::shared_ptr<const data::Dataset> data, int verbose) {
+  TrainingState& s = state_of(*this);
+  TERN_CHECK_ARG(data != nullptr, "evaluate: data is null");
+  EvalTotals t = run_eval(*this, s, data);
+  EvaluateResult r;
+  r.loss = t.samples > 0 ? t.loss_sum / static_cast<double>(t.samples) : 0;
+  for (auto& m : s.metrics) r.metrics.push_back({m->name(), m->result()});
+  if (verbose > 0) std::cout << "evaluate:" << train::ProgressBar::format_logs(current_logs(s, t.loss_sum, t.samples)) << "\n";
+  return r;
+}
+
+EvaluateResult Model::evaluate(const Tensor& x, const Tensor& y, int64_t batch_size, int verbose) {
+  return evaluate(batched(x, &y, batch_size), verbose);
+}
+
+Tensor Model::predict(std::shared_ptr<const data::Dataset> data) {
+  TERN_CHECK_ARG(data != nullptr, "predict: data is null");
+  if (!training_) training_ = std::make_shared<TrainingState>();
+  TrainingState& s = *training_;
+  std::vector<Tensor> parts;
+  data::Iterator it = data->make_iterator();
+  while (auto e = it.next()) {
+    TERN_CHECK_ARG(!e->empty(), "predict: empty dataset element");
+    const Tensor& x = (*e)[0];
+    ensure_built(*this, x);
+    CompiledStep& c = s.get(*this, StepKind::kPredict, x.type(), nullptr);
+    c.exe->feed_at(c.x, x);
+    c.exe->run();
+    parts.push_back(c.exe->output(static_cast<size_t>(c.pred_output)).clone());
+  }
+  TERN_CHECK_ARG(!parts.empty(), "predict: the dataset is empty");
+  int64_t rows = 0;
+  for (const auto& p : parts) rows += p.shape().dim(0);
+  std::vector<int64_t> dims = parts[0].shape().dims();
+  dims[0] = rows;
+  Tensor out(parts[0].dtype(), Shape(dims));
+  size_t offset = 0;
+  for (const auto& p : parts) {
+    std::memcpy(static_cast<char*>(out.raw_data()) + offset, p.raw_data(), p.nbytes());
+    offset += p.nbytes();
+  }
+  return out;
+}
+
+Tensor Model::predict(const Tensor& x, int64_t batch_size) { return predict(batched(x, nullptr, batch_size)); }
+
+}  // namespace tern::nn

@@ -1,0 +1,124 @@
+// Step graphs: forward, loss, metrics, gradients, optimizer update; compiled once per signature.
+#include "tern/train/training_state.h"
+
+#include "tern/autodiff/autodiff.h"
+#include "tern/base/logging.h"
+
+namespace tern::train {
+namespace {
+
+std::string step_key(StepKind kind, const TensorType& x, const TensorType* y) {
+  return str_cat(static_cast<int>(kind), ":", x.to_string(), ":", y ? y->to_string() : "-");
+}
+
+ir::Value* scalar_input(ir::Graph& g, const std::string& name, DType d) { return g.input(name, {d, Shape{}}); }
+
+}  // namespace
+
+std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& state, StepKind kind,
+                                            const TensorType& x_type, const TensorType* y_type) {
+  const char* names[] = {"train_step", "accumulate_step", "eval_step", "predict_step"};
+  auto g = std::make_unique<ir::Graph>(names[static_cast<int>(kind)]);
+  bool training = kind == StepKind::kTrain || kind == StepKind::kAccumulate;
+  ir::Value* x = g->input("x", x_type);
+  ir::Value* y = y_type ? g->input("y", *y_type) : nullptr;
+  std::vector<std::pair<std::string, ir::Value*>> updates;
+  nn::LayerContext ctx{*g};
+  ctx.training = training;
+  ctx.updates = &updates;
+  if (training) ctx.rng_offset = scalar_input(*g, "rng_offset", DType::kI64);
+  std::vector<ir::Value*> outs = model.forward(ctx, std::vector<ir::Value*>{x});
+  TERN_CHECK_ARG(outs.size() == 1, "model '", model.name(), "' has ", outs.size(),
+                 " outputs; training supports single-output models");
+  ir::Value* pred = outs[0];
+  if (pred->dtype() != DType::kF32) pred = g->add("cast", {pred}, {{"dtype", DType::kF32}}, "output_f32");
+  if (kind == StepKind::kPredict) {
+    g->add_output("pred", pred);
+    return g;
+  }
+  ir::Value* loss = state.loss->call(*g, y, pred);
+  g->add_output("loss", loss);
+  for (auto& m : state.metrics) {
+    std::vector<ir::Value*> stats = m->batch_stats(*g, y, pred);
+    for (size_t i = 0; i < stats.size(); ++i) g->add_output(str_cat(m->name(), "/", i), stats[i]);
+  }
+  if (!training) return g;
+
+  std::vector<nn::WeightSpec> weights = model.trainable_weights();
+  TERN_CHECK_ARG(!weights.empty(), "model '", model.name(), "' has no trainable weights");
+  std::vector<ir::Value*> params;
+  for (const auto& w : weights) params.push_back(g->variable(w.name, w.type));
+  std::vector<ir::Value*> grads = autodiff::gradients(*g, loss, params);
+  runtime::VariableStore& store = model.variables();
+  int k = state.gradient_accumulation_steps;
+  if (k > 1) {
+    // Sum gradients into accumulators; the train step adds the last micro-batch, averages and
+    // applies the update, then clears the accumulators.
+    for (size_t i = 0; i < weights.size(); ++i) {
+      std::string acc_name = "accumulator/" + weights[i].name;
+      store.create(acc_name, Tensor::zeros(weights[i].type.dtype, weights[i].type.shape));
+      ir::Value* acc = g->variable(acc_name, weights[i].type);
+      ir::Value* sum = g->add("add", {acc, grads[i]}, {}, "accumulate/add");
+      if (kind == StepKind::kAccumulate) {
+        g->add_node("assign", {acc, sum}, {}, "accumulate/assign")->add_control_input(sum->node());
+      } else {
+        grads[i] = g->add("mul", {sum, g->scalar(sum->dtype(), 1.0 / k)}, {}, "accumulate/mean");
+        ir::Node* clear = g->add_node("assign", {acc, g->constant(Tensor::zeros(acc->dtype(), acc->shape()))}, {},
+                                      "accumulate/clear");
+        clear->add_control_input(sum->node());
+      }
+    }
+  }
+  if (kind == StepKind::kTrain) {
+    std::vector<optim::ParamGrad> pg;
+    for (size_t i = 0; i < weights.size(); ++i) pg.push_back({weights[i].name, params[i], grads[i]});
+    ir::Value* lr = scalar_input(*g, "lr", DType::kF32);
+    ir::Value* step = scalar_input(*g, "step", DType::kI64);
+    state.optimizer->apply_gradients(*g, store, pg, lr, step);
+  }
+  // Moving statistics (batch norm) and other layer-requested variable updates.
+  for (const auto& [name, value] : updates) {
+    const Tensor& var = store.get(name);
+    ir::Value* v = g->variable(name, var.type());
+    ir::Node* assign = g->add_node("assign", {v, value}, {}, "update/" + name);
+    for (const ir::Use& u : v->uses()) {
+      if (u.node != assign) assign->add_control_input(u.node);
+    }
+  }
+  return g;
+}
+
+CompiledStep& TrainingState::get(nn::Model& model, StepKind kind, const TensorType& x, const TensorType* y) {
+  std::string key = step_key(kind, x, y);
+  auto it = steps.find(key);
+  if (it != steps.end()) return it->second;
+  std::unique_ptr<ir::Graph> g = build_step_graph(model, *this, kind, x, y);
+  CompiledStep c;
+  c.exe = runtime::Executable::compile(*g, model.variables(), compile_options);
+  log_verbose("train", "compiled ", g->name(), " for x ", x.to_string(), ": ", c.exe->steps().size(),
+              " kernels, arena ", c.exe->arena_bytes(), " bytes");
+  auto index_of = [&](const char* name) {
+    return c.exe->graph().find_input(name) ? c.exe->input_index(name) : -1;
+  };
+  c.x = index_of("x");
+  c.y = index_of("y");
+  c.lr = index_of("lr");
+  c.step = index_of("step");
+  c.rng = index_of("rng_offset");
+  const auto& outs = g->outputs();
+  size_t next = 0;
+  if (kind == StepKind::kPredict) {
+    c.pred_output = 0;
+  } else {
+    c.loss_output = 0;
+    next = 1;
+    for (const auto& m : metrics) {
+      c.metric_begin.push_back(next);
+      while (next < outs.size() && outs[next].name.rfind(m->name() + "/", 0) == 0) ++next;
+    }
+    c.metric_begin.push_back(next);
+  }
+  return steps.emplace(key, std::move(c)).first->second;
+}
+
+}  // namespace tern::train

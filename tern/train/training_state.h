@@ -1,0 +1,48 @@
+// TrainingState: what compile() sets up and fit/evaluate/predict share: the optimizer, loss and
+// metrics, and the compiled step executables (one per kind and batch signature, compiled once;
+// a partial last batch gets its own).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tern/nn/losses.h"
+#include "tern/nn/metrics.h"
+#include "tern/nn/model.h"
+#include "tern/optim/optimizer.h"
+#include "tern/runtime/executable.h"
+
+namespace tern::train {
+
+enum class StepKind { kTrain, kAccumulate, kEval, kPredict };
+
+// One compiled step: the executable plus where its inputs and outputs are.
+struct CompiledStep {
+  std::unique_ptr<runtime::Executable> exe;
+  int x = -1, y = -1, lr = -1, step = -1, rng = -1;  // input indices (-1: absent)
+  int loss_output = -1;
+  int pred_output = -1;
+  // Metric i's statistics are outputs [metric_begin[i], metric_begin[i + 1]).
+  std::vector<size_t> metric_begin;
+};
+
+struct TrainingState {
+  std::shared_ptr<optim::Optimizer> optimizer;
+  std::shared_ptr<nn::Loss> loss;
+  std::vector<std::shared_ptr<nn::Metric>> metrics;
+  runtime::CompileOptions compile_options;
+  int gradient_accumulation_steps = 1;
+  int64_t micro_step = 0;  // micro-batches seen since the last update (accumulation)
+  std::map<std::string, CompiledStep> steps;
+
+  // The compiled step for this kind and batch types (compiling it on first use).
+  CompiledStep& get(nn::Model& model, StepKind kind, const TensorType& x, const TensorType* y);
+};
+
+// Builds the graph of one step (exposed for tests and `tern profile`).
+std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& state, StepKind kind,
+                                            const TensorType& x, const TensorType* y);
+
+}  // namespace tern::train
