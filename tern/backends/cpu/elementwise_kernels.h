@@ -1,0 +1,18 @@
+// Vectorized elementwise kernel families (priority kVectorPriority, name "vec"): loops the
+// compiler vectorizes for x86-64-v3, split over OpenMP threads above kParallelThreshold elements.
+#pragma once
+
+#include "tern/kernels/kernel.h"
+
+namespace tern::cpu {
+
+// Unary math, the relu/gelu/sigmoid/tanh gradient helpers and casts among f32/bf16/f16
+// (elementwise_unary.cc, elementwise_cast.cc).
+void register_elementwise_unary_kernels(kernels::KernelRegistry& r);
+// Casts among f32/bf16/f16 (elementwise_cast.cc; registered by the unary family).
+void register_elementwise_cast_kernels(kernels::KernelRegistry& r);
+// add, sub, mul, div, maximum, minimum (f32/bf16/f16) and where (every dtype), for same-shape,
+// scalar, row and column broadcasts (elementwise_binary.cc).
+void register_elementwise_binary_kernels(kernels::KernelRegistry& r);
+
+}  // namespace tern::cpu

@@ -1,0 +1,130 @@
+// Elementwise kernel machinery: OpenMP range splitting, 16-bit float block conversion (bf16 by
+// bit manipulation the compiler vectorizes, f16 with the F16C instructions of x86-64-v3), and
+// the search for a 2-D view of a broadcast.
+#include "tern/backends/cpu/elementwise_loops.h"
+
+#include <immintrin.h>
+#include <omp.h>
+
+#include <bit>
+
+namespace tern::cpu {
+
+void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (n <= 0) return;
+  int threads = omp_get_max_threads();
+  if (n <= kParallelThreshold || threads <= 1 || omp_in_parallel()) {
+    fn(0, n);
+    return;
+  }
+  int64_t pieces = std::min<int64_t>(threads, n / (kParallelThreshold / 2));
+  // Piece boundaries are multiples of 64 elements so pieces never share a cache line.
+  auto boundary = [&](int64_t t) { return t == pieces ? n : (n * t / pieces) / 64 * 64; };
+#pragma omp parallel for num_threads(static_cast <int>(pieces)) schedule(static, 1)
+  for (int64_t t = 0; t < pieces; ++t) fn(boundary(t), boundary(t + 1));
+}
+
+// --- 16-bit floats ---
+
+void to_float(const bfloat16* in, float* out, int64_t n) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = std::bit_cast<float>(static_cast<uint32_t>(in[i].bits) << 16);
+}
+
+void from_float(const float* in, bfloat16* out, int64_t n) {
+  // Same rounding as bfloat16::from_float: nearest even, NaN kept quiet.
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    uint32_t u = std::bit_cast<uint32_t>(in[i]);
+    bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+    out[i].bits = static_cast<uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+  }
+}
+
+void to_float(const float16* in, float* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(in + i));
+    _mm256_storeu_ps(out + i, _mm256_cvtph_ps(h));
+  }
+  for (; i < n; ++i) out[i] = _cvtsh_ss(in[i].bits);
+}
+
+void from_float(const float* in, float16* out, int64_t n) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(in + i), _MM_FROUND_TO_NEAREST_INT);
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out + i), h);
+  }
+  for (; i < n; ++i) out[i].bits = _cvtss_sh(in[i], _MM_FROUND_TO_NEAREST_INT);
+}
+
+// --- broadcast as 2-D ---
+
+namespace {
+
+int64_t product(const std::vector<int64_t>& dims, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t i = begin; i < end; ++i) p *= dims[i];
+  return p;
+}
+
+// dims[begin, end) equal `out`'s (match) or are all 1 (ones).
+struct Part {
+  bool match = true;
+  bool ones = true;
+};
+
+Part classify(const std::vector<int64_t>& dims, const std::vector<int64_t>& out, size_t begin,
+              size_t end) {
+  Part p;
+  for (size_t i = begin; i < end; ++i) {
+    p.match = p.match && dims[i] == out[i];
+    p.ones = p.ones && dims[i] == 1;
+  }
+  return p;
+}
+
+}  // namespace
+
+std::string plan_broadcast(std::span<const Shape> operands, const Shape& out, BroadcastPlan* plan) {
+  const std::vector<int64_t>& od = out.dims();
+  size_t rank = od.size();
+  // Operand dims right-aligned to the output rank.
+  std::vector<std::vector<int64_t>> aligned;
+  for (const Shape& s : operands) {
+    if (static_cast<size_t>(s.rank()) > rank) return "an operand has a higher rank than the output";
+    std::vector<int64_t> d(rank - static_cast<size_t>(s.rank()), 1);
+    d.insert(d.end(), s.dims().begin(), s.dims().end());
+    aligned.push_back(std::move(d));
+  }
+  // The smallest split works best: it gives the longest rows.
+  for (size_t split = 0; split <= rank; ++split) {
+    BroadcastPlan p;
+    p.rows = product(od, 0, split);
+    p.cols = product(od, split, rank);
+    bool ok = true;
+    for (const auto& d : aligned) {
+      Part outer = classify(d, od, 0, split), inner = classify(d, od, split, rank);
+      if (!(outer.match || outer.ones) || !(inner.match || inner.ones)) {
+        ok = false;
+        break;
+      }
+      BroadcastOperand o;
+      o.contiguous = inner.match;
+      o.row_stride = outer.match ? (inner.match ? p.cols : 1) : 0;
+      p.operands.push_back(o);
+    }
+    if (ok) {
+      *plan = std::move(p);
+      return "";
+    }
+  }
+  std::string shapes;
+  for (const Shape& s : operands) shapes += (shapes.empty() ? "" : " with ") + s.to_string();
+  return "broadcast of " + shapes + " is not same-shape, scalar, row or column";
+}
+
+}  // namespace tern::cpu

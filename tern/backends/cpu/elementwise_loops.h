@@ -1,0 +1,77 @@
+// Shared machinery of the vectorized elementwise kernels (elementwise_unary.cc,
+// elementwise_binary.cc, elementwise_cast.cc): OpenMP splitting of large ranges, block conversion
+// between the 16-bit floats and float, and the 2-D view of a NumPy broadcast that the binary
+// kernels run on.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "tern/tensor/tensor.h"
+
+namespace tern::cpu {
+
+// Ranges up to this many elements run on the calling thread; larger ones are split over the
+// OpenMP threads (thread start-up costs more than a small loop).
+constexpr int64_t kParallelThreshold = 32768;
+// 16-bit floats are converted to float in blocks of this many elements (on the stack).
+constexpr int64_t kConvertBlock = 512;
+
+// Calls fn(begin, end) on contiguous pieces covering [0, n): once on this thread when n is at most
+// kParallelThreshold (or already inside a parallel region), else one piece per OpenMP thread.
+void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
+
+// --- 16-bit float blocks (vectorized; rounding to nearest even, as bfloat16/float16 do) ---
+
+void to_float(const bfloat16* in, float* out, int64_t n);
+void to_float(const float16* in, float* out, int64_t n);
+void from_float(const float* in, bfloat16* out, int64_t n);
+void from_float(const float* in, float16* out, int64_t n);
+
+// --- broadcast as 2-D ---
+
+// How one operand is read in the [rows, cols] view of the output: element (r, c) is at
+// r * row_stride + (contiguous ? c : 0).
+struct BroadcastOperand {
+  int64_t row_stride = 0;
+  bool contiguous = false;
+};
+
+// The output viewed as [rows, cols] such that each operand is full ([rows, cols]), a repeated
+// row ([1, cols]), a repeated column ([rows, 1]) or a single scalar. Same-shape, scalar,
+// trailing-row (bias) and column (keepdims reduction) broadcasts all have one.
+struct BroadcastPlan {
+  int64_t rows = 1;
+  int64_t cols = 1;
+  std::vector<BroadcastOperand> operands;
+};
+
+// Fills `plan` and returns "", or returns why the shapes have no such view
+// (e.g. [2, 3, 4] with [3, 1]). Operand shapes must broadcast to `out`.
+std::string plan_broadcast(std::span<const Shape> operands, const Shape& out, BroadcastPlan* plan);
+
+// Calls fn(row, col, length, out_offset) for each row piece of the output range [begin, end).
+template <typename Fn>
+void for_each_segment(const BroadcastPlan& plan, int64_t begin, int64_t end, Fn&& fn) {
+  if (begin >= end) return;
+  int64_t row = begin / plan.cols, col = begin % plan.cols;
+  for (int64_t pos = begin; pos < end; ++row, col = 0) {
+    int64_t length = std::min(plan.cols - col, end - pos);
+    fn(row, col, length, pos);
+    pos += length;
+  }
+}
+
+// Start of operand `i`'s data for the segment at (row, col).
+template <typename T>
+const T* segment_start(const BroadcastPlan& plan, size_t i, const T* base, int64_t row,
+                       int64_t col) {
+  const BroadcastOperand& o = plan.operands[i];
+  return base + row * o.row_stride + (o.contiguous ? col : 0);
+}
+
+}  // namespace tern::cpu

@@ -1,0 +1,178 @@
+// Float math for the vectorized elementwise kernels: branch-free, libm-free versions of exp, log,
+// log1p, tanh, sigmoid, the normal CDF and gelu that GCC inlines and vectorizes inside
+// `#pragma omp simd` loops (a libm call would keep the loop scalar). exp/log/tanh follow Cephes'
+// single-precision range reductions and polynomials (within a few ulp of libm over the whole
+// float range, NaN and infinities included); the normal CDF uses a Chebyshev fit of erfc
+// (relative error < 1.2e-7). Only float.
+//
+// Selections are written as `cond ? a : b` over values computed beforehand: GCC (with the default
+// -ftrapping-math) will not if-convert, and so not vectorize, a select whose arm does arithmetic.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <limits>
+
+#define TERN_VMATH_INLINE [[gnu::always_inline]] inline
+
+namespace tern::cpu::vmath {
+
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+TERN_VMATH_INLINE float abs(float x) {
+  return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
+}
+
+// |magnitude| with the sign of `sign`.
+TERN_VMATH_INLINE float copy_sign(float magnitude, float sign) {
+  uint32_t m = std::bit_cast<uint32_t>(magnitude) & 0x7fffffffu;
+  return std::bit_cast<float>(m | (std::bit_cast<uint32_t>(sign) & 0x80000000u));
+}
+
+// 2^e for integer e in [-126, 127].
+TERN_VMATH_INLINE float pow2(int32_t e) {
+  return std::bit_cast<float>(static_cast<uint32_t>(e + 127) << 23);
+}
+
+// e^x: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n applied as two
+// factors so results from denormals up to overflow (inf) come out right.
+TERN_VMATH_INLINE float exp(float x) {
+  float xc = x < -104.f ? -104.f : (x > 89.f ? 89.f : x);
+  xc = x != x ? 0.f : xc;  // keep NaN out of the integer conversion
+  float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest
+  float r = xc - n * 0.693359375f;
+  r = r - n * -2.12194440e-4f;
+  float p = 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * (r * r) + r + 1.f;
+  int32_t e = static_cast<int32_t>(n);
+  int32_t e1 = e >> 1;
+  float result = p * pow2(e1) * pow2(e - e1);
+  return x != x ? x : result;
+}
+
+// Natural log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial.
+TERN_VMATH_INLINE float log(float x) {
+  bool denormal = x < 1.17549435e-38f;
+  float scaled = x * 8388608.f;  // 2^23
+  float xs = denormal ? scaled : x;
+  uint32_t u = std::bit_cast<uint32_t>(xs);
+  int32_t e = static_cast<int32_t>((u >> 23) & 0xffu) - 126 - (denormal ? 23 : 0);
+  float m = std::bit_cast<float>((u & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
+  bool low = m < 0.707106781186547524f;
+  float m_low = m + m - 1.f, m_high = m - 1.f;
+  e = low ? e - 1 : e;
+  m = low ? m_low : m_high;
+  float z = m * m;
+  float y = 7.0376836292e-2f;
+  y = y * m - 1.1514610310e-1f;
+  y = y * m + 1.1676998740e-1f;
+  y = y * m - 1.2420140846e-1f;
+  y = y * m + 1.4249322787e-1f;
+  y = y * m - 1.6668057665e-1f;
+  y = y * m + 2.0000714765e-1f;
+  y = y * m - 2.4999993993e-1f;
+  y = y * m + 3.3333331174e-1f;
+  y = y * m * z;
+  float fe = static_cast<float>(e);
+  y = y + -2.12194440e-4f * fe;
+  y = y - 0.5f * z;
+  float result = (m + y) + 0.693359375f * fe;
+  result = x == 0.f ? -kInf : result;
+  result = x < 0.f ? kNaN : result;
+  result = x == kInf ? kInf : result;
+  return x != x ? x : result;
+}
+
+// log(1 + x) without losing small x: log(u) * x / (u - 1) with u = 1 + x (exact correction of
+// the rounding in u).
+TERN_VMATH_INLINE float log1p(float x) {
+  float u = 1.f + x;
+  float d = u - 1.f;
+  float corrected = vmath::log(u) * (x / d);
+  float result = d == 0.f ? x : corrected;
+  return u == kInf ? kInf : result;
+}
+
+TERN_VMATH_INLINE float tanh(float x) {
+  float ax = vmath::abs(x);
+  float large = 1.f - 2.f / (vmath::exp(2.f * ax) + 1.f);
+  float z = x * x;
+  float p = -5.70498872745e-3f;
+  p = p * z + 2.06390887954e-2f;
+  p = p * z - 5.37397155531e-2f;
+  p = p * z + 1.33314422036e-1f;
+  p = p * z - 3.33332819422e-1f;
+  float small = x + x * z * p;
+  float signed_large = vmath::copy_sign(large, x);
+  return ax < 0.625f ? small : signed_large;
+}
+
+// 1 / (1 + e^-x), from e^-|x| so neither side overflows (the lower tail keeps its denormals).
+TERN_VMATH_INLINE float sigmoid(float x) {
+  float e = vmath::exp(-vmath::abs(x));
+  float r = 1.f / (1.f + e);
+  float er = e * r;
+  return x < 0.f ? er : r;
+}
+
+// erfc(z) for z >= 0, the Chebyshev fit of Numerical Recipes' erfcc: relative error < 1.2e-7
+// everywhere, the lower tail included.
+TERN_VMATH_INLINE float erfc_nonnegative(float z) {
+  float t = 1.f / (1.f + 0.5f * z);
+  float p = 0.17087277f;
+  p = p * t - 0.82215223f;
+  p = p * t + 1.48851587f;
+  p = p * t - 1.13520398f;
+  p = p * t + 0.27886807f;
+  p = p * t - 0.18628806f;
+  p = p * t + 0.09678418f;
+  p = p * t + 0.37409196f;
+  p = p * t + 1.00002368f;
+  p = p * t - 1.26551223f;
+  return t * vmath::exp(p - z * z);
+}
+
+// Phi(x), the standard normal CDF, as 0.5 erfc(-x / sqrt 2).
+TERN_VMATH_INLINE float normal_cdf(float x) {
+  float half_erfc = 0.5f * vmath::erfc_nonnegative(vmath::abs(x) * 0.70710678118654752f);
+  float upper = 1.f - half_erfc;
+  return x < 0.f ? half_erfc : upper;
+}
+
+// Standard normal density.
+TERN_VMATH_INLINE float normal_pdf(float x) {
+  return 0.39894228040143268f * vmath::exp(-0.5f * x * x);
+}
+
+constexpr float kSqrt2OverPi = 0.79788456080286536f;
+constexpr float kGeluCubic = 0.044715f;
+
+TERN_VMATH_INLINE float gelu_erf(float x) {
+  return x * vmath::normal_cdf(x);
+}
+
+// 0.5 x (1 + tanh(u)) == x * sigmoid(2u): no cancellation for negative x.
+TERN_VMATH_INLINE float gelu_tanh(float x) {
+  float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+  return x * vmath::sigmoid(2.f * u);
+}
+
+TERN_VMATH_INLINE float gelu_erf_derivative(float x) {
+  return vmath::normal_cdf(x) + x * vmath::normal_pdf(x);
+}
+
+// With s = sigmoid(2u): 0.5 (1 + tanh u) = s and 1 - tanh^2 u = 4 s (1 - s).
+TERN_VMATH_INLINE float gelu_tanh_derivative(float x) {
+  float u = kSqrt2OverPi * (x + kGeluCubic * x * x * x);
+  float du = kSqrt2OverPi * (1.f + 3.f * kGeluCubic * x * x);
+  float s = vmath::sigmoid(2.f * u);
+  return s + 2.f * x * s * (1.f - s) * du;
+}
+
+}  // namespace tern::cpu::vmath
