@@ -4,8 +4,8 @@
 //   identity                 one memcpy
 //   last dim stays last      row copies (memcpy per output row)
 //   otherwise                batched 2-D transposes between the input's last dim and the output's
-//                            last dim, in 8x8 AVX register tiles for 4-byte elements and 16-wide
-//                            cache tiles for other sizes.
+//                            last dim, in 8x8 register tiles for 4- and 2-byte elements (AVX / SSE)
+//                            and 16-wide cache tiles for other sizes.
 // Work is split into tasks of kRowBlock rows; OpenMP only above kParallelThreshold elements.
 // Pure data movement: bitwise equal to ref, deterministic.
 #include <immintrin.h>
@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 
 #include "tern/backends/cpu/cpu_kernels.h"
 
@@ -51,6 +52,33 @@ inline void transpose8x8(const float* s, int64_t ss, float* d, int64_t ds) {
   _mm256_storeu_ps(d + 7 * ds, _mm256_permute2f128_ps(u3, u7, 0x31));
 }
 
+inline void transpose8x8(const uint16_t* s, int64_t ss, uint16_t* d, int64_t ds) {
+  auto row = [&](int64_t i) {
+    return _mm_loadu_si128(reinterpret_cast<const __m128i*>(s + i * ss));
+  };
+  __m128i a0 = row(0), a1 = row(1), a2 = row(2), a3 = row(3), a4 = row(4), a5 = row(5), a6 = row(6),
+          a7 = row(7);
+  __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+  __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+  __m128i b4 = _mm_unpacklo_epi16(a4, a5), b5 = _mm_unpackhi_epi16(a4, a5);
+  __m128i b6 = _mm_unpacklo_epi16(a6, a7), b7 = _mm_unpackhi_epi16(a6, a7);
+  __m128i c0 = _mm_unpacklo_epi32(b0, b2), c1 = _mm_unpackhi_epi32(b0, b2);
+  __m128i c2 = _mm_unpacklo_epi32(b1, b3), c3 = _mm_unpackhi_epi32(b1, b3);
+  __m128i c4 = _mm_unpacklo_epi32(b4, b6), c5 = _mm_unpackhi_epi32(b4, b6);
+  __m128i c6 = _mm_unpacklo_epi32(b5, b7), c7 = _mm_unpackhi_epi32(b5, b7);
+  auto store = [&](int64_t j, __m128i v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + j * ds), v);
+  };
+  store(0, _mm_unpacklo_epi64(c0, c4));
+  store(1, _mm_unpackhi_epi64(c0, c4));
+  store(2, _mm_unpacklo_epi64(c1, c5));
+  store(3, _mm_unpackhi_epi64(c1, c5));
+  store(4, _mm_unpacklo_epi64(c2, c6));
+  store(5, _mm_unpackhi_epi64(c2, c6));
+  store(6, _mm_unpacklo_epi64(c3, c7));
+  store(7, _mm_unpackhi_epi64(c3, c7));
+}
+
 template <typename E>
 void transpose_tile_scalar(const E* s, int64_t ss, E* d, int64_t ds, int64_t rows, int64_t cols) {
   for (int64_t j0 = 0; j0 < cols; j0 += 16) {
@@ -63,13 +91,14 @@ void transpose_tile_scalar(const E* s, int64_t ss, E* d, int64_t ds, int64_t row
 
 template <typename E>
 void transpose_tile(const E* s, int64_t ss, E* d, int64_t ds, int64_t rows, int64_t cols) {
-  if constexpr (sizeof(E) == 4) {
-    // Bit patterns move through float registers unchanged (shuffles only).
-    const float* fs = reinterpret_cast<const float*>(s);
-    float* fd = reinterpret_cast<float*>(d);
+  if constexpr (sizeof(E) == 4 || sizeof(E) == 2) {
+    // 4-byte bit patterns move through float registers unchanged (shuffles only).
+    using V = std::conditional_t<sizeof(E) == 4, float, uint16_t>;
+    const V* vs = reinterpret_cast<const V*>(s);
+    V* vd = reinterpret_cast<V*>(d);
     int64_t r8 = rows / 8 * 8, c8 = cols / 8 * 8;
     for (int64_t j = 0; j < c8; j += 8) {
-      for (int64_t i = 0; i < r8; i += 8) transpose8x8(fs + i * ss + j, ss, fd + j * ds + i, ds);
+      for (int64_t i = 0; i < r8; i += 8) transpose8x8(vs + i * ss + j, ss, vd + j * ds + i, ds);
     }
     if (r8 < rows) transpose_tile_scalar(s + r8 * ss, ss, d + r8, ds, rows - r8, cols);
     if (c8 < cols) transpose_tile_scalar(s + c8, ss, d + c8 * ds, ds, r8, cols - c8);
