@@ -42,7 +42,8 @@ class PhiloxStream {
   // Uniform integer in [0, n).
   uint64_t next_below(uint64_t n);
   // Position, for saving and restoring the stream exactly.
-  uint64_t position() const { return counter_ * 4 + used_; }
+  // (counter_ counts blocks drawn; used_ words of the last one are consumed, 4 before any.)
+  uint64_t position() const { return counter_ * 4 + used_ - 4; }
   void seek(uint64_t position);
 
  private:
