@@ -74,6 +74,23 @@ TEST(Dropout, RateZeroIsIdentityAndBadRatesAreRejected) {
                     ErrorCode::kInvalidArgument, "offset must be an i64 scalar");
 }
 
+TEST(Dropout, FastKernelMatchesRefBitwiseOnBigTensors) {
+  // Many tiles (threads), a ragged tail, and seed/offset using their high 32 bits.
+  const ops::Attrs attrs = {{"rate", 0.37}, {"seed", int64_t{(1LL << 40) + 5}}};
+  const Tensor off = offset((1LL << 33) + 17);
+  runtime::EagerOptions ref, fast;
+  ref.kernel = "ref";
+  fast.kernel = "cpu_vec";
+  for (DType d : {DType::kF32, DType::kF64}) {
+    Tensor x = random_tensor(d, {1000, 131}, 4);
+    for (const char* op : {"dropout", "dropout_grad"}) {
+      Tensor want = runtime::eager_call1(op, {x, off}, attrs, ref);
+      Tensor got = runtime::eager_call1(op, {x, off}, attrs, fast);
+      EXPECT_TRUE(bitwise_equal(got, want)) << op << " " << dtype_name(d);
+    }
+  }
+}
+
 TEST(Embedding, GathersRowsAndRejectsOutOfRangeIds) {
   Tensor params = Tensor::from_values(DType::kF32, {3, 2}, {0, 1, 10, 11, 20, 21});
   Tensor ids = Tensor::from_vector<int32_t>({2, 2}, {2, 0, 1, 2});

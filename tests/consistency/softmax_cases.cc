@@ -56,9 +56,35 @@ TEST(SoftmaxOps, SparseCrossEntropyRejectsOutOfRangeLabel) {
   Tensor labels = Tensor::from_vector<int64_t>({3}, {0, 4, 1});
   EXPECT_TERN_ERROR(runtime::eager_call("sparse_softmax_cross_entropy", {logits, labels}),
                     ErrorCode::kInvalidArgument, "label 4 in row 1");
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  EXPECT_TERN_ERROR(runtime::eager_call("sparse_softmax_cross_entropy", {logits, labels}, {}, ref),
+                    ErrorCode::kInvalidArgument, "label 4 in row 1 is out of range [0, 4)");
   labels = Tensor::from_vector<int64_t>({3}, {0, 1, -1});
   EXPECT_TERN_ERROR(runtime::eager_call("sparse_softmax_cross_entropy", {logits, labels}),
                     ErrorCode::kInvalidArgument, "sparse_softmax_cross_entropy: label -1 in row 2");
+}
+
+TEST(SoftmaxOps, FastCrossEntropiesMatchRefOnBigBatches) {
+  runtime::EagerOptions ref, fast;
+  ref.kernel = "ref";
+  fast.kernel = "cpu_vec";
+  Tensor logits = random_tensor(DType::kF32, {512, 301}, 5, -8, 8);
+  Tensor labels = random_tensor(DType::kI32, {512}, 6, 0, 301);
+  Tensor dist = random_tensor(DType::kF32, {512, 301}, 7, 0, 1);
+  for (auto [op, second] : {std::pair{"sparse_softmax_cross_entropy", labels},
+                            std::pair{"softmax_cross_entropy", dist}}) {
+    auto want = runtime::eager_call(op, {logits, second}, {}, ref);
+    auto got = runtime::eager_call(op, {logits, second}, {}, fast);
+    for (size_t k = 0; k < 2; ++k) {
+      EXPECT_TRUE(allclose(got[k], want[k], 1e-5, 1e-6))
+          << op << " output " << k << ": max diff " << max_abs_diff(got[k], want[k]);
+    }
+  }
+  Tensor bad = Tensor::from_vector<int32_t>({2}, {1, 301});
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("sparse_softmax_cross_entropy", {logits.slice_rows(0, 2), bad}, {}, fast),
+      ErrorCode::kInvalidArgument, "label 301 in row 1 is out of range [0, 301)");
 }
 
 TEST(SoftmaxOps, CrossEntropiesAreStableForLargeLogits) {
