@@ -4,6 +4,7 @@
 #include <omp.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <mutex>
 
@@ -146,6 +147,45 @@ void append_activation(dnnl::post_ops& ops, std::string_view activation) {
   ops.append_eltwise(1.0f, alg, 0.0f, 0.0f);
 }
 
+Epilogue fused_epilogue(const ops::Attrs& attrs) {
+  bool has_bias = attrs.get_bool("has_bias");
+  Epilogue ep;
+  ep.bias_input = has_bias ? 2 : -1;
+  ep.residual_input = attrs.get_bool("has_residual") ? (has_bias ? 3 : 2) : -1;
+  ep.activation = attrs.get_string("activation");
+  return ep;
+}
+
+std::string epilogue_support(const kernels::KernelSignature& sig, const Epilogue& ep) {
+  const TensorType& out = sig.outputs[0];
+  if (ep.bias_input >= 0) {
+    int64_t n = out.shape[out.shape.rank() - 1];
+    if (sig.inputs[ep.bias_input] != TensorType{out.dtype, Shape{n}}) {
+      return "bias is not a vector over the output's last dim";
+    }
+  }
+  if (ep.residual_input >= 0 && sig.inputs[ep.residual_input] != out) {
+    return "residual does not have the output's type";
+  }
+  return activation_support(ep.activation);
+}
+
+dnnl::post_ops epilogue_post_ops(const Epilogue& ep) {
+  dnnl::post_ops ops;
+  if (ep.residual_input >= 0) ops.append_sum(1.0f);
+  append_activation(ops, ep.activation);
+  return ops;
+}
+
+void load_residual(const Epilogue& ep, kernels::KernelContext& ctx) {
+  if (ep.residual_input < 0) return;
+  Tensor& out = ctx.outputs[0];
+  const Tensor& residual = ctx.inputs[ep.residual_input];
+  if (residual.raw_data() != out.raw_data()) {
+    std::memcpy(out.raw_data(), residual.raw_data(), out.nbytes());
+  }
+}
+
 dnnl::primitive_attr make_attr(const dnnl::post_ops& ops) {
   dnnl::primitive_attr attr;
   attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -186,6 +226,19 @@ void PrimitiveRunner::execute() {
     prim_.execute(stream(), args_);
     stream().wait();
   });
+}
+
+// --- AlignedBuffer ---
+
+AlignedBuffer::AlignedBuffer(size_t bytes) : bytes_(bytes) {
+  if (bytes == 0) return;
+  void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p) throw_error(ErrorCode::kResourceExhausted, "oneDNN kernel buffer of ", bytes, " bytes");
+  data_.reset(p);
+}
+
+void AlignedBuffer::Free::operator()(void* p) const {
+  std::free(p);
 }
 
 // --- Reorder ---

@@ -6,6 +6,7 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -42,6 +43,22 @@ dnnl::memory::desc dense_desc(const dnnl_dims& dims, DType dtype);
 std::string activation_support(std::string_view activation);
 // Appends the eltwise post-op for `activation` (nothing for "none").
 void append_activation(dnnl::post_ops& ops, std::string_view activation);
+
+// The epilogue of fused_matmul / fused_conv2d: y = act(op(...) + bias + residual). The bias goes
+// into the primitive, the residual is a sum post-op over a destination pre-filled with it, the
+// activation an eltwise post-op.
+struct Epilogue {
+  int bias_input = -1;      // input index of bias [c_out], -1 = none
+  int residual_input = -1;  // input index of residual (the output's type), -1 = none
+  std::string activation = "none";
+};
+// From attributes has_bias, has_residual, activation (inputs: 2 operands, bias, residual).
+Epilogue fused_epilogue(const ops::Attrs& attrs);
+// Why the epilogue can't run on oneDNN ("" = it can).
+std::string epilogue_support(const kernels::KernelSignature& sig, const Epilogue& ep);
+dnnl::post_ops epilogue_post_ops(const Epilogue& ep);
+// Before executing: copies the residual into the output (unless they share memory).
+void load_residual(const Epilogue& ep, kernels::KernelContext& ctx);
 
 // An attr with user-managed scratchpad (PrimitiveRunner supplies the memory) and `ops`.
 dnnl::primitive_attr make_attr(const dnnl::post_ops& ops = dnnl::post_ops());
@@ -92,6 +109,22 @@ class PrimitiveRunner {
   dnnl::primitive prim_;
   size_t scratchpad_bytes_ = 0;
   std::unordered_map<int, dnnl::memory> args_;
+};
+
+// A 64-byte aligned byte buffer owned by a kernel (e.g. weights in oneDNN's blocked layout).
+class AlignedBuffer {
+ public:
+  AlignedBuffer() = default;
+  explicit AlignedBuffer(size_t bytes);
+  void* data() const { return data_.get(); }
+  size_t size() const { return bytes_; }
+
+ private:
+  struct Free {
+    void operator()(void* p) const;
+  };
+  std::unique_ptr<void, Free> data_;
+  size_t bytes_ = 0;
 };
 
 // A reorder between two layouts of the same logical tensor, built once.

@@ -7,5 +7,6 @@
 namespace tern::cpu {
 
 void register_onednn_matmul(kernels::KernelRegistry& r);
+void register_onednn_conv(kernels::KernelRegistry& r);  // conv2d, fused_conv2d, backprops
 
 }  // namespace tern::cpu

@@ -2,8 +2,6 @@
 // batch broadcasting (oneDNN broadcasts a batch dim of size 1); fused_matmul adds the bias in the
 // primitive and the residual (sum post-op) and activation (eltwise post-op) in its epilogue. The
 // primitive is built once per node; a run only points the memories at the tensors and executes.
-#include <cstring>
-
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/onednn_kernels.h"
@@ -12,13 +10,6 @@ namespace tern::cpu {
 namespace {
 
 using namespace onednn;
-
-// What runs after the product (fused_matmul): y = act(a @ b + bias + residual).
-struct MatmulEpilogue {
-  int bias_input = -1;      // input index of bias [N], -1 = none
-  int residual_input = -1;  // input index of residual (the output's type), -1 = none
-  std::string activation = "none";
-};
 
 // Memory descs of one matmul: `a` and `b` carry the transposes in their strides and have the
 // output's rank (missing leading batch dims are 1, which oneDNN broadcasts).
@@ -45,7 +36,7 @@ dnnl::memory::desc operand_desc(const TensorType& t, bool transposed, int rank) 
   return dnnl::memory::desc(ldims, to_dnnl(t.dtype), lstrides);
 }
 
-MatmulDescs matmul_descs(const kernels::KernelSignature& sig, const MatmulEpilogue& ep) {
+MatmulDescs matmul_descs(const kernels::KernelSignature& sig, const Epilogue& ep) {
   const TensorType& c = sig.outputs[0];
   int rank = c.shape.rank();
   MatmulDescs d;
@@ -60,17 +51,13 @@ MatmulDescs matmul_descs(const kernels::KernelSignature& sig, const MatmulEpilog
   return d;
 }
 
-dnnl::matmul::primitive_desc matmul_pd(const kernels::KernelSignature& sig,
-                                       const MatmulEpilogue& ep) {
+dnnl::matmul::primitive_desc matmul_pd(const kernels::KernelSignature& sig, const Epilogue& ep) {
   MatmulDescs d = matmul_descs(sig, ep);
-  dnnl::post_ops ops;
-  if (ep.residual_input >= 0) ops.append_sum(1.0f);
-  append_activation(ops, ep.activation);
-  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.bias, d.c), make_attr(ops),
-                                      engine());
+  return dnnl::matmul::primitive_desc(dnnl::matmul::desc(d.a, d.b, d.bias, d.c),
+                                      make_attr(epilogue_post_ops(ep)), engine());
 }
 
-std::string matmul_decline(const kernels::KernelSignature& sig, const MatmulEpilogue& ep) {
+std::string matmul_decline(const kernels::KernelSignature& sig, const Epilogue& ep) {
   for (const auto& t : sig.inputs) {
     if (std::string why = dtype_support(t.dtype); !why.empty()) return why;
   }
@@ -78,21 +65,13 @@ std::string matmul_decline(const kernels::KernelSignature& sig, const MatmulEpil
   if (sig.outputs[0].shape.rank() > DNNL_MAX_NDIMS) {
     return str_cat("rank ", sig.outputs[0].shape.rank(), " above oneDNN's ", DNNL_MAX_NDIMS);
   }
-  if (ep.bias_input >= 0) {
-    const Shape& bias = sig.inputs[ep.bias_input].shape;
-    int64_t n = sig.outputs[0].shape[sig.outputs[0].shape.rank() - 1];
-    if (bias.rank() != 1 || bias[0] != n) return "bias is not a vector over the output columns";
-  }
-  if (ep.residual_input >= 0 && sig.inputs[ep.residual_input] != sig.outputs[0]) {
-    return "residual does not have the output's type";
-  }
-  if (std::string why = activation_support(ep.activation); !why.empty()) return why;
+  if (std::string why = epilogue_support(sig, ep); !why.empty()) return why;
   return try_build([&] { matmul_pd(sig, ep); });
 }
 
 class MatmulKernel {
  public:
-  MatmulKernel(const kernels::KernelSignature& sig, MatmulEpilogue ep) : ep_(std::move(ep)) {
+  MatmulKernel(const kernels::KernelSignature& sig, Epilogue ep) : ep_(std::move(ep)) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       auto pd = matmul_pd(sig, ep_);
       runner_.init<dnnl::matmul>(pd);
@@ -104,28 +83,23 @@ class MatmulKernel {
   }
 
   void run(kernels::KernelContext& ctx) {
-    Tensor& out = ctx.outputs[0];
-    if (ep_.residual_input >= 0) {
-      // The sum post-op adds what the destination holds: start it from the residual.
-      const Tensor& residual = ctx.inputs[ep_.residual_input];
-      if (residual.raw_data() != out.raw_data()) {
-        std::memcpy(out.raw_data(), residual.raw_data(), out.nbytes());
-      }
-    }
+    load_residual(ep_, ctx);
     runner_.set(DNNL_ARG_SRC, ctx.inputs[0].raw_data());
     runner_.set(DNNL_ARG_WEIGHTS, ctx.inputs[1].raw_data());
     if (ep_.bias_input >= 0) runner_.set(DNNL_ARG_BIAS, ctx.inputs[ep_.bias_input].raw_data());
-    runner_.set(DNNL_ARG_DST, out.raw_data());
+    runner_.set(DNNL_ARG_DST, ctx.outputs[0].raw_data());
     runner_.execute();
   }
 
  private:
-  MatmulEpilogue ep_;
+  Epilogue ep_;
   PrimitiveRunner runner_;
 };
 
-void add_matmul_candidate(kernels::KernelRegistry& r, std::string_view op,
-                          std::function<MatmulEpilogue(const kernels::KernelSignature&)> epilogue) {
+void add_matmul_candidate(kernels::KernelRegistry& r, std::string_view op, bool fused) {
+  auto epilogue = [fused](const kernels::KernelSignature& sig) {
+    return fused ? fused_epilogue(*sig.attrs) : Epilogue{};
+  };
   kernels::KernelCandidate c;
   c.name = "onednn";
   c.dtypes = {DType::kF32, DType::kBF16};
@@ -143,15 +117,8 @@ void add_matmul_candidate(kernels::KernelRegistry& r, std::string_view op,
 
 void register_onednn_matmul(kernels::KernelRegistry& r) {
   initialize_onednn();
-  add_matmul_candidate(r, "matmul",
-                       [](const kernels::KernelSignature&) { return MatmulEpilogue{}; });
-  add_matmul_candidate(r, "fused_matmul", [](const kernels::KernelSignature& sig) {
-    const ops::Attrs& a = *sig.attrs;
-    bool has_bias = a.get_bool("has_bias");
-    return MatmulEpilogue{.bias_input = has_bias ? 2 : -1,
-                          .residual_input = a.get_bool("has_residual") ? (has_bias ? 3 : 2) : -1,
-                          .activation = a.get_string("activation")};
-  });
+  add_matmul_candidate(r, "matmul", /*fused=*/false);
+  add_matmul_candidate(r, "fused_matmul", /*fused=*/true);
 }
 
 }  // namespace tern::cpu

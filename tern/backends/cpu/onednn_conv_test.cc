@@ -1,0 +1,104 @@
+// Tests for the oneDNN convolution kernels (conv2d, fused_conv2d, conv2d_backprop_input,
+// conv2d_backprop_filter): agreement with ref over strides, paddings, dilations and groups, in
+// f32 and bf16; selection and decline reasons.
+#include <gtest/gtest.h>
+
+#include "tern/backends/cpu/onednn_test_util.h"
+
+namespace tern::testing {
+namespace {
+
+using Ints = std::vector<int64_t>;
+
+struct ConvCase {
+  Shape x, filter;
+  ops::Attrs attrs;
+};
+
+std::vector<ConvCase> conv_cases() {
+  return {
+      {{2, 7, 6, 3}, {3, 3, 3, 4}, {{"padding", std::string("SAME")}}},
+      {{2, 7, 6, 3}, {3, 3, 3, 4}, {{"padding", std::string("VALID")}}},
+      {{1, 9, 8, 4}, {3, 2, 4, 5}, {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}},
+      {{1, 9, 8, 4}, {3, 3, 4, 5}, {{"padding", std::string("VALID")}, {"strides", Ints{2, 3}}}},
+      {{2, 8, 8, 3}, {3, 3, 3, 2}, {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}},
+      {{1, 6, 7, 2},
+       {2, 3, 2, 3},
+       {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{1, 0, 2, 1}}}},
+      {{2, 5, 5, 6}, {3, 3, 3, 4}, {{"padding", std::string("SAME")}, {"groups", int64_t{2}}}},
+      {{2, 6, 6, 8}, {3, 3, 1, 8}, {{"padding", std::string("SAME")}, {"groups", int64_t{8}}}},
+      {{2, 6, 6, 16}, {1, 1, 16, 32}, {}},
+      {{4, 10, 10, 32}, {3, 3, 32, 48}, {{"padding", std::string("SAME")}}},
+  };
+}
+
+class OneDnnConv : public ::testing::TestWithParam<DType> {
+ protected:
+  double tol() const { return GetParam() == DType::kF32 ? 1e-5 : 2e-2; }
+};
+
+TEST_P(OneDnnConv, ForwardAndBackpropsMatchRef) {
+  DType d = GetParam();
+  uint64_t seed = 1;
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));
+    Tensor x = random_tensor(d, c.x, seed++);
+    Tensor f = random_tensor(d, c.filter, seed++);
+    expect_onednn_matches_ref("conv2d", {x, f}, c.attrs, tol());
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    Tensor y = runtime::eager_call1("conv2d", {x, f}, c.attrs, ref);
+    Tensor dy = random_tensor(d, y.shape(), seed++);
+    ops::Attrs in_attrs = c.attrs;
+    in_attrs.set("input_shape", c.x.dims());
+    expect_onednn_matches_ref("conv2d_backprop_input", {dy, f}, in_attrs, tol());
+    ops::Attrs filter_attrs = c.attrs;
+    filter_attrs.set("filter_shape", c.filter.dims());
+    expect_onednn_matches_ref("conv2d_backprop_filter", {x, dy}, filter_attrs, tol());
+  }
+}
+
+TEST_P(OneDnnConv, FusedEpiloguesMatchRef) {
+  DType d = GetParam();
+  uint64_t seed = 50;
+  for (const char* act : {"none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh"}) {
+    for (int mask = 0; mask < 4; ++mask) {
+      bool has_bias = mask & 1, has_residual = mask & 2;
+      SCOPED_TRACE(str_cat(act, " bias ", has_bias, " residual ", has_residual));
+      std::vector<Tensor> in = {random_tensor(d, {2, 6, 5, 8}, seed++),
+                                random_tensor(d, {3, 3, 8, 16}, seed++)};
+      if (has_bias) in.push_back(random_tensor(d, {16}, seed++));
+      if (has_residual) in.push_back(random_tensor(d, {2, 3, 3, 16}, seed++));
+      expect_onednn_matches_ref("fused_conv2d", in,
+                                {{"strides", Ints{2, 2}},
+                                 {"padding", std::string("SAME")},
+                                 {"activation", std::string(act)},
+                                 {"has_bias", has_bias},
+                                 {"has_residual", has_residual}},
+                                tol());
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnConv, ::testing::Values(DType::kF32, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(OneDnnConvSelect, PickedAndDeclines) {
+  EXPECT_EQ(selected_kernel("conv2d", {{DType::kF32, {1, 8, 8, 4}}, {DType::kF32, {3, 3, 4, 8}}}),
+            "onednn");
+  EXPECT_EQ(selected_kernel("conv2d_backprop_filter",
+                            {{DType::kBF16, {1, 8, 8, 4}}, {DType::kBF16, {1, 6, 6, 8}}},
+                            {{"filter_shape", Ints{3, 3, 4, 8}}}),
+            "onednn");
+  EXPECT_NE(
+      onednn_decline_reason("conv2d", {{DType::kF64, {1, 8, 8, 4}}, {DType::kF64, {3, 3, 4, 8}}})
+          .find("f64"),
+      std::string::npos);
+  EXPECT_NE(
+      onednn_decline_reason("conv2d", {{DType::kF32, {0, 8, 8, 4}}, {DType::kF32, {3, 3, 4, 8}}})
+          .find("empty"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace tern::testing
