@@ -136,19 +136,22 @@ void scatter_add_ref(KernelContext& ctx) {
   int64_t inner = rows == 0 ? 0 : y.num_elements() / rows;
   fill_value(y, 0.0);
   // Update rows in index order (stable): each output row is summed in double, in input order.
-  std::vector<int64_t> order(static_cast<size_t>(indices.num_elements()));
+  std::vector<int64_t> rows_of(static_cast<size_t>(indices.num_elements()));
+  for (size_t i = 0; i < rows_of.size(); ++i)
+    rows_of[i] = index_at(indices, static_cast<int64_t>(i));
+  std::vector<int64_t> order(rows_of.size());
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t a, int64_t b) {
-    return index_at(indices, a) < index_at(indices, b);
+    return rows_of[static_cast<size_t>(a)] < rows_of[static_cast<size_t>(b)];
   });
   using A = std::conditional_t<std::is_floating_point_v<compute_t<T>>, double, uint64_t>;
   std::vector<A> acc(static_cast<size_t>(inner));
   const T* pu = updates.data<T>();
   T* py = y.data<T>();
   for (size_t s = 0; s < order.size();) {
-    int64_t row = index_at(indices, order[s]);
+    int64_t row = rows_of[static_cast<size_t>(order[s])];
     std::fill(acc.begin(), acc.end(), A(0));
-    for (; s < order.size() && index_at(indices, order[s]) == row; ++s) {
+    for (; s < order.size() && rows_of[static_cast<size_t>(order[s])] == row; ++s) {
       const T* u = pu + order[s] * inner;
       for (int64_t k = 0; k < inner; ++k) {
         if constexpr (std::is_floating_point_v<A>) {
