@@ -1,0 +1,283 @@
+// Tests for the vectorized elementwise kernels beyond what the consistency harness checks: the
+// libm-free math over the whole float range and its special values, 16-bit float conversions
+// against the scalar ones bit for bit, broadcast plans, kernel selection and decline reasons,
+// in-place runs, and results independent of the thread count.
+#include <gtest/gtest.h>
+#include <omp.h>
+
+#include <cmath>
+#include <functional>
+
+#include "tern/backends/cpu/elementwise_loops.h"
+#include "tern/backends/cpu/elementwise_math.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
+#include "tern/runtime/eager.h"
+#include "tern/runtime/runtime.h"
+#include "tests/support/random_tensor.h"
+
+namespace tern::testing {
+namespace {
+
+namespace vmath = cpu::vmath;
+
+// Largest error of f against `want` (double) over n points in [lo, hi], in units of the float
+// spacing at the wanted value (ulp), with an absolute floor of `abs_floor` for results near 0.
+double max_error(const std::function<float(float)>& f, const std::function<double(double)>& want,
+                 float lo, float hi, int n, double abs_floor = 0) {
+  double worst = 0;
+  for (int i = 0; i < n; ++i) {
+    float x = lo + (hi - lo) * static_cast<float>(i) / static_cast<float>(n - 1);
+    double w = want(x);
+    double got = f(x);
+    float wf = static_cast<float>(w);
+    double ulp = std::fabs(std::nextafter(wf, INFINITY) - wf);
+    double err = std::fabs(got - w);
+    if (err <= abs_floor) continue;
+    worst = std::max(worst, err / ulp);
+  }
+  return worst;
+}
+
+TEST(ElementwiseMath, ExpLogTanhSigmoidWithinFewUlp) {
+  EXPECT_LT(max_error(
+                vmath::exp, [](double x) { return std::exp(x); }, -87, 88, 200001),
+            2);
+  EXPECT_LT(max_error(
+                vmath::log, [](double x) { return std::log(x); }, 1e-30f, 1e30f, 200001),
+            2);
+  EXPECT_LT(max_error(
+                vmath::log, [](double x) { return std::log(x); }, 0.25, 4, 200001),
+            2);
+  EXPECT_LT(max_error(
+                vmath::log, [](double x) { return std::log(x); }, 1e-44f, 1e-38f, 20001),
+            2);
+  EXPECT_LT(max_error(
+                vmath::log1p, [](double x) { return std::log1p(x); }, -0.999f, 100, 200001),
+            3);
+  EXPECT_LT(max_error(
+                vmath::log1p, [](double x) { return std::log1p(x); }, -1e-6f, 1e-6f, 20001),
+            3);
+  EXPECT_LT(max_error(
+                vmath::tanh, [](double x) { return std::tanh(x); }, -12, 12, 200001),
+            3);
+  EXPECT_LT(max_error(
+                vmath::sigmoid, [](double x) { return 1 / (1 + std::exp(-x)); }, -80, 30, 200001),
+            4);
+}
+
+TEST(ElementwiseMath, GeluFormsMatchDoublePrecision) {
+  auto gelu_erf = [](double x) { return 0.5 * x * std::erfc(-x / std::sqrt(2.0)); };
+  auto gelu_tanh = [](double x) {
+    double u = std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x);
+    return x / (1 + std::exp(-2 * u));  // == 0.5 x (1 + tanh u), without cancellation
+  };
+  // Deep in the lower tail the rounding of x^2 inside exp dominates (relative error ~1e-5 at
+  // x = -12, where gelu is ~1e-32); elsewhere both forms are within a few ulp.
+  EXPECT_LT(max_error(vmath::gelu_erf, gelu_erf, -12, 12, 200001), 300);
+  EXPECT_LT(max_error(vmath::gelu_tanh, gelu_tanh, -12, 12, 200001), 300);
+  EXPECT_LT(max_error(vmath::gelu_erf, gelu_erf, -3, 12, 200001), 20);
+  EXPECT_LT(max_error(vmath::gelu_tanh, gelu_tanh, -3, 12, 200001), 20);
+  auto erf_slope = [](double x) {
+    return 0.5 * std::erfc(-x / std::sqrt(2.0)) + x * std::exp(-0.5 * x * x) / std::sqrt(2 * M_PI);
+  };
+  // The derivative crosses zero near -0.75, where only an absolute bound makes sense.
+  EXPECT_LT(max_error(vmath::gelu_erf_derivative, erf_slope, -12, 12, 200001, 3e-7), 64);
+}
+
+TEST(ElementwiseMath, SpecialValues) {
+  const float inf = INFINITY, nan = NAN;
+  EXPECT_EQ(vmath::exp(inf), inf);
+  EXPECT_EQ(vmath::exp(-inf), 0.f);
+  EXPECT_EQ(vmath::exp(100.f), inf);
+  EXPECT_EQ(vmath::exp(-120.f), 0.f);
+  EXPECT_GT(vmath::exp(-100.f), 0.f);  // denormal results survive
+  EXPECT_TRUE(std::isnan(vmath::exp(nan)));
+  EXPECT_EQ(vmath::log(0.f), -inf);
+  EXPECT_EQ(vmath::log(inf), inf);
+  EXPECT_TRUE(std::isnan(vmath::log(-1.f)));
+  EXPECT_TRUE(std::isnan(vmath::log(nan)));
+  EXPECT_EQ(vmath::log1p(-1.f), -inf);
+  EXPECT_EQ(vmath::log1p(inf), inf);
+  EXPECT_EQ(vmath::log1p(1e-30f), 1e-30f);
+  EXPECT_EQ(vmath::tanh(inf), 1.f);
+  EXPECT_EQ(vmath::tanh(-50.f), -1.f);
+  EXPECT_TRUE(std::isnan(vmath::tanh(nan)));
+  EXPECT_EQ(vmath::sigmoid(-inf), 0.f);
+  EXPECT_EQ(vmath::sigmoid(inf), 1.f);
+  EXPECT_GT(vmath::sigmoid(-100.f), 0.f);
+  EXPECT_EQ(vmath::gelu_erf(0.f), 0.f);
+  EXPECT_EQ(vmath::gelu_erf(inf), inf);
+}
+
+TEST(ElementwiseConvert, Bf16MatchesScalarRoundingBitForBit) {
+  std::vector<float> in;
+  PhiloxStream rng(5);
+  for (int i = 0; i < 100000; ++i) {
+    in.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng.next_double() * 4294967296.0)));
+  }
+  for (float f : {0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-40f, 3.3895314e38f, 1.00390625f}) {
+    in.push_back(f);
+  }
+  std::vector<bfloat16> out(in.size());
+  cpu::from_float(in.data(), out.data(), static_cast<int64_t>(in.size()));
+  std::vector<float> back(in.size());
+  cpu::to_float(out.data(), back.data(), static_cast<int64_t>(in.size()));
+  for (size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(out[i].bits, bfloat16(in[i]).bits) << in[i];
+    float want = static_cast<float>(bfloat16(in[i]));
+    ASSERT_TRUE(std::bit_cast<uint32_t>(back[i]) == std::bit_cast<uint32_t>(want)) << in[i];
+  }
+}
+
+TEST(ElementwiseConvert, F16MatchesScalarConversion) {
+  std::vector<float16> all(65536);
+  for (uint32_t i = 0; i < 65536; ++i) all[i].bits = static_cast<uint16_t>(i);
+  std::vector<float> widened(all.size());
+  cpu::to_float(all.data(), widened.data(), 65536);
+  for (uint32_t i = 0; i < 65536; ++i) {
+    float want = static_cast<float>(all[i]);
+    if (std::isnan(want)) {
+      ASSERT_TRUE(std::isnan(widened[i])) << i;
+    } else {
+      ASSERT_EQ(std::bit_cast<uint32_t>(widened[i]), std::bit_cast<uint32_t>(want)) << i;
+    }
+  }
+  std::vector<float> in;
+  PhiloxStream rng(6);
+  for (int i = 0; i < 100000; ++i)
+    in.push_back(static_cast<float>((rng.next_double() - 0.5) * 1.4e5));
+  for (int i = 0; i < 1000; ++i) in.push_back(static_cast<float>((rng.next_double() - 0.5) * 1e-4));
+  for (float f : {0.f, -0.f, INFINITY, -INFINITY, 65520.f, 65519.f, 5.96e-8f, 2.98e-8f}) {
+    in.push_back(f);
+  }
+  std::vector<float16> narrowed(in.size());
+  cpu::from_float(in.data(), narrowed.data(), static_cast<int64_t>(in.size()));
+  for (size_t i = 0; i < in.size(); ++i) ASSERT_EQ(narrowed[i].bits, float16(in[i]).bits) << in[i];
+}
+
+// --- broadcast plans ---
+
+std::string plan(std::vector<Shape> shapes, const Shape& out, cpu::BroadcastPlan* p) {
+  return cpu::plan_broadcast(shapes, out, p);
+}
+
+TEST(ElementwisePlan, CommonPatternsBecomeTwoDimensional) {
+  cpu::BroadcastPlan p;
+  ASSERT_EQ(plan({{4, 5}, {4, 5}}, {4, 5}, &p), "");
+  EXPECT_EQ(p.rows, 1);
+  EXPECT_EQ(p.cols, 20);
+  ASSERT_EQ(plan({{2, 3, 4}, {4}}, {2, 3, 4}, &p), "");  // bias row
+  EXPECT_EQ(p.rows, 6);
+  EXPECT_EQ(p.cols, 4);
+  EXPECT_EQ(p.operands[1].row_stride, 0);
+  EXPECT_TRUE(p.operands[1].contiguous);
+  ASSERT_EQ(plan({{6, 4}, {6, 1}}, {6, 4}, &p), "");  // keepdims column
+  EXPECT_EQ(p.rows, 6);
+  EXPECT_EQ(p.operands[1].row_stride, 1);
+  EXPECT_FALSE(p.operands[1].contiguous);
+  ASSERT_EQ(plan({{}, {3, 4}}, {3, 4}, &p), "");  // scalar
+  EXPECT_EQ(p.cols, 12);
+  EXPECT_FALSE(p.operands[0].contiguous);
+  ASSERT_EQ(plan({{3, 1}, {1, 4}}, {3, 4}, &p), "");  // outer product
+  EXPECT_EQ(p.rows, 3);
+  EXPECT_EQ(p.cols, 4);
+  std::string why = plan({{2, 3, 4}, {3, 1}}, {2, 3, 4}, &p);
+  EXPECT_NE(why.find("[2, 3, 4] with [3, 1]"), std::string::npos) << why;
+}
+
+// --- selection, in place, threads ---
+
+const ops::Attrs kNoAttrs;
+
+kernels::KernelSelection select(const std::string& op, std::vector<TensorType> in,
+                                const ops::Attrs& attrs = kNoAttrs) {
+  runtime::initialize();
+  const ops::OpDef& def = ops::OpRegistry::global().get(op);
+  ops::Attrs filled = attrs;
+  std::vector<TensorType> out = def.check_and_infer(op, in, filled);
+  static std::vector<ops::Attrs> keep;  // the signature points at its attrs
+  keep.push_back(filled);
+  kernels::KernelSignature sig{&def, &keep.back(), in, out, DeviceType::kCPU, false};
+  return kernels::KernelRegistry::global().select(sig);
+}
+
+TEST(ElementwiseSelect, VecTakesSupportedPatternsAndExplainsTheRest) {
+  EXPECT_EQ(select("add", {{DType::kF32, {8, 3}}, {DType::kF32, {3}}}).candidate->name, "vec");
+  EXPECT_EQ(select("mul", {{DType::kBF16, {8, 1}}, {DType::kBF16, {8, 5}}}).candidate->name, "vec");
+  EXPECT_EQ(select("exp", {{DType::kF16, {7}}}).candidate->name, "vec");
+  EXPECT_EQ(select("where", {{DType::kBool, {4, 1}}, {DType::kI64, {4, 3}}, {DType::kI64, {}}})
+                .candidate->name,
+            "vec");
+  auto generic = select("add", {{DType::kF32, {2, 3, 4}}, {DType::kF32, {3, 1}}});
+  EXPECT_TRUE(generic.candidate->is_ref());
+  ASSERT_FALSE(generic.declined.empty());
+  EXPECT_NE(generic.declined[0].find("vec: broadcast of [2, 3, 4] with [3, 1]"), std::string::npos)
+      << generic.declined[0];
+  auto to_int = select("cast", {{DType::kF32, {4}}}, {{"dtype", DType::kI32}});
+  EXPECT_TRUE(to_int.candidate->is_ref());
+  EXPECT_EQ(to_int.declined[0], "vec: cast to i32 has no vectorized loop");
+  EXPECT_TRUE(select("add", {{DType::kF64, {4}}, {DType::kF64, {4}}}).candidate->is_ref());
+}
+
+// Runs the selected kernel with output 0 written over input `alias` (as memory planning does).
+Tensor run_in_place(const std::string& op, std::vector<Tensor> inputs, size_t alias) {
+  std::vector<TensorType> types;
+  for (const Tensor& t : inputs) types.push_back(t.type());
+  auto sel = select(op, types);
+  EXPECT_EQ(sel.candidate->name, "vec");
+  std::vector<Tensor> outputs = {inputs[alias]};
+  kernels::KernelContext ctx{inputs, outputs, kNoAttrs};
+  sel.kernel->run(ctx);
+  return outputs[0];
+}
+
+TEST(ElementwiseInPlace, OutputMayOverwriteASameShapeInput) {
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  for (DType d : {DType::kF32, DType::kBF16}) {
+    Tensor a = random_tensor(d, {40, 33}, 1), b = random_tensor(d, {33}, 2);
+    Tensor want = runtime::eager_call1("sub", {a, b}, {}, ref);
+    Tensor got = run_in_place("sub", {a.clone(), b}, 0);
+    EXPECT_TRUE(bitwise_equal(got, want)) << dtype_name(d);
+    Tensor x = random_tensor(d, {1000}, 3, 0.1, 4);
+    Tensor want_exp = runtime::eager_call1("sqrt", {x}, {}, ref);
+    EXPECT_LT(max_abs_diff(run_in_place("sqrt", {x.clone()}, 0), want_exp), 1e-2);
+    Tensor dy = random_tensor(d, {1000}, 4);
+    Tensor want_grad = runtime::eager_call1("relu_grad", {dy, x}, {}, ref);
+    EXPECT_TRUE(bitwise_equal(run_in_place("relu_grad", {dy.clone(), x}, 0), want_grad));
+  }
+}
+
+TEST(ElementwiseThreads, ResultsDoNotDependOnTheThreadCount) {
+  runtime::initialize();
+  struct Run {
+    std::string op;
+    std::vector<Tensor> inputs;
+  };
+  std::vector<Run> runs = {
+      {"add", {random_tensor(DType::kF32, {300, 257}, 1), random_tensor(DType::kF32, {257}, 2)}},
+      {"mul",
+       {random_tensor(DType::kBF16, {300, 1}, 3), random_tensor(DType::kBF16, {300, 190}, 4)}},
+      {"gelu", {random_tensor(DType::kF16, {100003}, 5, -5, 5)}},
+      {"where",
+       {random_tensor(DType::kBool, {70000}, 6), random_tensor(DType::kI32, {70000}, 7, -9, 9),
+        random_tensor(DType::kI32, {}, 8, -9, 9)}},
+  };
+  int saved = omp_get_max_threads();
+  for (const Run& r : runs) {
+    omp_set_num_threads(1);
+    Tensor one = runtime::eager_call1(r.op, r.inputs);
+    omp_set_num_threads(4);
+    Tensor four = runtime::eager_call1(r.op, r.inputs);
+    EXPECT_TRUE(bitwise_equal(one, four)) << r.op;
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    Tensor want = runtime::eager_call1(r.op, r.inputs, {}, ref);
+    EXPECT_LT(max_abs_diff(four, want), 2e-2) << r.op;
+  }
+  omp_set_num_threads(saved);
+}
+
+}  // namespace
+}  // namespace tern::testing
