@@ -154,10 +154,28 @@ struct Chunk {
   int64_t size;
 };
 
+// Everything but lr and step is fixed per node, so attributes and slot positions are read once
+// here and a run only reads the two scalars and walks the chunks.
 class OptimizerUpdateKernel final : public kernels::Kernel {
  public:
   explicit OptimizerUpdateKernel(const kernels::KernelSignature& sig)
       : op_(sig.op->name), layout_(ops::optimizer_layout(op_, *sig.attrs)) {
+    const ops::Attrs& a = *sig.attrs;
+    auto attr = [&](std::string_view name) { return a.has(name) ? a.get_float(name) : 0.0; };
+    kind_ = op_ == "sgd_update"       ? Kind::kSgd
+            : op_ == "rmsprop_update" ? Kind::kRmsProp
+                                      : Kind::kAdam;
+    momentum_ = attr("momentum");
+    weight_decay_ = attr("weight_decay");
+    nesterov_ = a.has("nesterov") && a.get_bool("nesterov");
+    beta1_ = attr("beta1");
+    beta2_ = attr("beta2");
+    rho_ = attr("rho");
+    epsilon_ = attr("epsilon");
+    slot_vhat_ = layout_.slot_index("vhat");
+    slot_mom_ =
+        kind_ == Kind::kSgd ? layout_.slot_index("velocity") : layout_.slot_index("momentum");
+    slot_mg_ = layout_.slot_index("mg");
     for (int i = 0; i < layout_.num_params; ++i) {
       int64_t n = sig.inputs[static_cast<size_t>(layout_.param(i))].shape.num_elements();
       for (int64_t b = 0; b < n; b += kChunkElements) {
@@ -176,15 +194,20 @@ class OptimizerUpdateKernel final : public kernels::Kernel {
   }
 
  private:
-  // Element pointer of input `index` at `offset`; inputs that are updated share storage with the
-  // variables, so an alias handle yields the writable pointer.
+  enum class Kind { kSgd, kAdam, kRmsProp };
+
+  // Element pointer of input `index` at `offset` (nullptr for index < 0); inputs that are updated
+  // share storage with the variables, so an alias handle yields the writable pointer.
   template <typename T>
   static T* at(kernels::KernelContext& ctx, int index, int64_t offset) {
+    if (index < 0) return nullptr;
     Tensor alias = ctx.inputs[static_cast<size_t>(index)];
     return alias.data<T>() + offset;
   }
+  // Input index of parameter i's entry in slot list s, or -1 if the list is absent.
+  int slot(int s, int i) const { return s < 0 ? -1 : layout_.slot(s, i); }
 
-  template <typename T, typename Fn>
+  template <typename Fn>
   void for_each_chunk(Fn&& fn) const {
     const int64_t count = static_cast<int64_t>(chunks_.size());
 #pragma omp parallel for schedule(static) if (total_ >= kParallelThreshold)
@@ -193,50 +216,48 @@ class OptimizerUpdateKernel final : public kernels::Kernel {
 
   template <typename T>
   void run_typed(kernels::KernelContext& ctx) const {
-    const ops::Attrs& a = ctx.attrs;
     const double lr = ctx.inputs[0].get(0);
     const ops::OptimizerLayout& l = layout_;
-    if (op_ == "sgd_update") {
-      Sgd<T> u{static_cast<T>(lr), static_cast<T>(a.get_float("momentum")),
-               static_cast<T>(a.get_float("weight_decay")), a.get_bool("nesterov")};
-      bool has_vel = l.num_slots() > 0;
-      for_each_chunk<T>([&](const Chunk& c) {
+    if (kind_ == Kind::kSgd) {
+      Sgd<T> u{static_cast<T>(lr), static_cast<T>(momentum_), static_cast<T>(weight_decay_),
+               nesterov_};
+      for_each_chunk([&](const Chunk& c) {
         u.run(at<T>(ctx, l.param(c.param), c.begin), at<T>(ctx, l.grad(c.param), c.begin),
-              has_vel ? at<T>(ctx, l.slot(0, c.param), c.begin) : nullptr, c.size);
+              at<T>(ctx, slot(slot_mom_, c.param), c.begin), c.size);
       });
-    } else if (op_ == "rmsprop_update") {
-      double rho = a.get_float("rho");
-      RmsProp<T> u{static_cast<T>(lr), static_cast<T>(rho), static_cast<T>(1.0 - rho),
-                   static_cast<T>(a.get_float("momentum")), static_cast<T>(a.get_float("epsilon"))};
-      int s_mom = l.slot_index("momentum"), s_mg = l.slot_index("mg");
-      for_each_chunk<T>([&](const Chunk& c) {
+    } else if (kind_ == Kind::kRmsProp) {
+      RmsProp<T> u{static_cast<T>(lr), static_cast<T>(rho_), static_cast<T>(1.0 - rho_),
+                   static_cast<T>(momentum_), static_cast<T>(epsilon_)};
+      for_each_chunk([&](const Chunk& c) {
         u.run(at<T>(ctx, l.param(c.param), c.begin), at<T>(ctx, l.grad(c.param), c.begin),
               at<T>(ctx, l.slot(0, c.param), c.begin),
-              s_mom >= 0 ? at<T>(ctx, l.slot(s_mom, c.param), c.begin) : nullptr,
-              s_mg >= 0 ? at<T>(ctx, l.slot(s_mg, c.param), c.begin) : nullptr, c.size);
+              at<T>(ctx, slot(slot_mom_, c.param), c.begin),
+              at<T>(ctx, slot(slot_mg_, c.param), c.begin), c.size);
       });
     } else {
       double t = ctx.inputs[1].get(0);
-      if (!(t >= 1.0))
+      if (!(t >= 1.0)) {
         throw_error(ErrorCode::kInvalidArgument, op_, ": step must be >= 1, got ", t);
-      double b1 = a.get_float("beta1"), b2 = a.get_float("beta2");
-      double wd = op_ == "adamw_update" ? a.get_float("weight_decay") : 0.0;
-      double alpha = lr * std::sqrt(1.0 - std::pow(b2, t)) / (1.0 - std::pow(b1, t));
-      Adam<T> u{static_cast<T>(alpha), static_cast<T>(1.0 - b1), static_cast<T>(1.0 - b2),
-                static_cast<T>(a.get_float("epsilon")), static_cast<T>(1.0 - lr * wd)};
-      int s_vhat = l.slot_index("vhat");
-      for_each_chunk<T>([&](const Chunk& c) {
+      }
+      double alpha = lr * std::sqrt(1.0 - std::pow(beta2_, t)) / (1.0 - std::pow(beta1_, t));
+      Adam<T> u{static_cast<T>(alpha), static_cast<T>(1.0 - beta1_), static_cast<T>(1.0 - beta2_),
+                static_cast<T>(epsilon_), static_cast<T>(1.0 - lr * weight_decay_)};
+      for_each_chunk([&](const Chunk& c) {
         u.run(at<T>(ctx, l.param(c.param), c.begin), at<T>(ctx, l.grad(c.param), c.begin),
               at<T>(ctx, l.slot(0, c.param), c.begin), at<T>(ctx, l.slot(1, c.param), c.begin),
-              s_vhat >= 0 ? at<T>(ctx, l.slot(s_vhat, c.param), c.begin) : nullptr, c.size);
+              at<T>(ctx, slot(slot_vhat_, c.param), c.begin), c.size);
       });
     }
   }
 
   std::string op_;
   ops::OptimizerLayout layout_;
-  std::vector<Chunk> chunks_;
-  int64_t total_ = 0;
+  Kind kind_ = Kind::kSgd;
+  double momentum_ = 0, weight_decay_ = 0, beta1_ = 0, beta2_ = 0, rho_ = 0, epsilon_ = 0;
+  bool nesterov_ = false;
+  int slot_vhat_ = -1, slot_mom_ = -1, slot_mg_ = -1;
+  std::vector<Chunk> chunks_;  // fixed-size pieces of every parameter, in parameter order
+  int64_t total_ = 0;          // elements over all parameters
 };
 
 }  // namespace
