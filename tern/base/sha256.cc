@@ -1,6 +1,7 @@
 // SHA-256 compression and padding.
 #include "tern/base/sha256.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace tern {

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "tern/base/philox.h"
 #include "tern/tensor/tensor.h"
 
