@@ -1,8 +1,16 @@
-// Memory planning: assigns every intermediate value a byte offset in one arena, so a compiled
-// graph runs with no allocation per step. Values whose lifetimes do not overlap share bytes;
-// an op's output may take its input's bytes in place when the OpDef allows it and the input dies
-// there. Graph outputs, sources (inputs, variables, constants) are not planned: the runtime binds
-// them. This is an analysis with a result, not a rewrite.
+// Memory planning: assigns every value computed by a kernel a byte offset in one arena, so a
+// compiled graph runs with no allocation per step.
+//   - Liveness over the execution order: a value lives from the step that defines it to its last
+//     reader; graph outputs live to the end (the caller reads them after the run).
+//   - Values whose lifetimes do not overlap share bytes: blocks are placed largest first, each at
+//     the best-fitting gap (the smallest one it fits) among the blocks live at the same time,
+//     every offset aligned to kArenaAlignment.
+//   - In place: an output may take an input's block when the OpDef lists the (output, input)
+//     pair, the input dies at that node, both have the same dtype and element count, and the
+//     input is itself planned (never a variable, graph input or constant, which the runtime
+//     binds) and not a graph output.
+// Sources (inputs, variables, constants) are not planned: the runtime binds them. This is an
+// analysis with a result, not a rewrite.
 #pragma once
 
 #include <cstddef>
@@ -13,10 +21,19 @@
 
 namespace tern::passes {
 
+struct Lifetime {
+  int first = 0;  // step (index in the order) that defines the value
+  int last = 0;   // last step that reads it (order.size() for graph outputs)
+  size_t bytes = 0;
+};
+
 struct MemoryPlan {
   size_t arena_bytes = 0;
-  size_t naive_bytes = 0;  // sum of all planned values' sizes (what no reuse would cost)
+  size_t naive_bytes = 0;  // sum of all planned values' aligned sizes (what no reuse would cost)
   std::unordered_map<const ir::Value*, size_t> offsets;
+  std::unordered_map<const ir::Value*, Lifetime> lifetimes;
+  // Output -> the input whose bytes it was written into.
+  std::unordered_map<const ir::Value*, const ir::Value*> inplace_of;
   int inplace_count = 0;
 };
 

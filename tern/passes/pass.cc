@@ -3,11 +3,43 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 
 #include "tern/base/logging.h"
 #include "tern/ir/verifier.h"
+#include "tern/passes/const_fold.h"
+#include "tern/passes/cse.h"
+#include "tern/passes/dce.h"
+#include "tern/passes/fuse_elementwise.h"
+#include "tern/passes/fuse_epilogue.h"
+#include "tern/passes/simplify.h"
 
 namespace tern::passes {
+namespace {
+
+std::map<std::string, int> op_counts(const ir::Graph& g) {
+  std::map<std::string, int> counts;
+  for (const ir::Node* n : g.nodes()) ++counts[n->op_name()];
+  return counts;
+}
+
+// "-3 add, +1 fused_elementwise": removed ops first, then added ones, each by name.
+std::string op_changes(const std::map<std::string, int>& before,
+                       const std::map<std::string, int>& after) {
+  std::string removed, added;
+  std::map<std::string, int> all = before;
+  for (const auto& [op, n] : after) all.emplace(op, 0);
+  for (const auto& [op, _] : all) {
+    auto b = before.find(op), a = after.find(op);
+    int delta = (a == after.end() ? 0 : a->second) - (b == before.end() ? 0 : b->second);
+    if (delta < 0) removed += str_cat(removed.empty() ? "" : ", ", delta, " ", op);
+    if (delta > 0) added += str_cat(added.empty() ? "" : ", ", "+", delta, " ", op);
+  }
+  if (removed.empty()) return added;
+  return added.empty() ? removed : str_cat(removed, ", ", added);
+}
+
+}  // namespace
 
 PassPipeline& PassPipeline::add(std::unique_ptr<Pass> pass) {
   passes_.push_back(std::move(pass));
@@ -21,13 +53,17 @@ std::vector<PassStats> PassPipeline::run(ir::Graph& g) const {
     PassStats s;
     s.pass = p->name();
     s.nodes_before = g.num_nodes();
+    std::map<std::string, int> before = op_counts(g);
     auto t0 = std::chrono::steady_clock::now();
     s.changed = p->run(g);
-    s.milliseconds = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.milliseconds =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     s.nodes_after = g.num_nodes();
     ir::verify(g, p->name());
+    if (s.changed) s.op_changes = op_changes(before, op_counts(g));
     log_verbose("passes", p->name(), ": ", s.changed ? "changed" : "no change", ", nodes ",
-                s.nodes_before, " -> ", s.nodes_after);
+                s.nodes_before, " -> ", s.nodes_after, s.op_changes.empty() ? "" : " (",
+                s.op_changes, s.op_changes.empty() ? "" : ")", ", ", s.milliseconds, " ms");
     stats.push_back(s);
   }
   return stats;
@@ -40,8 +76,23 @@ std::vector<std::string> PassPipeline::names() const {
 }
 
 PassPipeline default_pipeline(const PipelineOptions& options) {
-  (void)options;
   PassPipeline p;
+  auto enabled = [&](const std::string& name) {
+    return std::find(options.disabled.begin(), options.disabled.end(), name) ==
+           options.disabled.end();
+  };
+  auto add = [&](std::unique_ptr<Pass> pass) {
+    if (enabled(pass->name())) p.add(std::move(pass));
+  };
+  add(std::make_unique<Simplify>(options.deterministic));
+  if (options.evaluator) add(std::make_unique<ConstFold>(options.evaluator));
+  add(std::make_unique<Cse>());
+  add(std::make_unique<Dce>());
+  if (!options.deterministic) {
+    add(std::make_unique<FuseEpilogue>());
+    add(std::make_unique<FuseElementwise>());
+    add(std::make_unique<Dce>());
+  }
   return p;
 }
 

@@ -33,6 +33,13 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
     passes::PipelineOptions po;
     po.deterministic = options.deterministic;
     po.disabled = options.disabled_passes;
+    // Constant folding runs nodes through the same kernels this executable would use.
+    EagerOptions eager;
+    eager.kernel = options.force_kernel;
+    eager.deterministic = options.deterministic;
+    po.evaluator = [eager](const ir::Node& n, const std::vector<Tensor>& inputs) {
+      return eager_call(n.op_name(), inputs, n.attrs(), eager);
+    };
     exe->pass_stats_ = passes::default_pipeline(po).run(g);
   }
   std::vector<ir::Node*> order = ir::live_topo_order(g);

@@ -1,0 +1,122 @@
+// Epilogue fusion: match matmul/conv2d -> [bias add] -> [residual add] -> [activation].
+#include "tern/passes/fuse_epilogue.h"
+
+#include <unordered_set>
+
+#include "tern/ir/analysis/topo_order.h"
+#include "tern/ops/fused_program.h"
+#include "tern/passes/pass_util.h"
+
+namespace tern::passes {
+namespace {
+
+struct Chain {
+  ir::Node* base = nullptr;
+  std::vector<ir::Node*> absorbed;  // in order after base
+  ir::Value* bias = nullptr;
+  ir::Value* residual = nullptr;
+  std::string activation = "none";
+  ir::Value* result = nullptr;  // the value the fused node replaces
+};
+
+class Matcher {
+ public:
+  Matcher(ir::Graph& g) : g_(g), ordered_(control_predecessors(g)) {}
+
+  bool free_of_control(const ir::Node& n) const {
+    return n.control_inputs().empty() && !ordered_.count(&n);
+  }
+
+  // The single user of `v` if `v` has exactly one use, is not a graph output, and the user may be
+  // absorbed (pure, no control edges).
+  ir::Node* sole_user(const ir::Value* v) const {
+    if (v->uses().size() != 1 || is_graph_output(g_, v)) return nullptr;
+    ir::Node* u = v->uses()[0].node;
+    return free_of_control(*u) ? u : nullptr;
+  }
+
+  // If `n` is add(v, other) or add(other, v), the other operand.
+  static ir::Value* other_add_operand(const ir::Node& n, const ir::Value* v) {
+    if (n.op_name() != "add") return nullptr;
+    if (n.input(0) == v) return n.input(1);
+    if (n.input(1) == v) return n.input(0);
+    return nullptr;
+  }
+
+  std::optional<Chain> match(ir::Node* base) const {
+    if (!free_of_control(*base)) return std::nullopt;
+    Chain c;
+    c.base = base;
+    ir::Value* cur = base->output();
+    const TensorType& type = cur->type();
+    int64_t channels = type.shape.rank() > 0 ? type.shape.dim(type.shape.rank() - 1) : 1;
+    ir::Node* u = sole_user(cur);
+    if (u) {
+      ir::Value* b = other_add_operand(*u, cur);
+      if (b && b->dtype() == type.dtype && b->shape() == Shape{channels} &&
+          u->output()->type() == type) {
+        c.bias = b;
+        c.absorbed.push_back(u);
+        cur = u->output();
+        u = sole_user(cur);
+      }
+    }
+    if (u) {
+      ir::Value* r = other_add_operand(*u, cur);
+      if (r && r != cur && r->type() == type) {
+        c.residual = r;
+        c.absorbed.push_back(u);
+        cur = u->output();
+        u = sole_user(cur);
+      }
+    }
+    if (u && u->num_inputs() == 1) {
+      if (std::optional<std::string> act = ops::epilogue_activation_for(u->op_name(), u->attrs())) {
+        c.activation = *act;
+        c.absorbed.push_back(u);
+        cur = u->output();
+      }
+    }
+    if (c.absorbed.empty()) return std::nullopt;
+    c.result = cur;
+    return c;
+  }
+
+ private:
+  ir::Graph& g_;
+  std::unordered_set<const ir::Node*> ordered_;
+};
+
+void fuse(ir::Graph& g, const Chain& c) {
+  std::vector<ir::Value*> inputs = {c.base->input(0), c.base->input(1)};
+  if (c.bias) inputs.push_back(c.bias);
+  if (c.residual) inputs.push_back(c.residual);
+  ops::Attrs attrs = c.base->attrs();
+  attrs.set("activation", c.activation);
+  attrs.set("has_bias", c.bias != nullptr);
+  attrs.set("has_residual", c.residual != nullptr);
+  std::string op = str_cat("fused_", c.base->op_name());
+  ir::Value* fused = g.add(op, inputs, std::move(attrs), str_cat(c.base->name(), "/fused"));
+  g.replace_all_uses(c.result, fused);
+  for (auto it = c.absorbed.rbegin(); it != c.absorbed.rend(); ++it) g.remove_node(*it);
+  g.remove_node(c.base);
+}
+
+}  // namespace
+
+bool FuseEpilogue::run(ir::Graph& g) {
+  bool changed = false;
+  std::unordered_set<const ir::Node*> removed;
+  for (ir::Node* n : ir::topo_order(g)) {
+    if (removed.count(n) || (n->op_name() != "matmul" && n->op_name() != "conv2d")) continue;
+    // Rebuilt per candidate: an earlier fusion may have changed the control edges' owners.
+    std::optional<Chain> chain = Matcher(g).match(n);
+    if (!chain) continue;
+    removed.insert(chain->absorbed.begin(), chain->absorbed.end());
+    fuse(g, *chain);
+    changed = true;
+  }
+  return changed;
+}
+
+}  // namespace tern::passes

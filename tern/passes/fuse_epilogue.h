@@ -1,0 +1,23 @@
+// fuse_epilogue: folds what follows a matmul or conv2d into the op's epilogue:
+//   act(add(add(op(a, b), bias), residual))  ->  fused_matmul / fused_conv2d(a, b, bias, residual)
+// bias: a rank-1 [N] add along the output's last dim (either operand order); residual: an add of
+// a value with the output's type; act: relu, gelu (either form), sigmoid or tanh. Each part is
+// optional, in that order, but at least one must be there. The result keeps the base op's
+// attributes plus activation, has_bias and has_residual (tern/ops/fused_ops.cc).
+// Only values nothing else reads are folded in: an intermediate that is a graph output, has a
+// second user, or has control edges ends the chain there.
+// Does not: reorder adds (a residual add before the bias add ends the chain), fuse ops other
+// than matmul / conv2d, or fuse in deterministic pipelines (the fused kernel rounds differently).
+#pragma once
+
+#include "tern/passes/pass.h"
+
+namespace tern::passes {
+
+class FuseEpilogue final : public Pass {
+ public:
+  std::string name() const override { return "fuse_epilogue"; }
+  bool run(ir::Graph& g) override;
+};
+
+}  // namespace tern::passes
