@@ -13,6 +13,7 @@
 #include "tern/ir/graph.h"
 #include "tern/runtime/eager.h"
 #include "tern/runtime/executable.h"
+#include "tern/runtime/initializers.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern {
@@ -46,17 +47,15 @@ Blobs make_blobs(uint64_t seed) {
   return b;
 }
 
-// Glorot-uniform weights, zero biases, zero optimizer slots: identical for every store.
+// Glorot-uniform weights (fixed seeds), zero biases, zero optimizer slots: identical for every
+// store.
 void init_variables(runtime::VariableStore& vars, const std::vector<std::string>& slots) {
-  auto glorot = [](const Shape& s, uint64_t seed) {
-    double limit = std::sqrt(6.0 / static_cast<double>(s[0] + s[1]));
-    return testing::random_tensor(DType::kF32, s, seed, -limit, limit);
-  };
+  const runtime::init::Initializer glorot = runtime::init::glorot_uniform();
   const std::vector<std::pair<std::string, Tensor>> params = {
-      {"W1", glorot(Shape({kDim, kHidden}), 11)},
-      {"b1", Tensor(DType::kF32, Shape({kHidden}))},
-      {"W2", glorot(Shape({kHidden, kClasses}), 12)},
-      {"b2", Tensor(DType::kF32, Shape({kClasses}))}};
+      {"W1", glorot(Shape({kDim, kHidden}), DType::kF32, 11)},
+      {"b1", runtime::init::zeros()(Shape({kHidden}))},
+      {"W2", glorot(Shape({kHidden, kClasses}), DType::kF32, 12)},
+      {"b2", runtime::init::zeros()(Shape({kClasses}))}};
   for (const auto& [name, value] : params) {
     vars.create(name, value);
     for (const auto& s : slots) vars.create(name + "/" + s, Tensor(DType::kF32, value.shape()));
