@@ -86,6 +86,13 @@ size_t InputStream::read(void* dst, size_t n) {
 }
 
 int64_t InputStream::skip(int64_t n) {
+  if (!compressed() && file_size_ >= 0) {
+    const int64_t step = std::clamp<int64_t>(file_size_ - offset_, 0, std::max<int64_t>(n, 0));
+    if (std::fseek(file_, static_cast<long>(step), SEEK_CUR) == 0) {
+      offset_ += step;
+      return step;
+    }
+  }
   char buf[16384];
   int64_t done = 0;
   while (done < n) {
@@ -108,6 +115,7 @@ size_t InputStream::read_compressed(char* dst, size_t n) {
           z.eof = true;
           break;
         }
+        if (got > 0) break;  // deliver what there is; the next read reports the truncation
         throw_error(ErrorCode::kDataLoss, path_, ": compressed stream truncated at byte offset ",
                     z.file_read, " (", describe_offset(offset_ + static_cast<int64_t>(got)), ")");
       }

@@ -29,7 +29,8 @@ class InputStream {
   InputStream(const InputStream&) = delete;
   InputStream& operator=(const InputStream&) = delete;
 
-  // Reads up to `n` bytes; fewer only at the end of the stream. DataLoss naming the file and
+  // Reads up to `n` bytes; fewer only at the end of the stream (or where a compressed stream is
+  // cut short, which the next read reports). DataLoss naming the file and
   // offset if compressed data is corrupt or ends mid-stream; Unavailable on an I/O error.
   size_t read(void* dst, size_t n);
   // Skips up to `n` bytes; returns how many were skipped.
