@@ -8,5 +8,6 @@ namespace tern::cpu {
 
 void register_onednn_matmul(kernels::KernelRegistry& r);
 void register_onednn_conv(kernels::KernelRegistry& r);  // conv2d, fused_conv2d, backprops
+void register_onednn_pool(kernels::KernelRegistry& r);  // max/avg/global pooling and grads
 
 }  // namespace tern::cpu
