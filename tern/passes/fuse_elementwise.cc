@@ -14,7 +14,7 @@ namespace {
 
 class Grouper {
  public:
-  explicit Grouper(ir::Graph& g) : g_(g), ordered_(control_predecessors(g)) {
+  explicit Grouper(ir::Graph& g) : g_(g) {
     std::vector<ir::Node*> order = ir::topo_order(g);
     for (size_t i = 0; i < order.size(); ++i) position_[order[i]] = i;
     order_ = std::move(order);
@@ -25,7 +25,6 @@ class Grouper {
 
   bool candidate(const ir::Node& n) const {
     if (!is_pure(n) || n.num_outputs() != 1 || n.num_inputs() == 0) return false;
-    if (!n.control_inputs().empty() || ordered_.count(&n)) return false;
     DType d = n.output()->dtype();
     if (!is_floating(d)) return false;
     for (const ir::Value* v : n.inputs()) {
@@ -60,7 +59,6 @@ class Grouper {
 
  private:
   ir::Graph& g_;
-  std::unordered_set<const ir::Node*> ordered_;
   std::unordered_map<const ir::Node*, size_t> position_;
   std::vector<ir::Node*> order_;
 };

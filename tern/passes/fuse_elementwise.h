@@ -5,9 +5,10 @@
 // with a fused opcode (unary math, add/sub/mul/div/pow/maximum/minimum, the *_grad helpers), on
 // floating values of the root's exact type, and whose results only the group reads. Scalar
 // constants become immediates; every other value the group reads becomes an input (it may
-// broadcast). Groups of one node are left alone.
+// broadcast). Groups of one node are left alone. The fused node takes over the members' control
+// edges (a group whose control successors feed its inputs is left alone: that would be a cycle).
 // Does not: fuse comparisons, where, cast or reductions; fuse across a shape change, a value
-// with users outside the group, a graph output, or a node with control edges; merge with
+// with users outside the group or a graph output; merge with
 // existing fused nodes; or run in deterministic pipelines (intermediates stay in the compute
 // type, which may round differently from the unfused ops for 16-bit floats).
 #pragma once

@@ -21,18 +21,12 @@ struct Chain {
 
 class Matcher {
  public:
-  Matcher(ir::Graph& g) : g_(g), ordered_(control_predecessors(g)) {}
+  explicit Matcher(const ir::Graph& g) : g_(g) {}
 
-  bool free_of_control(const ir::Node& n) const {
-    return n.control_inputs().empty() && !ordered_.count(&n);
-  }
-
-  // The single user of `v` if `v` has exactly one use, is not a graph output, and the user may be
-  // absorbed (pure, no control edges).
+  // The single user of `v` if `v` has exactly one use and is not a graph output.
   ir::Node* sole_user(const ir::Value* v) const {
     if (v->uses().size() != 1 || is_graph_output(g_, v)) return nullptr;
-    ir::Node* u = v->uses()[0].node;
-    return free_of_control(*u) ? u : nullptr;
+    return v->uses()[0].node;
   }
 
   // If `n` is add(v, other) or add(other, v), the other operand.
@@ -44,7 +38,6 @@ class Matcher {
   }
 
   std::optional<Chain> match(ir::Node* base) const {
-    if (!free_of_control(*base)) return std::nullopt;
     Chain c;
     c.base = base;
     ir::Value* cur = base->output();
@@ -83,23 +76,28 @@ class Matcher {
   }
 
  private:
-  ir::Graph& g_;
-  std::unordered_set<const ir::Node*> ordered_;
+  const ir::Graph& g_;
 };
 
-void fuse(ir::Graph& g, const Chain& c) {
+// Replaces the chain by one fused node; false (nothing changed) if moving the chain's control
+// edges onto the fused node would close a cycle.
+bool fuse(ir::Graph& g, const Chain& c) {
   std::vector<ir::Value*> inputs = {c.base->input(0), c.base->input(1)};
   if (c.bias) inputs.push_back(c.bias);
   if (c.residual) inputs.push_back(c.residual);
+  std::vector<ir::Node*> chain = {c.base};
+  chain.insert(chain.end(), c.absorbed.begin(), c.absorbed.end());
+  if (any_ancestor_of(inputs, control_successors_of(g, chain))) return false;
   ops::Attrs attrs = c.base->attrs();
   attrs.set("activation", c.activation);
   attrs.set("has_bias", c.bias != nullptr);
   attrs.set("has_residual", c.residual != nullptr);
   std::string op = str_cat("fused_", c.base->op_name());
-  ir::Value* fused = g.add(op, inputs, std::move(attrs), str_cat(c.base->name(), "/fused"));
-  g.replace_all_uses(c.result, fused);
-  for (auto it = c.absorbed.rbegin(); it != c.absorbed.rend(); ++it) g.remove_node(*it);
-  g.remove_node(c.base);
+  ir::Node* fused = g.add_node(op, inputs, std::move(attrs), str_cat(c.base->name(), "/fused"));
+  inherit_control_edges(g, chain, fused);
+  g.replace_all_uses(c.result, fused->output());
+  for (auto it = chain.rbegin(); it != chain.rend(); ++it) g.remove_node(*it);
+  return true;
 }
 
 }  // namespace
@@ -109,11 +107,9 @@ bool FuseEpilogue::run(ir::Graph& g) {
   std::unordered_set<const ir::Node*> removed;
   for (ir::Node* n : ir::topo_order(g)) {
     if (removed.count(n) || (n->op_name() != "matmul" && n->op_name() != "conv2d")) continue;
-    // Rebuilt per candidate: an earlier fusion may have changed the control edges' owners.
     std::optional<Chain> chain = Matcher(g).match(n);
-    if (!chain) continue;
+    if (!chain || !fuse(g, *chain)) continue;
     removed.insert(chain->absorbed.begin(), chain->absorbed.end());
-    fuse(g, *chain);
     changed = true;
   }
   return changed;

@@ -4,8 +4,10 @@
 // a value with the output's type; act: relu, gelu (either form), sigmoid or tanh. Each part is
 // optional, in that order, but at least one must be there. The result keeps the base op's
 // attributes plus activation, has_bias and has_residual (tern/ops/fused_ops.cc).
-// Only values nothing else reads are folded in: an intermediate that is a graph output, has a
-// second user, or has control edges ends the chain there.
+// Only values nothing else reads are folded in: an intermediate that is a graph output or has a
+// second user ends the chain there. The fused node takes over the chain's control edges (it runs
+// after whatever they ran after; whatever waited for them waits for it); a chain whose control
+// successors feed the fused node's inputs is left alone, as fusing it would close a cycle.
 // Does not: reorder adds (a residual add before the bias add ends the chain), fuse ops other
 // than matmul / conv2d, or fuse in deterministic pipelines (the fused kernel rounds differently).
 #pragma once

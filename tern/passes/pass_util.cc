@@ -56,4 +56,49 @@ bool only_used_by(const ir::Graph& g, const ir::Value* v,
   return true;
 }
 
+std::vector<ir::Node*> control_successors_of(const ir::Graph& g,
+                                             const std::vector<ir::Node*>& nodes) {
+  std::unordered_set<const ir::Node*> set(nodes.begin(), nodes.end());
+  std::vector<ir::Node*> out;
+  for (ir::Node* n : g.nodes()) {
+    if (set.count(n)) continue;
+    for (ir::Node* c : n->control_inputs()) {
+      if (set.count(c)) {
+        out.push_back(n);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+bool any_ancestor_of(const std::vector<ir::Value*>& values, const std::vector<ir::Node*>& targets) {
+  if (targets.empty()) return false;
+  std::unordered_set<const ir::Node*> want(targets.begin(), targets.end());
+  std::unordered_set<const ir::Node*> seen;
+  std::vector<const ir::Node*> stack;
+  for (const ir::Value* v : values) stack.push_back(v->node());
+  while (!stack.empty()) {
+    const ir::Node* n = stack.back();
+    stack.pop_back();
+    if (!seen.insert(n).second) continue;
+    if (want.count(n)) return true;
+    for (const ir::Value* v : n->inputs()) stack.push_back(v->node());
+    for (const ir::Node* c : n->control_inputs()) stack.push_back(c);
+  }
+  return false;
+}
+
+void inherit_control_edges(ir::Graph& g, const std::vector<ir::Node*>& merged, ir::Node* into) {
+  std::unordered_set<const ir::Node*> set(merged.begin(), merged.end());
+  for (ir::Node* m : merged) {
+    for (ir::Node* c : m->control_inputs()) {
+      if (!set.count(c) && c != into) into->add_control_input(c);
+    }
+  }
+  for (ir::Node* s : control_successors_of(g, merged)) {
+    if (s != into) s->add_control_input(into);
+  }
+}
+
 }  // namespace tern::passes

@@ -22,4 +22,16 @@ bool is_graph_output(const ir::Graph& g, const ir::Value* v);
 bool only_used_by(const ir::Graph& g, const ir::Value* v,
                   const std::unordered_set<const ir::Node*>& group);
 
+// --- control edges across rewrites ---
+
+// Nodes that list one of `nodes` as a control input (excluding `nodes` themselves).
+std::vector<ir::Node*> control_successors_of(const ir::Graph& g,
+                                             const std::vector<ir::Node*>& nodes);
+// True if a node in `targets` is an ancestor (through data or control edges) of a value in
+// `values`: making `targets` wait for the values' consumer would then close a cycle.
+bool any_ancestor_of(const std::vector<ir::Value*>& values, const std::vector<ir::Node*>& targets);
+// `into` replaces the `merged` nodes in the control order: it runs after everything any of them
+// ran after, and everything that waited for one of them now waits for `into`.
+void inherit_control_edges(ir::Graph& g, const std::vector<ir::Node*>& merged, ir::Node* into);
+
 }  // namespace tern::passes

@@ -157,11 +157,18 @@ bool Simplify::run(ir::Graph& g) {
     std::unordered_set<const ir::Node*> ordered = control_predecessors(g);
     for (ir::Node* n : ir::topo_order(g)) {
       if (!is_pure(*n) || n->num_outputs() != 1 || n->num_inputs() == 0) continue;
-      if (!n->control_inputs().empty() || ordered.count(n)) continue;
+      if (!n->control_inputs().empty()) continue;
       ir::Value* out = n->output();
       if (out->uses().empty() && !is_graph_output(g, out)) continue;
       ir::Value* replacement = rw.rewrite(*n);
       if (!replacement || replacement == out) continue;
+      if (ordered.count(n)) {
+        // Nodes waited for `n` (a read before an update). A variable has no read event of its
+        // own to wait for, so that rewrite is dropped; any other replacement inherits the wait.
+        ir::Node* r = replacement->node();
+        if (r->op_name() == "variable") continue;
+        inherit_control_edges(g, {n}, r);
+      }
       g.replace_all_uses(out, replacement);
       g.remove_node(n);
       round_changed = true;

@@ -9,7 +9,9 @@
 // With `bit_exact` only rewrites that give identical bits for every input are made: x + 0 is
 // then rewritten only for a -0 constant (or integers), since (-0) + (+0) is +0; x - (-0) and
 // pow(x, 2) are left alone.
-// Does not: touch nodes with control edges (their order matters), fold constants (const_fold),
+// A rewritten node that others wait for (a variable read before its update) hands that wait to
+// its replacement, unless the replacement is the variable itself, which is then not rewritten.
+// Does not: touch nodes with control inputs (their order matters), fold constants (const_fold),
 // remove what becomes dead (dce), or apply identities that can change NaN/Inf results (x * 0).
 #pragma once
 

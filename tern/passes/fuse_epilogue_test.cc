@@ -1,0 +1,157 @@
+// fuse_epilogue: text IR in, structure out.
+#include "tern/passes/fuse_epilogue.h"
+
+#include "tern/passes/pass_test_util.h"
+
+namespace tern::passes {
+namespace {
+
+using testing::count_ops;
+using testing::output_node;
+using testing::parse;
+using testing::run_pass;
+
+TEST(FuseEpilogue, MatmulBiasReluBecomesOneNode) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 4]}
+    %b = variable() {dtype=f32, name="b", shape=[4]}
+    %mm = matmul(%x, %w)
+    %z = add(%b, %mm)
+    %y = relu(%z)
+    return {"y": %y}
+  })");
+  FuseEpilogue pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "matmul") + count_ops(*g, "add") + count_ops(*g, "relu"), 0u);
+  ASSERT_EQ(count_ops(*g, "fused_matmul"), 1u);
+  const ir::Node& f = output_node(*g, "y");
+  EXPECT_EQ(f.op_name(), "fused_matmul");
+  EXPECT_EQ(f.attrs().get_string("activation"), "relu");
+  EXPECT_TRUE(f.attrs().get_bool("has_bias"));
+  EXPECT_FALSE(f.attrs().get_bool("has_residual"));
+  EXPECT_EQ(f.input(2)->node()->name(), "b");
+  EXPECT_FALSE(run_pass(pass, *g));
+}
+
+TEST(FuseEpilogue, ResidualAndGeluWithTransposes) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[16, 8]}
+    %w = input() {dtype=f32, name="w", shape=[4, 16]}
+    %b = input() {dtype=f32, name="b", shape=[4]}
+    %r = input() {dtype=f32, name="r", shape=[8, 4]}
+    %mm = matmul(%x, %w) {transpose_a=true, transpose_b=true}
+    %z = add(%mm, %b)
+    %s = add(%r, %z)
+    %y = gelu(%s) {approximate=true}
+    return {"y": %y}
+  })");
+  FuseEpilogue pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& f = output_node(*g, "y");
+  ASSERT_EQ(f.op_name(), "fused_matmul");
+  EXPECT_EQ(f.attrs().get_string("activation"), "gelu_tanh");
+  EXPECT_TRUE(f.attrs().get_bool("has_bias"));
+  EXPECT_TRUE(f.attrs().get_bool("has_residual"));
+  EXPECT_TRUE(f.attrs().get_bool("transpose_a"));
+  EXPECT_EQ(f.num_inputs(), 4);
+  EXPECT_EQ(g->num_nodes(), 5u);
+}
+
+TEST(FuseEpilogue, Conv2dBiasSigmoid) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[1, 8, 8, 3]}
+    %k = variable() {dtype=f32, name="k", shape=[3, 3, 3, 6]}
+    %b = variable() {dtype=f32, name="b", shape=[6]}
+    %c = conv2d(%x, %k) {padding="SAME", strides=[2, 2]}
+    %z = add(%c, %b)
+    %y = sigmoid(%z)
+    return {"y": %y}
+  })");
+  FuseEpilogue pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& f = output_node(*g, "y");
+  ASSERT_EQ(f.op_name(), "fused_conv2d");
+  EXPECT_EQ(f.attrs().get_string("activation"), "sigmoid");
+  EXPECT_EQ(f.attrs().get_string("padding"), "SAME");
+  EXPECT_EQ(f.attrs().get_ints("strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(f.output()->shape(), (Shape{1, 4, 4, 6}));
+}
+
+TEST(FuseEpilogue, StopsWhereAnIntermediateHasAnotherUser) {
+  // The pre-activation feeds the backward pass too: the bias folds in, the relu stays.
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = input() {dtype=f32, name="w", shape=[16, 4]}
+    %b = input() {dtype=f32, name="b", shape=[4]}
+    %dy = input() {dtype=f32, name="dy", shape=[8, 4]}
+    %mm = matmul(%x, %w)
+    %z = add(%mm, %b)
+    %y = relu(%z)
+    %dz = relu_grad(%dy, %z)
+    return {"y": %y, "dz": %dz}
+  })");
+  FuseEpilogue pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& f = *output_node(*g, "y").input(0)->node();
+  ASSERT_EQ(f.op_name(), "fused_matmul");
+  EXPECT_EQ(f.attrs().get_string("activation"), "none");
+  EXPECT_TRUE(f.attrs().get_bool("has_bias"));
+  EXPECT_EQ(output_node(*g, "dz").input(1), f.output());
+}
+
+TEST(FuseEpilogue, LeavesWhatDoesNotMatch) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = input() {dtype=f32, name="w", shape=[16, 4]}
+    %b2 = input() {dtype=f32, name="b2", shape=[1, 4]}
+    %mm = matmul(%x, %w)
+    %z = add(%mm, %b2)
+    %mm2 = matmul(%x, %w) {transpose_a=false}
+    %y2 = exp(%mm2)
+    %mm3 = matmul(%x, %w)
+    %e3 = relu(%mm3)
+    return {"z": %z, "y2": %y2, "mm3": %mm3, "e3": %e3}
+  })");
+  FuseEpilogue pass;
+  EXPECT_FALSE(run_pass(pass, *g));  // [1, 4] is no [N] bias; exp is no epilogue; mm3 is an output
+  EXPECT_EQ(count_ops(*g, "matmul"), 3u);
+}
+
+TEST(FuseEpilogue, FusedNodeTakesOverControlEdges) {
+  // Training graphs order every variable read before the update: the fused node inherits that.
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 4]}
+    %r0 = input() {dtype=f32, name="r0", shape=[8, 4]}
+    %mm = matmul(%x, %w)
+    %q = neg(%r0) after(%mm)
+    %s = add(%mm, %q)
+    %y = tanh(%s)
+    return {"y": %y}
+  })");
+  FuseEpilogue pass;
+  EXPECT_FALSE(run_pass(pass, *g));  // q waits for mm and feeds the chain: fusing is a cycle
+  auto h = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 4]}
+    %b = variable() {dtype=f32, name="b", shape=[4]}
+    %mm = matmul(%x, %w)
+    %z = add(%mm, %b)
+    %y = tanh(%z)
+    %nw = input() {dtype=f32, name="nw", shape=[16, 4]}
+    %upd = assign(%w, %nw) after(%mm)
+    %upd_b = assign(%b, %b) after(%z)
+    return {"y": %y}
+  })");
+  EXPECT_TRUE(run_pass(pass, *h));
+  const ir::Node* f = &output_node(*h, "y");
+  ASSERT_EQ(f->op_name(), "fused_matmul");
+  for (const char* update : {"upd", "upd_b"}) {
+    const auto& ctl = h->find_node(update)->control_inputs();
+    EXPECT_EQ(std::count(ctl.begin(), ctl.end(), f), 1) << update;
+  }
+}
+
+}  // namespace
+}  // namespace tern::passes
