@@ -1,8 +1,13 @@
-// Subcommands of the `tern` tool. Each takes argv starting at the subcommand name.
+// Subcommands of the `tern` tool. Each takes argv starting at the subcommand name and returns the
+// process exit code (0 ok, 1 error, 2 usage).
 #pragma once
 
 namespace tern::tools {
 
 int cmd_ops(int argc, char** argv);
+int cmd_train(int argc, char** argv);
+int cmd_eval(int argc, char** argv);
+int cmd_predict(int argc, char** argv);
+int cmd_summary(int argc, char** argv);
 
 }  // namespace tern::tools

@@ -1,5 +1,6 @@
 // The `tern` command: dispatches to subcommands.
 #include <cstring>
+#include <exception>
 #include <iostream>
 #include <string>
 
@@ -11,6 +12,10 @@ namespace {
 void print_usage(std::ostream& os) {
   os << "usage: tern <command> [args]\n\n"
         "commands:\n"
+        "  train      train the model a config describes (tern train examples/fashion_mnist.toml)\n"
+        "  eval       evaluate trained weights on the config's test split\n"
+        "  predict    predict classes for test images, as CSV\n"
+        "  summary    print the model a config describes\n"
         "  ops        list every registered op: dtypes, fast kernel or ref only, gradient\n"
         "\n'tern <command> --help' describes a command.\n";
 }
@@ -25,10 +30,17 @@ int main(int argc, char** argv) {
   std::string cmd = argv[1];
   try {
     if (cmd == "ops") return tern::tools::cmd_ops(argc - 1, argv + 1);
+    if (cmd == "train") return tern::tools::cmd_train(argc - 1, argv + 1);
+    if (cmd == "eval") return tern::tools::cmd_eval(argc - 1, argv + 1);
+    if (cmd == "predict") return tern::tools::cmd_predict(argc - 1, argv + 1);
+    if (cmd == "summary") return tern::tools::cmd_summary(argc - 1, argv + 1);
     std::cerr << "tern: unknown command '" << cmd << "'\n";
     print_usage(std::cerr);
     return 2;
   } catch (const tern::Error& e) {
+    std::cerr << "tern " << cmd << ": " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
     std::cerr << "tern " << cmd << ": " << e.what() << "\n";
     return 1;
   }

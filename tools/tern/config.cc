@@ -1,0 +1,306 @@
+// TOML config loading with checked keys (toml++ is used only in this file).
+#include "tools/tern/config.h"
+
+#include <filesystem>
+#include <set>
+#include <toml++/toml.h>
+
+#include "tern/ops/registry.h"
+
+namespace tern::tools {
+namespace {
+
+[[noreturn]] void config_error(const std::string& file, const toml::source_region& where, const std::string& msg) {
+  if (where.begin.line > 0) throw_error(ErrorCode::kInvalidArgument, file, ":", where.begin.line, ": ", msg);
+  throw_error(ErrorCode::kInvalidArgument, file, ": ", msg);
+}
+
+// A table whose keys are read one by one; finish() rejects the keys nobody read.
+class Section {
+ public:
+  Section(const toml::table* table, std::string path, std::string file)
+      : table_(table), path_(std::move(path)), file_(std::move(file)) {}
+
+  bool present() const { return table_ != nullptr; }
+  bool has(const std::string& key) const { return table_ && table_->contains(key); }
+
+  template <typename T>
+  void read(const std::string& key, T& out) {
+    known_.insert(key);
+    if (!table_) return;
+    const toml::node* n = table_->get(key);
+    if (!n) return;
+    out = convert<T>(*n, key);
+  }
+  template <typename T>
+  void read_optional(const std::string& key, std::optional<T>& out) {
+    known_.insert(key);
+    if (!table_) return;
+    if (const toml::node* n = table_->get(key)) out = convert<T>(*n, key);
+  }
+  Section sub(const std::string& key) {
+    known_.insert(key);
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (n && !n->is_table()) config_error(file_, n->source(), str_cat("key '", full(key), "' must be a table"));
+    return Section(n ? n->as_table() : nullptr, full(key), file_);
+  }
+  // Every key of the table as an attribute value (for [model.args]).
+  ops::Attrs all_as_attrs() {
+    ops::Attrs a;
+    if (!table_) return a;
+    for (const auto& [k, v] : *table_) {
+      std::string key(k.str());
+      known_.insert(key);
+      a.set(key, to_attr(v, key));
+    }
+    return a;
+  }
+  void finish() const {
+    if (!table_) return;
+    for (const auto& [k, v] : *table_) {
+      std::string key(k.str());
+      if (known_.count(key)) continue;
+      std::string best = ops::closest_name(key, std::vector<std::string>(known_.begin(), known_.end()));
+      config_error(file_, v.source(), str_cat("unknown key '", full(key), "'",
+                                              best.empty() ? "" : str_cat(" (did you mean '", full(best), "'?)")));
+    }
+  }
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string full(const std::string& key) const { return path_.empty() ? key : path_ + "." + key; }
+
+  [[noreturn]] void type_error(const toml::node& n, const std::string& key, const char* want) const {
+    config_error(file_, n.source(), str_cat("key '", full(key), "' must be ", want));
+  }
+
+  template <typename T>
+  T convert(const toml::node& n, const std::string& key) const {
+    if constexpr (std::is_same_v<T, bool>) {
+      if (auto v = n.value_exact<bool>()) return *v;
+      type_error(n, key, "a boolean (true or false)");
+    } else if constexpr (std::is_integral_v<T>) {
+      if (auto v = n.value_exact<int64_t>()) return static_cast<T>(*v);
+      type_error(n, key, "an integer");
+    } else if constexpr (std::is_same_v<T, double>) {
+      if (auto v = n.value_exact<double>()) return *v;
+      if (auto v = n.value_exact<int64_t>()) return static_cast<double>(*v);
+      type_error(n, key, "a number");
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      if (auto v = n.value_exact<std::string>()) return *v;
+      type_error(n, key, "a string");
+    } else if constexpr (std::is_same_v<T, std::vector<int64_t>>) {
+      const toml::array* arr = n.as_array();
+      if (!arr) type_error(n, key, "an array of integers");
+      T out;
+      for (const auto& e : *arr) {
+        auto v = e.value_exact<int64_t>();
+        if (!v) type_error(n, key, "an array of integers");
+        out.push_back(*v);
+      }
+      return out;
+    } else if constexpr (std::is_same_v<T, std::vector<double>>) {
+      const toml::array* arr = n.as_array();
+      if (!arr) type_error(n, key, "an array of numbers");
+      T out;
+      for (const auto& e : *arr) {
+        if (auto v = e.value_exact<double>()) {
+          out.push_back(*v);
+        } else if (auto i = e.value_exact<int64_t>()) {
+          out.push_back(static_cast<double>(*i));
+        } else {
+          type_error(n, key, "an array of numbers");
+        }
+      }
+      return out;
+    } else {
+      static_assert(std::is_same_v<T, std::vector<std::string>>);
+      const toml::array* arr = n.as_array();
+      if (!arr) type_error(n, key, "an array of strings");
+      T out;
+      for (const auto& e : *arr) {
+        auto v = e.value_exact<std::string>();
+        if (!v) type_error(n, key, "an array of strings");
+        out.push_back(*v);
+      }
+      return out;
+    }
+  }
+
+  ops::AttrValue to_attr(const toml::node& n, const std::string& key) const {
+    if (auto v = n.value_exact<bool>()) return *v;
+    if (auto v = n.value_exact<int64_t>()) return *v;
+    if (auto v = n.value_exact<double>()) return *v;
+    if (auto v = n.value_exact<std::string>()) return *v;
+    if (const toml::array* arr = n.as_array()) {
+      bool all_int = true;
+      for (const auto& e : *arr) all_int = all_int && e.is_integer();
+      if (all_int) return convert<std::vector<int64_t>>(n, key);
+      return convert<std::vector<double>>(n, key);
+    }
+    type_error(n, key, "a boolean, number, string or array");
+  }
+
+  const toml::table* table_;
+  std::string path_;
+  std::string file_;
+  std::set<std::string> known_;
+};
+
+// Applies "a.b.c=value" to the parsed table.
+void apply_override(toml::table& root, const std::string& spec, const std::string& file) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': expected key=value");
+  }
+  std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", value}};  // a bare word is a string
+  }
+  toml::table* t = &root;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = key.find('.', start);
+    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty()) throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
+    if (dot == std::string::npos) {
+      t->insert_or_assign(part, *parsed.get("v"));
+      return;
+    }
+    toml::node* next = t->get(part);
+    if (!next) {
+      t->insert(part, toml::table{});
+      next = t->get(part);
+    }
+    if (!next->is_table()) {
+      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part, "' in ", file, " is not a table");
+    }
+    t = next->as_table();
+    start = dot + 1;
+  }
+}
+
+}  // namespace
+
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (!std::filesystem::exists(path)) throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":", e.source().begin.column,
+                ": TOML syntax error: ", e.description());
+  }
+  for (const auto& o : overrides) apply_override(root, o, path);
+  TrainConfig c;
+  c.path = path;
+  Section top(&root, "", path);
+
+  Section model = top.sub("model");
+  model.read("name", c.model);
+  Section args = model.sub("args");
+  c.model_args = args.all_as_attrs();
+  model.finish();
+
+  Section data = top.sub("data");
+  data.read("dataset", c.dataset);
+  data.read("dir", c.data_dir);
+  data.read("train_images", c.train_images);
+  data.read("train_labels", c.train_labels);
+  data.read("test_images", c.test_images);
+  data.read("test_labels", c.test_labels);
+  data.read("num_classes", c.num_classes);
+  data.read("shuffle_buffer", c.shuffle_buffer);
+  data.read("validation_split", c.validation_split);
+  data.read("validate_on_test", c.validate_on_test);
+  data.read("prefetch", c.prefetch);
+  data.finish();
+
+  Section loss = top.sub("loss");
+  loss.read("name", c.loss);
+  loss.read("from_logits", c.from_logits);
+  loss.read("label_smoothing", c.label_smoothing);
+  loss.read("metrics", c.metrics);
+  loss.finish();
+
+  Section opt = top.sub("optimizer");
+  opt.read("name", c.optimizer);
+  opt.read("learning_rate", c.learning_rate);
+  opt.read("momentum", c.momentum);
+  opt.read("nesterov", c.nesterov);
+  opt.read("beta1", c.beta1);
+  opt.read("beta2", c.beta2);
+  opt.read("epsilon", c.epsilon);
+  opt.read("weight_decay", c.weight_decay);
+  opt.read("rho", c.rho);
+  opt.read("amsgrad", c.amsgrad);
+  opt.read("centered", c.centered);
+  opt.read_optional("clipnorm", c.clipnorm);
+  opt.read_optional("global_clipnorm", c.global_clipnorm);
+  opt.read_optional("clipvalue", c.clipvalue);
+  opt.finish();
+
+  Section sched = top.sub("schedule");
+  sched.read("name", c.schedule);
+  sched.read("warmup_steps", c.warmup_steps);
+  sched.read("decay_steps", c.decay_steps);
+  sched.read("decay_rate", c.decay_rate);
+  sched.read("staircase", c.staircase);
+  sched.read("alpha", c.alpha);
+  sched.read("t_mul", c.t_mul);
+  sched.read("m_mul", c.m_mul);
+  sched.read("boundaries", c.boundaries);
+  sched.read("values", c.values);
+  sched.finish();
+
+  Section train = top.sub("training");
+  train.read("epochs", c.epochs);
+  train.read("batch_size", c.batch_size);
+  train.read("seed", c.seed);
+  train.read("precision", c.precision);
+  train.read("threads", c.threads);
+  train.read("steps_per_epoch", c.steps_per_epoch);
+  train.read("gradient_accumulation_steps", c.gradient_accumulation_steps);
+  train.read("deterministic", c.deterministic);
+  train.finish();
+
+  Section cbs = top.sub("callbacks");
+  Section es = cbs.sub("early_stopping");
+  c.callbacks.early_stopping = es.present();
+  es.read("monitor", c.callbacks.es_monitor);
+  es.read("patience", c.callbacks.es_patience);
+  es.read("min_delta", c.callbacks.es_min_delta);
+  es.read("restore_best_weights", c.callbacks.es_restore_best_weights);
+  es.finish();
+  Section rl = cbs.sub("reduce_lr_on_plateau");
+  c.callbacks.reduce_lr = rl.present();
+  rl.read("monitor", c.callbacks.rl_monitor);
+  rl.read("factor", c.callbacks.rl_factor);
+  rl.read("patience", c.callbacks.rl_patience);
+  rl.read("min_lr", c.callbacks.rl_min_lr);
+  rl.finish();
+  cbs.read("terminate_on_nan", c.callbacks.terminate_on_nan);
+  cbs.finish();
+
+  Section out = top.sub("output");
+  out.read("dir", c.output_dir);
+  out.finish();
+  top.finish();
+
+  auto check = [&](bool ok, const std::string& key, const std::string& msg) {
+    if (!ok) throw_error(ErrorCode::kInvalidArgument, path, ": key '", key, "' ", msg);
+  };
+  check(c.epochs >= 1, "training.epochs", "must be >= 1");
+  check(c.batch_size >= 1, "training.batch_size", "must be >= 1");
+  check(c.learning_rate > 0, "optimizer.learning_rate", "must be positive");
+  check(c.validation_split >= 0 && c.validation_split < 1, "data.validation_split", "must be in [0, 1)");
+  check(c.num_classes >= 1, "data.num_classes", "must be >= 1");
+  check(c.precision == "float32", "training.precision", "must be \"float32\" (the only policy this build supports)");
+  check(c.gradient_accumulation_steps >= 1, "training.gradient_accumulation_steps", "must be >= 1");
+  return c;
+}
+
+}  // namespace tern::tools

@@ -1,0 +1,85 @@
+// Training configuration: the TOML file `tern train CONFIG` reads, checked key by key. An unknown
+// key, a wrong type or a missing file is an error naming the file, the line and the key, with the
+// closest valid key suggested. Every key is documented in docs/config.md.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tern/ops/attrs.h"
+
+namespace tern::tools {
+
+struct CallbackConfig {
+  bool early_stopping = false;
+  std::string es_monitor = "val_loss";
+  int es_patience = 0;
+  double es_min_delta = 0;
+  bool es_restore_best_weights = false;
+  bool reduce_lr = false;
+  std::string rl_monitor = "val_loss";
+  double rl_factor = 0.1;
+  int rl_patience = 10;
+  double rl_min_lr = 0;
+  bool terminate_on_nan = true;
+};
+
+struct TrainConfig {
+  std::string path;  // the config file
+  // [model]
+  std::string model = "cnn";
+  ops::Attrs model_args;  // [model.args], checked against the zoo entry
+  // [data]
+  std::string dataset = "fashion_mnist";
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+  std::string train_images, train_labels, test_images, test_labels;  // dataset = "idx"
+  int64_t num_classes = 10;
+  int64_t shuffle_buffer = 60000;
+  double validation_split = 0;     // fraction of training data held out for per-epoch validation
+  bool validate_on_test = false;   // per-epoch validation on the test split
+  int64_t prefetch = -1;           // -1 = AUTOTUNE
+  // [loss]
+  std::string loss = "sparse_categorical_crossentropy";
+  bool from_logits = true;
+  double label_smoothing = 0;
+  std::vector<std::string> metrics = {"accuracy"};
+  // [optimizer]
+  std::string optimizer = "adam";
+  double learning_rate = 1e-3;
+  double momentum = 0;
+  bool nesterov = false;
+  double beta1 = 0.9, beta2 = 0.999, epsilon = 1e-7, weight_decay = 0, rho = 0.9;
+  bool amsgrad = false, centered = false;
+  std::optional<double> clipnorm, global_clipnorm, clipvalue;
+  // [schedule]
+  std::string schedule = "constant";
+  int64_t warmup_steps = 0;
+  int64_t decay_steps = 1000;
+  double decay_rate = 0.96;
+  bool staircase = false;
+  double alpha = 0;
+  double t_mul = 2.0, m_mul = 1.0;
+  std::vector<int64_t> boundaries;
+  std::vector<double> values;
+  // [training]
+  int epochs = 1;
+  int64_t batch_size = 32;
+  int64_t seed = 42;
+  std::string precision = "float32";
+  int threads = 0;
+  int64_t steps_per_epoch = -1;
+  int gradient_accumulation_steps = 1;
+  bool deterministic = false;
+  // [callbacks.*]
+  CallbackConfig callbacks;
+  // [output]
+  std::string output_dir = "runs/default";
+};
+
+// Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse
+// as TOML; bare words become strings).
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace tern::tools

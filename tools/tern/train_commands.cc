@@ -1,0 +1,204 @@
+// `tern train`, `tern eval`, `tern predict`, `tern summary`: config-driven training and use of
+// the trained weights.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "tern/data/iterator.h"
+#include "tern/io/atomic_file.h"
+#include "tern/runtime/runtime.h"
+#include "tern/train/callbacks.h"
+#include "tern/train/training_state.h"
+#include "tools/tern/commands.h"
+#include "tools/tern/training_setup.h"
+
+namespace tern::tools {
+namespace {
+
+struct CommonFlags {
+  std::string config;
+  std::vector<std::string> sets;
+};
+
+void add_common(CLI::App& app, CommonFlags& f) {
+  app.add_option("config", f.config, "training config (TOML), e.g. examples/fashion_mnist.toml")->required();
+  app.add_option("--set", f.sets, "override a config key: --set training.epochs=1 (repeatable)");
+}
+
+int parse(CLI::App& app, int argc, char** argv) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return -1;
+}
+
+TrainConfig setup(const CommonFlags& f) {
+  TrainConfig c = load_config(f.config, f.sets);
+  runtime::set_intra_op_threads(c.threads);
+  return c;
+}
+
+std::string default_weights(const TrainConfig& c) { return c.output_dir + "/weights.safetensors"; }
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  CLI::App app{"Train the model a config describes; prints the final test metrics.", "tern train"};
+  CommonFlags f;
+  std::string metrics_json;
+  bool quiet = false;
+  add_common(app, f);
+  app.add_option("--metrics-json", metrics_json,
+                 "write test_accuracy, test_loss, epochs, train_seconds, samples_per_second, weights_sha256");
+  app.add_flag("--quiet", quiet, "no per-epoch output");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+
+  TrainConfig c = setup(f);
+  ClassificationData d = load_data(c);
+  Tensor train_x = d.train_x, train_y = d.train_y;
+  data::DatasetPtr validation;
+  if (c.validation_split > 0) {
+    int64_t n = train_x.shape()[0];
+    int64_t n_val = static_cast<int64_t>(static_cast<double>(n) * c.validation_split);
+    validation = eval_pipeline(c, train_x.slice_rows(n - n_val, n), train_y.slice_rows(n - n_val, n));
+    train_x = train_x.slice_rows(0, n - n_val);
+    train_y = train_y.slice_rows(0, n - n_val);
+  } else if (c.validate_on_test) {
+    validation = eval_pipeline(c, d.test_x, d.test_y);
+  }
+  int64_t steps = (train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
+  if (c.steps_per_epoch > 0) steps = std::min(steps, c.steps_per_epoch);
+  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
+  compile_model(*model, c, steps);
+  if (!quiet) {
+    std::cout << "tern train " << c.path << ": model " << c.model << " (" << model->count_params()
+              << " params), " << train_x.shape()[0] << " training samples, batch " << c.batch_size << ", "
+              << c.epochs << " epochs, " << runtime::intra_op_threads() << " threads\n";
+  }
+  nn::FitOptions fo;
+  fo.epochs = c.epochs;
+  fo.validation_data = validation;
+  fo.callbacks = make_callbacks(c);
+  fo.steps_per_epoch = c.steps_per_epoch;
+  fo.verbose = quiet ? 0 : 1;
+  fo.gradient_accumulation_steps = c.gradient_accumulation_steps;
+  fo.seed = static_cast<uint64_t>(c.seed);
+  auto t0 = std::chrono::steady_clock::now();
+  train::History h = model->fit(training_pipeline(c, train_x, train_y), fo);
+  double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  int epochs_run = static_cast<int>(h.epoch.size());
+  int64_t samples = std::min(train_x.shape()[0], (c.steps_per_epoch > 0 ? c.steps_per_epoch * c.batch_size
+                                                                        : train_x.shape()[0])) *
+                    epochs_run;
+  nn::EvaluateResult test = model->evaluate(eval_pipeline(c, d.test_x, d.test_y));
+  std::string weights = save_weights(*model, c.output_dir);
+  std::string sha = weights_sha256(*model);
+  nlohmann::ordered_json j;
+  j["test_loss"] = test.loss;
+  for (const auto& [name, v] : test.metrics) j["test_" + name] = v;
+  j["epochs"] = epochs_run;
+  j["train_seconds"] = train_seconds;
+  j["samples_per_second"] = train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0;
+  j["weights_sha256"] = sha;
+  j["weights"] = weights;
+  std::cout << "test_loss: " << std::fixed << std::setprecision(4) << test.loss;
+  for (const auto& [name, v] : test.metrics) std::cout << " - test_" << name << ": " << v;
+  std::cout << "\ntrained " << epochs_run << " epochs in " << std::setprecision(1) << train_seconds << " s ("
+            << std::setprecision(0) << j["samples_per_second"].get<double>() << " samples/s); weights: " << weights
+            << "\nweights_sha256: " << sha << "\n";
+  if (!metrics_json.empty()) {
+    std::filesystem::path p(metrics_json);
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+    io::write_file_atomically(metrics_json, j.dump(2) + "\n");
+  }
+  return 0;
+}
+
+int cmd_eval(int argc, char** argv) {
+  CLI::App app{"Evaluate trained weights on the config's test split.", "tern eval"};
+  CommonFlags f;
+  std::string weights;
+  add_common(app, f);
+  app.add_option("--weights", weights, "weights file (default: <output.dir>/weights.safetensors)");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  TrainConfig c = setup(f);
+  ClassificationData d = load_data(c);
+  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
+  load_weights(*model, weights.empty() ? default_weights(c) : weights);
+  compile_model(*model, c, 1);
+  nn::EvaluateResult r = model->evaluate(eval_pipeline(c, d.test_x, d.test_y));
+  std::cout << std::fixed << std::setprecision(4) << "test_loss: " << r.loss;
+  for (const auto& [name, v] : r.metrics) std::cout << " - test_" << name << ": " << v;
+  std::cout << "\n";
+  return 0;
+}
+
+int cmd_predict(int argc, char** argv) {
+  CLI::App app{"Predict classes for the config's test images; writes CSV (index, predicted, label, probabilities).",
+               "tern predict"};
+  CommonFlags f;
+  std::string weights, output;
+  int64_t limit = 10;
+  add_common(app, f);
+  app.add_option("--weights", weights, "weights file (default: <output.dir>/weights.safetensors)");
+  app.add_option("--output", output, "CSV file to write (default: stdout)");
+  app.add_option("--limit", limit, "number of test images (-1 = all)");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  TrainConfig c = setup(f);
+  ClassificationData d = load_data(c);
+  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
+  load_weights(*model, weights.empty() ? default_weights(c) : weights);
+  int64_t n = d.test_x.shape()[0];
+  if (limit >= 0) n = std::min(n, limit);
+  TERN_CHECK_ARG(n > 0, "predict: nothing to predict (--limit ", limit, ")");
+  Tensor logits = model->predict(d.test_x.slice_rows(0, n), std::max<int64_t>(c.batch_size, 256));
+  std::ofstream file;
+  if (!output.empty()) {
+    file.open(output);
+    TERN_CHECK_ARG(file.good(), "predict: cannot write '", output, "'");
+  }
+  std::ostream& os = output.empty() ? std::cout : file;
+  int64_t classes = logits.shape()[1];
+  os << "index,predicted,label";
+  for (int64_t k = 0; k < classes; ++k) os << ",p" << k;
+  os << "\n" << std::setprecision(5);
+  for (int64_t i = 0; i < n; ++i) {
+    double mx = -1e300;
+    int64_t arg = 0;
+    for (int64_t k = 0; k < classes; ++k) {
+      double v = logits.get(i * classes + k);
+      if (v > mx) {
+        mx = v;
+        arg = k;
+      }
+    }
+    double z = 0;
+    for (int64_t k = 0; k < classes; ++k) z += std::exp(logits.get(i * classes + k) - mx);
+    os << i << "," << arg << "," << d.test_y.get(i);
+    for (int64_t k = 0; k < classes; ++k) os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
+    os << "\n";
+  }
+  return 0;
+}
+
+int cmd_summary(int argc, char** argv) {
+  CLI::App app{"Print the model a config describes: layers, output shapes, parameter counts.", "tern summary"};
+  CommonFlags f;
+  add_common(app, f);
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  TrainConfig c = setup(f);
+  // The input shape comes from the data files' headers.
+  ClassificationData d = load_data(c);
+  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
+  model->summary(std::cout);
+  return 0;
+}
+
+}  // namespace tern::tools
