@@ -3,7 +3,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test bench format check-format clean
+.PHONY: all build test train bench format check-format clean
 
 all: build
 
@@ -16,10 +16,18 @@ build: $(BUILD)/build.ninja
 test: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
+# The main job: train the default example (a CNN on Fashion-MNIST) and print the final metrics.
+train: build
+	$(BUILD)/tools/tern/tern train examples/fashion_mnist.toml --metrics-json runs/fashion_mnist/metrics.json
+
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
-check-format:
+check-# The main job: train the default example (a CNN on Fashion-MNIST) and print the final metrics.
+train: build
+	$(BUILD)/tools/tern/tern train examples/fashion_mnist.toml --metrics-json runs/fashion_mnist/metrics.json
+
+format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:
