@@ -5,8 +5,9 @@
 // float range, NaN and infinities included); the normal CDF uses a Chebyshev fit of erfc
 // (relative error < 1.2e-7). Only float.
 //
-// Selections are written as `cond ? a : b` over values computed beforehand: GCC (with the default
-// -ftrapping-math) will not if-convert, and so not vectorize, a select whose arm does arithmetic.
+// Choices go through select(), a bit mask, never `cond ? a : b`: GCC turns a conditional into a
+// branch, sinks the arithmetic that only one side uses into it, and then (with the default
+// -ftrapping-math) can neither if-convert nor vectorize the loop.
 #pragma once
 
 #include <bit>
@@ -19,6 +20,12 @@ namespace tern::cpu::vmath {
 
 constexpr float kInf = std::numeric_limits<float>::infinity();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// c ? a : b without a branch.
+TERN_VMATH_INLINE float select(bool c, float a, float b) {
+  uint32_t m = 0u - static_cast<uint32_t>(c);
+  return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & m) | (std::bit_cast<uint32_t>(b) & ~m));
+}
 
 TERN_VMATH_INLINE float abs(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
@@ -36,11 +43,14 @@ TERN_VMATH_INLINE float pow2(int32_t e) {
 }
 
 // e^x: x = n ln2 + r with |r| <= ln2/2, e^r by a degree-6 polynomial, 2^n applied as two
-// factors so results from denormals up to overflow (inf) come out right.
+// factors so results from denormals up to overflow (inf) come out right. NaN flows through.
 TERN_VMATH_INLINE float exp(float x) {
-  float xc = x < -104.f ? -104.f : (x > 89.f ? 89.f : x);
-  xc = x != x ? 0.f : xc;  // keep NaN out of the integer conversion
-  float n = (xc * 1.44269504088896341f + 12582912.f) - 12582912.f;  // round to nearest
+  float xc = vmath::select(x < -104.f, -104.f, x);
+  xc = vmath::select(xc > 89.f, 89.f, xc);
+  // Adding 1.5 * 2^23 rounds to an integer, which then sits in the low mantissa bits.
+  float shifted = xc * 1.44269504088896341f + 12582912.f;
+  float n = shifted - 12582912.f;
+  int32_t e = std::bit_cast<int32_t>(shifted) - std::bit_cast<int32_t>(12582912.f);
   float r = xc - n * 0.693359375f;
   r = r - n * -2.12194440e-4f;
   float p = 1.9875691500e-4f;
@@ -50,24 +60,20 @@ TERN_VMATH_INLINE float exp(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * (r * r) + r + 1.f;
-  int32_t e = static_cast<int32_t>(n);
   int32_t e1 = e >> 1;
-  float result = p * pow2(e1) * pow2(e - e1);
-  return x != x ? x : result;
+  return p * pow2(e1) * pow2(e - e1);
 }
 
 // Natural log: x = 2^e m with m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial.
 TERN_VMATH_INLINE float log(float x) {
   bool denormal = x < 1.17549435e-38f;
-  float scaled = x * 8388608.f;  // 2^23
-  float xs = denormal ? scaled : x;
+  float xs = vmath::select(denormal, x * 8388608.f, x);  // 2^23
   uint32_t u = std::bit_cast<uint32_t>(xs);
-  int32_t e = static_cast<int32_t>((u >> 23) & 0xffu) - 126 - (denormal ? 23 : 0);
+  int32_t e = static_cast<int32_t>((u >> 23) & 0xffu) - 126 - 23 * static_cast<int32_t>(denormal);
   float m = std::bit_cast<float>((u & 0x007fffffu) | 0x3f000000u);  // [0.5, 1)
   bool low = m < 0.707106781186547524f;
-  float m_low = m + m - 1.f, m_high = m - 1.f;
-  e = low ? e - 1 : e;
-  m = low ? m_low : m_high;
+  e -= static_cast<int32_t>(low);
+  m = vmath::select(low, m + m - 1.f, m - 1.f);
   float z = m * m;
   float y = 7.0376836292e-2f;
   y = y * m - 1.1514610310e-1f;
@@ -83,10 +89,10 @@ TERN_VMATH_INLINE float log(float x) {
   y = y + -2.12194440e-4f * fe;
   y = y - 0.5f * z;
   float result = (m + y) + 0.693359375f * fe;
-  result = x == 0.f ? -kInf : result;
-  result = x < 0.f ? kNaN : result;
-  result = x == kInf ? kInf : result;
-  return x != x ? x : result;
+  result = vmath::select(x == 0.f, -kInf, result);
+  result = vmath::select(x < 0.f, kNaN, result);
+  result = vmath::select(x == kInf, kInf, result);
+  return vmath::select(x != x, x, result);
 }
 
 // log(1 + x) without losing small x: log(u) * x / (u - 1) with u = 1 + x (exact correction of
@@ -94,9 +100,8 @@ TERN_VMATH_INLINE float log(float x) {
 TERN_VMATH_INLINE float log1p(float x) {
   float u = 1.f + x;
   float d = u - 1.f;
-  float corrected = vmath::log(u) * (x / d);
-  float result = d == 0.f ? x : corrected;
-  return u == kInf ? kInf : result;
+  float result = vmath::select(d == 0.f, x, vmath::log(u) * (x / d));
+  return vmath::select(u == kInf, kInf, result);
 }
 
 TERN_VMATH_INLINE float tanh(float x) {
@@ -109,16 +114,14 @@ TERN_VMATH_INLINE float tanh(float x) {
   p = p * z + 1.33314422036e-1f;
   p = p * z - 3.33332819422e-1f;
   float small = x + x * z * p;
-  float signed_large = vmath::copy_sign(large, x);
-  return ax < 0.625f ? small : signed_large;
+  return vmath::select(ax < 0.625f, small, vmath::copy_sign(large, x));
 }
 
 // 1 / (1 + e^-x), from e^-|x| so neither side overflows (the lower tail keeps its denormals).
 TERN_VMATH_INLINE float sigmoid(float x) {
   float e = vmath::exp(-vmath::abs(x));
   float r = 1.f / (1.f + e);
-  float er = e * r;
-  return x < 0.f ? er : r;
+  return vmath::select(x < 0.f, e * r, r);
 }
 
 // erfc(z) for z >= 0, the Chebyshev fit of Numerical Recipes' erfcc: relative error < 1.2e-7
@@ -141,8 +144,7 @@ TERN_VMATH_INLINE float erfc_nonnegative(float z) {
 // Phi(x), the standard normal CDF, as 0.5 erfc(-x / sqrt 2).
 TERN_VMATH_INLINE float normal_cdf(float x) {
   float half_erfc = 0.5f * vmath::erfc_nonnegative(vmath::abs(x) * 0.70710678118654752f);
-  float upper = 1.f - half_erfc;
-  return x < 0.f ? half_erfc : upper;
+  return vmath::select(x < 0.f, half_erfc, 1.f - half_erfc);
 }
 
 // Standard normal density.

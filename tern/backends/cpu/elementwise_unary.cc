@@ -46,7 +46,7 @@ struct SigmoidOp {
 };
 struct SoftplusOp {
   float operator()(float x) const {
-    return (x > 0.f ? x : 0.f) + vmath::log1p(vmath::exp(-vmath::abs(x)));
+    return vmath::select(x > 0.f, x, 0.f) + vmath::log1p(vmath::exp(-vmath::abs(x)));
   }
 };
 struct GeluErfOp {
