@@ -9,5 +9,6 @@ namespace tern::cpu {
 void register_onednn_matmul(kernels::KernelRegistry& r);
 void register_onednn_conv(kernels::KernelRegistry& r);  // conv2d, fused_conv2d, backprops
 void register_onednn_pool(kernels::KernelRegistry& r);  // max/avg/global pooling and grads
+void register_onednn_batch_norm(kernels::KernelRegistry& r);  // training, inference, grad
 
 }  // namespace tern::cpu
