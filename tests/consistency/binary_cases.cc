@@ -66,7 +66,11 @@ std::vector<OpCase> predicate_cases(const char* op) {
           {.op = op,
            .inputs = {Fixed(a, true), Fixed(b, true)},
            .dtypes = kFloats,
-           .label = "ties_and_nan"}};
+           .label = "ties_and_nan"},
+          {.op = op,
+           .inputs = {In({300, 128}, -3, 3), In({128}, -3, 3)},
+           .dtypes = {DType::kF32, DType::kBF16, DType::kI32},
+           .label = "large"}};
 }
 
 void append(std::vector<OpCase>& to, std::vector<OpCase> from) {

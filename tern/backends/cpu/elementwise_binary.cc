@@ -203,46 +203,20 @@ class WhereKernel final : public kernels::Kernel {
   BroadcastPlan plan_;
 };
 
-// --- registration ---
-
-std::string plan_for(const kernels::KernelSignature& sig, BroadcastPlan* plan) {
-  std::vector<Shape> shapes;
-  for (const TensorType& t : sig.inputs) shapes.push_back(t.shape);
-  return plan_broadcast(shapes, sig.outputs[0].shape, plan);
-}
-
-template <typename K>
-void add_planned(kernels::KernelRegistry& r, std::string_view op, std::vector<DType> dtypes) {
-  kernels::KernelCandidate c;
-  c.name = "vec";
-  c.dtypes = std::move(dtypes);
-  c.priority = kVectorPriority;
-  c.decline = [](const kernels::KernelSignature& sig) {
-    BroadcastPlan plan;
-    return plan_for(sig, &plan);
-  };
-  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
-    BroadcastPlan plan;
-    std::string why = plan_for(sig, &plan);
-    if (!why.empty()) throw_error(ErrorCode::kInternal, "vec ", sig.to_string(), ": ", why);
-    return std::make_unique<K>(std::move(plan));
-  };
-  r.add(op, std::move(c));
-}
-
 }  // namespace
 
 void register_elementwise_binary_kernels(kernels::KernelRegistry& r) {
   const std::vector<DType> floats = {DType::kF32, DType::kBF16, DType::kF16};
-  add_planned<BinaryKernel<AddOp>>(r, "add", floats);
-  add_planned<BinaryKernel<SubOp>>(r, "sub", floats);
-  add_planned<BinaryKernel<MulOp>>(r, "mul", floats);
-  add_planned<BinaryKernel<DivOp>>(r, "div", floats);
-  add_planned<BinaryKernel<MaximumOp>>(r, "maximum", floats);
-  add_planned<BinaryKernel<MinimumOp>>(r, "minimum", floats);
-  add_planned<WhereKernel>(r, "where",
-                           {DType::kF32, DType::kF64, DType::kBF16, DType::kF16, DType::kI8,
-                            DType::kU8, DType::kI32, DType::kI64, DType::kBool});
+  add_planned_kernel<BinaryKernel<AddOp>>(r, "add", floats);
+  add_planned_kernel<BinaryKernel<SubOp>>(r, "sub", floats);
+  add_planned_kernel<BinaryKernel<MulOp>>(r, "mul", floats);
+  add_planned_kernel<BinaryKernel<DivOp>>(r, "div", floats);
+  add_planned_kernel<BinaryKernel<MaximumOp>>(r, "maximum", floats);
+  add_planned_kernel<BinaryKernel<MinimumOp>>(r, "minimum", floats);
+  add_planned_kernel<WhereKernel>(r, "where",
+                                  {DType::kF32, DType::kF64, DType::kBF16, DType::kF16, DType::kI8,
+                                   DType::kU8, DType::kI32, DType::kI64, DType::kBool});
+  register_elementwise_compare_kernels(r);
 }
 
 }  // namespace tern::cpu

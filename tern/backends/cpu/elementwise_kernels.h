@@ -12,7 +12,9 @@ void register_elementwise_unary_kernels(kernels::KernelRegistry& r);
 // Casts among f32/bf16/f16 (elementwise_cast.cc; registered by the unary family).
 void register_elementwise_cast_kernels(kernels::KernelRegistry& r);
 // add, sub, mul, div, maximum, minimum (f32/bf16/f16) and where (every dtype), for same-shape,
-// scalar, row and column broadcasts (elementwise_binary.cc).
+// scalar, row and column broadcasts (elementwise_binary.cc); also registers the comparisons.
 void register_elementwise_binary_kernels(kernels::KernelRegistry& r);
+// equal ... greater_equal on every dtype (elementwise_compare.cc).
+void register_elementwise_compare_kernels(kernels::KernelRegistry& r);
 
 }  // namespace tern::cpu

@@ -127,4 +127,10 @@ std::string plan_broadcast(std::span<const Shape> operands, const Shape& out, Br
   return "broadcast of " + shapes + " is not same-shape, scalar, row or column";
 }
 
+std::string plan_broadcast(const kernels::KernelSignature& sig, BroadcastPlan* plan) {
+  std::vector<Shape> shapes;
+  for (const TensorType& t : sig.inputs) shapes.push_back(t.shape);
+  return plan_broadcast(shapes, sig.outputs[0].shape, plan);
+}
+
 }  // namespace tern::cpu

@@ -7,10 +7,13 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <string>
 #include <vector>
 
+#include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/kernels/kernel.h"
 #include "tern/tensor/tensor.h"
 
 namespace tern::cpu {
@@ -72,6 +75,31 @@ const T* segment_start(const BroadcastPlan& plan, size_t i, const T* base, int64
                        int64_t col) {
   const BroadcastOperand& o = plan.operands[i];
   return base + row * o.row_stride + (o.contiguous ? col : 0);
+}
+
+// plan_broadcast for a kernel signature: its inputs against output 0.
+std::string plan_broadcast(const kernels::KernelSignature& sig, BroadcastPlan* plan);
+
+// Registers candidate "vec" (kVectorPriority) for `op` whose kernels are K(BroadcastPlan), made
+// once per node; it declines the signatures plan_broadcast has no plan for, saying why.
+template <typename K>
+void add_planned_kernel(kernels::KernelRegistry& r, std::string_view op,
+                        std::vector<DType> dtypes) {
+  kernels::KernelCandidate c;
+  c.name = "vec";
+  c.dtypes = std::move(dtypes);
+  c.priority = kVectorPriority;
+  c.decline = [](const kernels::KernelSignature& sig) {
+    BroadcastPlan plan;
+    return plan_broadcast(sig, &plan);
+  };
+  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
+    BroadcastPlan plan;
+    std::string why = plan_broadcast(sig, &plan);
+    if (!why.empty()) throw_error(ErrorCode::kInternal, "vec ", sig.to_string(), ": ", why);
+    return std::make_unique<K>(std::move(plan));
+  };
+  r.add(op, std::move(c));
 }
 
 }  // namespace tern::cpu
