@@ -2,13 +2,20 @@
 #include "tern/data/dataset.h"
 
 #include "tern/data/batch_dataset.h"
+#include "tern/data/cache_dataset.h"
+#include "tern/data/concatenate_dataset.h"
 #include "tern/data/filter_dataset.h"
+#include "tern/data/interleave_dataset.h"
 #include "tern/data/map_dataset.h"
+#include "tern/data/padded_batch_dataset.h"
 #include "tern/data/prefetch_dataset.h"
 #include "tern/data/repeat_dataset.h"
+#include "tern/data/shard_dataset.h"
 #include "tern/data/shuffle_dataset.h"
 #include "tern/data/skip_dataset.h"
 #include "tern/data/take_dataset.h"
+#include "tern/data/unbatch_dataset.h"
+#include "tern/data/zip_dataset.h"
 
 namespace tern::data {
 
@@ -36,6 +43,29 @@ DatasetPtr Dataset::skip(int64_t count) const {
 }
 DatasetPtr Dataset::prefetch(int64_t buffer_size) const {
   return make_prefetch_dataset(self(), buffer_size);
+}
+
+DatasetPtr Dataset::padded_batch(int64_t batch_size, PaddedBatchOptions options) const {
+  return make_padded_batch_dataset(self(), batch_size, std::move(options));
+}
+DatasetPtr Dataset::unbatch() const {
+  return make_unbatch_dataset(self());
+}
+DatasetPtr Dataset::shard(int64_t num_shards, int64_t index) const {
+  return make_shard_dataset(self(), num_shards, index);
+}
+DatasetPtr Dataset::cache() const {
+  return make_cache_dataset(self());
+}
+DatasetPtr Dataset::concatenate(DatasetPtr other) const {
+  return make_concatenate_dataset(self(), std::move(other));
+}
+DatasetPtr Dataset::interleave(InterleaveFn fn, InterleaveOptions options) const {
+  return make_interleave_dataset(self(), std::move(fn), options);
+}
+
+DatasetPtr zip(std::vector<DatasetPtr> datasets) {
+  return make_zip_dataset(std::move(datasets));
 }
 
 }  // namespace tern::data

@@ -33,6 +33,7 @@ using DatasetPtr = std::shared_ptr<const Dataset>;
 
 using MapFn = std::function<Element(Element)>;
 using PredicateFn = std::function<bool(const Element&)>;
+using InterleaveFn = std::function<DatasetPtr(const Element&)>;
 
 // Parallelism or buffer size chosen at run time from measured producer/consumer waits.
 inline constexpr int64_t kAutotune = -1;
@@ -44,6 +45,19 @@ struct MapOptions {
   int64_t num_parallel_calls = 0;
   // false lets a parallel map return elements as they finish instead of in input order.
   bool deterministic = true;
+};
+
+struct PaddedBatchOptions {
+  // Per component, the padded dims (-1: the largest in the batch); empty: all -1.
+  std::vector<std::vector<int64_t>> padded_shapes;
+  // Per component, the padding value (default 0).
+  std::vector<double> padding_values;
+  bool drop_remainder = false;
+};
+
+struct InterleaveOptions {
+  int64_t cycle_length = 1;  // datasets open at once
+  int64_t block_length = 1;  // consecutive elements taken from each before moving on
 };
 
 class Dataset : public std::enable_shared_from_this<Dataset> {
@@ -69,15 +83,29 @@ class Dataset : public std::enable_shared_from_this<Dataset> {
   DatasetPtr shuffle(int64_t buffer_size, uint64_t seed,
                      bool reshuffle_each_iteration = true) const;
   DatasetPtr batch(int64_t batch_size, bool drop_remainder = false) const;
+  DatasetPtr padded_batch(int64_t batch_size, PaddedBatchOptions options = {}) const;
+  // Splits elements along the leading axis (the inverse of batch).
+  DatasetPtr unbatch() const;
   // count < 0 repeats forever (an input that yields nothing ends the repeat).
   DatasetPtr repeat(int64_t count = -1) const;
   DatasetPtr take(int64_t count) const;
   DatasetPtr skip(int64_t count) const;
   // Produces up to `buffer_size` elements ahead on a background thread.
   DatasetPtr prefetch(int64_t buffer_size = kAutotune) const;
+  // Every num_shards-th element starting at `index`.
+  DatasetPtr shard(int64_t num_shards, int64_t index) const;
+  // The first complete pass is kept in memory; later iterators read the copy.
+  DatasetPtr cache() const;
+  // This dataset's elements, then `other`'s.
+  DatasetPtr concatenate(DatasetPtr other) const;
+  // Maps each element to a dataset and interleaves their elements.
+  DatasetPtr interleave(InterleaveFn fn, InterleaveOptions options = {}) const;
 
  protected:
   DatasetPtr self() const { return shared_from_this(); }
 };
+
+// Element-wise tuple of several datasets (components concatenated); ends with the shortest.
+DatasetPtr zip(std::vector<DatasetPtr> datasets);
 
 }  // namespace tern::data
