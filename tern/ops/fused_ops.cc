@@ -75,6 +75,9 @@ void register_fused_ops(OpRegistry& r) {
                    {"immediates", AttrKind::kFloats, std::nullopt}},
          .dtypes = kFloatDTypes,
          .traits = kTraitElementwise,
+         // Kernels read an element's inputs before writing it; the planner only pairs inputs
+         // with the output's dtype and element count (not broadcast).
+         .inplace = {{0, 0}, {0, 1}, {0, 2}, {0, 3}},
          .infer = infer_fused_elementwise});
 
   const OpDef& matmul = r.get("matmul");

@@ -19,6 +19,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_transpose_kernels(r);
   register_elementwise_unary_kernels(r);
   register_elementwise_binary_kernels(r);
+  register_fused_elementwise_kernels(r);
 }
 
 }  // namespace tern::cpu

@@ -16,5 +16,6 @@ void register_softmax_xent_kernels(kernels::KernelRegistry& r);  // softmax_xent
 void register_dropout_kernels(kernels::KernelRegistry& r);       // dropout_cpu.cc
 void register_reduce_kernels(kernels::KernelRegistry& r);     // reduce_sum.cc
 void register_transpose_kernels(kernels::KernelRegistry& r);  // transpose_vec.cc
+void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
 
 }  // namespace tern::cpu

@@ -1,0 +1,258 @@
+// Vectorized fused_elementwise on f32/bf16/f16 (candidate "vec"): the program runs over chunks
+// of kChunk elements that stay in L1, one `omp simd` loop per instruction, so a chain of N ops
+// reads its inputs and writes its output once instead of N times. Inputs broadcast through the
+// 2-D view of elementwise_loops.h (same shape, scalar, row and column); others go to ref. Math
+// is the libm-free float math of elementwise_math.h (sin, cos and pow call libm per element).
+#include <immintrin.h>
+
+#include <cmath>
+
+#include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/elementwise_loops.h"
+#include "tern/backends/cpu/elementwise_math.h"
+#include "tern/ops/fused_program.h"
+
+namespace tern::cpu {
+namespace {
+
+using ops::FusedOpcode;
+
+constexpr int64_t kChunk = 256;
+
+template <typename F>
+void map1(const float* a, float* y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i]);
+}
+
+template <typename F>
+void map2(const float* a, const float* b, float* y, int64_t n, F f) {
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+}
+
+// IEEE square roots by instruction (std::sqrt stays scalar for errno).
+void sqrt_block(const float* x, float* y, int64_t n, bool reciprocal) {
+  int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    __m256 r = _mm256_sqrt_ps(_mm256_loadu_ps(x + i));
+    if (reciprocal) r = _mm256_div_ps(_mm256_set1_ps(1.f), r);
+    _mm256_storeu_ps(y + i, r);
+  }
+  for (; i < n; ++i) {
+    __m128 r = _mm_sqrt_ss(_mm_set_ss(x[i]));
+    if (reciprocal) r = _mm_div_ss(_mm_set_ss(1.f), r);
+    y[i] = _mm_cvtss_f32(r);
+  }
+}
+
+// y = op(a[, b]) over n floats (the semantics of tern/ops/fused_scalar.h).
+void run_instruction(FusedOpcode op, const float* a, const float* b, float* y, int64_t n) {
+  using F = FusedOpcode;
+  namespace vm = vmath;
+  switch (op) {
+    case F::kImm:
+      return;  // filled once at construction
+    case F::kNeg:
+      return map1(a, y, n, [](float x) { return -x; });
+    case F::kAbs:
+      return map1(a, y, n, [](float x) { return vm::abs(x); });
+    case F::kExp:
+      return map1(a, y, n, [](float x) { return vm::exp(x); });
+    case F::kLog:
+      return map1(a, y, n, [](float x) { return vm::log(x); });
+    case F::kLog1p:
+      return map1(a, y, n, [](float x) { return vm::log1p(x); });
+    case F::kSqrt:
+      return sqrt_block(a, y, n, false);
+    case F::kRsqrt:
+      return sqrt_block(a, y, n, true);
+    case F::kSquare:
+      return map1(a, y, n, [](float x) { return x * x; });
+    case F::kTanh:
+      return map1(a, y, n, [](float x) { return vm::tanh(x); });
+    case F::kSigmoid:
+      return map1(a, y, n, [](float x) { return vm::sigmoid(x); });
+    case F::kRelu:
+      return map1(a, y, n, [](float x) { return x < 0.f ? 0.f : x; });
+    case F::kSoftplus:
+      return map1(a, y, n, [](float x) {
+        return vm::select(x > 0.f, x, 0.f) + vm::log1p(vm::exp(-vm::abs(x)));
+      });
+    case F::kSin:
+      return map1(a, y, n, [](float x) { return std::sin(x); });
+    case F::kCos:
+      return map1(a, y, n, [](float x) { return std::cos(x); });
+    case F::kSign:
+      return map1(a, y, n,
+                  [](float x) { return x > 0.f ? 1.f : (x < 0.f ? -1.f : (x == x ? 0.f : x)); });
+    case F::kGeluTanh:
+      return map1(a, y, n, [](float x) { return vm::gelu_tanh(x); });
+    case F::kGeluErf:
+      return map1(a, y, n, [](float x) { return vm::gelu_erf(x); });
+    case F::kAdd:
+      return map2(a, b, y, n, [](float p, float q) { return p + q; });
+    case F::kSub:
+      return map2(a, b, y, n, [](float p, float q) { return p - q; });
+    case F::kMul:
+      return map2(a, b, y, n, [](float p, float q) { return p * q; });
+    case F::kDiv:
+      return map2(a, b, y, n, [](float p, float q) { return p / q; });
+    case F::kPow:
+      return map2(a, b, y, n, [](float p, float q) { return std::pow(p, q); });
+    case F::kMaximum:
+      return map2(a, b, y, n, [](float p, float q) {
+        return vm::select(p != p, p, vm::select(q != q, q, vm::select(p < q, q, p)));
+      });
+    case F::kMinimum:
+      return map2(a, b, y, n, [](float p, float q) {
+        return vm::select(p != p, p, vm::select(q != q, q, vm::select(q < p, q, p)));
+      });
+    case F::kReluGrad:
+      return map2(a, b, y, n, [](float dy, float x) { return x > 0.f ? dy : 0.f; });
+    case F::kSigmoidGrad:
+      return map2(a, b, y, n, [](float dy, float s) { return dy * s * (1.f - s); });
+    case F::kTanhGrad:
+      return map2(a, b, y, n, [](float dy, float t) { return dy * (1.f - t * t); });
+    case F::kGeluTanhGrad:
+      return map2(a, b, y, n, [](float dy, float x) { return dy * vm::gelu_tanh_derivative(x); });
+    case F::kGeluErfGrad:
+      return map2(a, b, y, n, [](float dy, float x) { return dy * vm::gelu_erf_derivative(x); });
+  }
+}
+
+class FusedElementwiseKernel final : public kernels::Kernel {
+ public:
+  FusedElementwiseKernel(ops::FusedProgram program, BroadcastPlan plan)
+      : program_(std::move(program)), plan_(std::move(plan)) {
+    // Immediates are constant over every chunk: fill their slots once.
+    for (size_t k = 0; k < program_.code.size(); ++k) {
+      if (program_.code[k].op != FusedOpcode::kImm) continue;
+      immediates_.emplace_back(
+          program_.num_inputs + static_cast<int>(k),
+          std::vector<float>(kChunk, static_cast<float>(program_.code[k].imm)));
+    }
+  }
+
+  void run(kernels::KernelContext& ctx) override {
+    switch (ctx.outputs[0].dtype()) {
+      case DType::kF32:
+        return run_typed<float>(ctx);
+      case DType::kBF16:
+        return run_typed<bfloat16>(ctx);
+      case DType::kF16:
+        return run_typed<float16>(ctx);
+      default:
+        throw_error(ErrorCode::kInternal, "vec fused_elementwise got dtype ",
+                    dtype_name(ctx.outputs[0].dtype()));
+    }
+  }
+
+ private:
+  template <typename T>
+  void run_typed(kernels::KernelContext& ctx) {
+    std::vector<const T*> in;
+    for (const Tensor& t : ctx.inputs) in.push_back(t.data<T>());
+    T* out = ctx.outputs[0].data<T>();
+    parallel_ranges(ctx.outputs[0].num_elements(), [&](int64_t begin, int64_t end) {
+      thread_local std::vector<float> scratch;
+      size_t slots = static_cast<size_t>(program_.num_slots());
+      if (scratch.size() < slots * kChunk) scratch.resize(slots * kChunk);
+      std::vector<const float*> src(slots, nullptr);
+      for (const auto& [slot, values] : immediates_) src[static_cast<size_t>(slot)] = values.data();
+      for_each_segment(plan_, begin, end,
+                       [&](int64_t row, int64_t col, int64_t length, int64_t pos) {
+                         for (int64_t s = 0; s < length; s += kChunk) {
+                           int64_t m = std::min(kChunk, length - s);
+                           load_inputs(in, row, col + s, m, scratch.data(), src);
+                           T* dst = out + pos + s;
+                           run_program(scratch.data(), src, m, dst);
+                         }
+                       });
+    });
+  }
+
+  // Points the input slots at this chunk's values (f32 contiguous inputs in place, the rest
+  // converted or broadcast into scratch).
+  template <typename T>
+  void load_inputs(const std::vector<const T*>& in, int64_t row, int64_t col, int64_t m,
+                   float* scratch, std::vector<const float*>& src) const {
+    for (size_t i = 0; i < in.size(); ++i) {
+      const T* p = segment_start(plan_, i, in[i], row, col);
+      float* buf = scratch + i * kChunk;
+      if (!plan_.operands[i].contiguous) {
+        float v = static_cast<float>(*p);
+        std::fill(buf, buf + m, v);
+        src[i] = buf;
+      } else if constexpr (std::is_same_v<T, float>) {
+        src[i] = p;
+      } else {
+        to_float(p, buf, m);
+        src[i] = buf;
+      }
+    }
+  }
+
+  template <typename T>
+  void run_program(float* scratch, std::vector<const float*>& src, int64_t m, T* dst) const {
+    size_t base = static_cast<size_t>(program_.num_inputs);
+    for (size_t k = 0; k < program_.code.size(); ++k) {
+      const ops::FusedInstruction& ins = program_.code[k];
+      if (ins.op == FusedOpcode::kImm) continue;
+      bool last = k + 1 == program_.code.size();
+      float* y = scratch + (base + k) * kChunk;
+      if constexpr (std::is_same_v<T, float>) {
+        if (last) y = dst;  // the final instruction writes the output directly
+      }
+      const float* a = src[static_cast<size_t>(ins.a)];
+      const float* b = ins.b >= 0 ? src[static_cast<size_t>(ins.b)] : nullptr;
+      run_instruction(ins.op, a, b, y, m);
+      src[base + k] = y;
+    }
+    const float* result = src.back();
+    if constexpr (std::is_same_v<T, float>) {
+      if (result != dst) std::copy(result, result + m, dst);  // a program ending in kImm
+    } else {
+      from_float(result, dst, m);
+    }
+  }
+
+  ops::FusedProgram program_;
+  BroadcastPlan plan_;
+  std::vector<std::pair<int, std::vector<float>>> immediates_;
+};
+
+// "" if the kernel takes the signature, else why not.
+std::string decline(const kernels::KernelSignature& sig, ops::FusedProgram* program,
+                    BroadcastPlan* plan) {
+  std::string problem =
+      ops::decode_fused_program(*sig.attrs, static_cast<int>(sig.inputs.size()), program);
+  if (!problem.empty()) return problem;
+  std::vector<Shape> shapes;
+  for (const TensorType& t : sig.inputs) shapes.push_back(t.shape);
+  return plan_broadcast(shapes, sig.outputs[0].shape, plan);
+}
+
+}  // namespace
+
+void register_fused_elementwise_kernels(kernels::KernelRegistry& r) {
+  kernels::KernelCandidate c;
+  c.name = "vec";
+  c.dtypes = {DType::kF32, DType::kBF16, DType::kF16};
+  c.priority = kVectorPriority;
+  c.decline = [](const kernels::KernelSignature& sig) {
+    ops::FusedProgram program;
+    BroadcastPlan plan;
+    return decline(sig, &program, &plan);
+  };
+  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
+    ops::FusedProgram program;
+    BroadcastPlan plan;
+    std::string why = decline(sig, &program, &plan);
+    if (!why.empty()) throw_error(ErrorCode::kInternal, "vec ", sig.to_string(), ": ", why);
+    return std::make_unique<FusedElementwiseKernel>(std::move(program), std::move(plan));
+  };
+  r.add("fused_elementwise", std::move(c));
+}
+
+}  // namespace tern::cpu
