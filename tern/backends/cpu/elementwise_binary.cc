@@ -157,7 +157,7 @@ void where_piece(const uint8_t* cond, bool step_cond, const T* a, bool step_a, c
   if (!step_cond) {  // one condition for the whole piece: a copy of a or of b
     const T* src = cond[0] ? a : b;
     if (cond[0] ? step_a : step_b) {
-      std::memcpy(c, src, static_cast<size_t>(n) * sizeof(T));
+      if (c != src) std::memcpy(c, src, static_cast<size_t>(n) * sizeof(T));
     } else {
       const auto v = raw(src[0]);
 #pragma omp simd

@@ -16,7 +16,7 @@ bool is_vec_float(DType d) {
 template <typename In, typename Out>
 void cast_piece(const In* x, Out* y, int64_t n) {
   if constexpr (std::is_same_v<In, Out>) {
-    std::memcpy(y, x, static_cast<size_t>(n) * sizeof(In));
+    if (static_cast<const void*>(y) != x) std::memcpy(y, x, static_cast<size_t>(n) * sizeof(In));
   } else if constexpr (std::is_same_v<In, float>) {
     from_float(x, y, n);
   } else if constexpr (std::is_same_v<Out, float>) {
