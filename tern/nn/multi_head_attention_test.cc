@@ -1,0 +1,165 @@
+// MultiHeadAttention: parameter shapes and count (Keras' numbers), and the output against a
+// head-by-head computation with eager ops (slice per head, matmul, softmax, sum of per-head
+// output projections), with and without masks; dropout only in training.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tern/nn/layer_test_util.h"
+#include "tern/nn/multi_head_attention.h"
+#include "tern/runtime/eager.h"
+
+namespace tern::nn {
+namespace {
+
+using runtime::eager_call1;
+using Dims = std::vector<int64_t>;
+
+constexpr int64_t kB = 2, kT = 3, kS = 4, kDq = 5, kDv = 6, kH = 2, kK = 3, kV = 2, kOut = 4;
+
+Tensor slice(const Tensor& x, Dims begin, Dims size) {
+  return eager_call1("slice", {x}, {{"begin", std::move(begin)}, {"size", std::move(size)}});
+}
+
+Tensor matmul(const Tensor& a, const Tensor& b, bool transpose_b = false) {
+  return eager_call1("matmul", {a, b}, {{"transpose_b", transpose_b}});
+}
+
+Tensor add(const Tensor& a, const Tensor& b) {
+  return eager_call1("add", {a, b});
+}
+
+// query [B, T, dq] @ kernel[:, h, :] + bias[h, :] for a kernel [d, H, k].
+Tensor head_projection(const Tensor& x, const Tensor& kernel, const Tensor& bias, int64_t h) {
+  int64_t d = kernel.shape().dim(0), k = kernel.shape().dim(2);
+  Tensor w = slice(kernel, {0, h, 0}, {d, 1, k}).reshape(Shape{d, k});
+  Tensor b = slice(bias, {h, 0}, {1, k}).reshape(Shape{k});
+  return add(matmul(x, w), b);
+}
+
+// The reference: sum over heads of softmax(q_h k_h^T / sqrt(K) [masked]) v_h Wo[h] + bo.
+Tensor reference_attention(runtime::VariableStore& vars, const std::string& layer,
+                           const Tensor& query, const Tensor& value, const Tensor* mask) {
+  auto w = [&](const std::string& n) { return vars.get(layer + "/" + n); };
+  Tensor out;
+  for (int64_t h = 0; h < kH; ++h) {
+    Tensor q = head_projection(query, w("query/kernel"), w("query/bias"), h);
+    Tensor k = head_projection(value, w("key/kernel"), w("key/bias"), h);
+    Tensor v = head_projection(value, w("value/kernel"), w("value/bias"), h);
+    Tensor scores =
+        eager_call1("mul", {matmul(q, k, true), Tensor::scalar(DType::kF32, 1 / std::sqrt(3.0))});
+    if (mask) scores = eager_call1("where", {*mask, scores, Tensor::scalar(DType::kF32, -1e9)});
+    Tensor p = eager_call1("softmax", {scores}, {{"axis", int64_t{-1}}});
+    Tensor wo =
+        slice(w("attention_output/kernel"), {h, 0, 0}, {1, kV, kOut}).reshape(Shape{kV, kOut});
+    Tensor o = matmul(matmul(p, v), wo);
+    out = h == 0 ? o : add(out, o);
+  }
+  return add(out, w("attention_output/bias"));
+}
+
+// Gives every weight (biases included) distinct random values.
+void randomize(Model& m, uint64_t seed) {
+  for (const auto& w : m.weights()) {
+    m.variables().assign(
+        w.name, ::tern::testing::random_tensor(DType::kF32, w.type.shape, seed++, -0.7, 0.7));
+  }
+}
+
+TEST(MultiHeadAttentionLayer, WeightShapesAndKerasParamCount) {
+  auto q = Input({kT, kDq}), v = Input({kS, kDv});
+  Model m({q, v}, {MultiHeadAttention(
+                      kH, kK, {.value_dim = kV, .output_dim = kOut, .name = "mha_p"})({q, v})});
+  m.build();
+  // Keras: query 5*2*3 + 6, key 6*2*3 + 6, value 6*2*2 + 4, output 2*2*4 + 4.
+  EXPECT_EQ(m.count_params(), 36 + 42 + 28 + 20);
+  EXPECT_EQ(m.variables().get("mha_p/query/kernel").shape(), (Shape{kDq, kH, kK}));
+  EXPECT_EQ(m.variables().get("mha_p/value/bias").shape(), (Shape{kH, kV}));
+  EXPECT_EQ(m.variables().get("mha_p/attention_output/kernel").shape(), (Shape{kH, kV, kOut}));
+}
+
+TEST(MultiHeadAttentionLayer, CrossAttentionMatchesHeadByHeadComputation) {
+  auto q = Input({kT, kDq}), v = Input({kS, kDv});
+  Model m({q, v}, {MultiHeadAttention(
+                      kH, kK, {.value_dim = kV, .output_dim = kOut, .name = "mha_x"})({q, v})});
+  m.build();
+  randomize(m, 100);
+  Tensor query = ::tern::testing::random_tensor(DType::kF32, {kB, kT, kDq}, 1);
+  Tensor value = ::tern::testing::random_tensor(DType::kF32, {kB, kS, kDv}, 2);
+  Tensor got = testing::run_model(m, {query, value}).at(0);
+  ASSERT_EQ(got.shape(), (Shape{kB, kT, kOut}));
+  testing::expect_close(got, reference_attention(m.variables(), "mha_x", query, value, nullptr),
+                        1e-5);
+}
+
+TEST(MultiHeadAttentionLayer, MaskedKeysAreIgnored) {
+  auto q = Input({kT, kDq}), v = Input({kS, kDv}), mk = Input({kT, kS}, DType::kBool);
+  Model m({q, v, mk},
+          {MultiHeadAttention(kH, kK,
+                              {.value_dim = kV, .output_dim = kOut, .name = "mha_m"})({q, v, mk})});
+  m.build();
+  randomize(m, 200);
+  Tensor query = ::tern::testing::random_tensor(DType::kF32, {kB, kT, kDq}, 3);
+  Tensor value = ::tern::testing::random_tensor(DType::kF32, {kB, kS, kDv}, 4);
+  Tensor mask(DType::kBool, {kB, kT, kS});
+  for (int64_t i = 0; i < mask.num_elements(); ++i) mask.set(i, (i * 7) % 3 != 0 || i % kS == 0);
+  Tensor got = testing::run_model(m, {query, value, mask}).at(0);
+  testing::expect_close(got, reference_attention(m.variables(), "mha_m", query, value, &mask),
+                        1e-5);  // The mask matters: without it the result differs.
+  Tensor unmasked = reference_attention(m.variables(), "mha_m", query, value, nullptr);
+  double diff = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) diff += std::abs(got.get(i) - unmasked.get(i));
+  EXPECT_GT(diff, 1e-2);
+}
+
+TEST(MultiHeadAttentionLayer, CausalMaskEqualsExplicitLowerTriangle) {
+  auto x = Input({kT, kDq}), mk = Input({kT, kT}, DType::kBool);
+  auto causal = MultiHeadAttention(kH, kK, {.use_causal_mask = true, .name = "mha_c"});
+  Model mc({x}, {causal(x)});  // one input: self-attention
+  mc.build();
+  randomize(mc, 300);
+  Tensor query = ::tern::testing::random_tensor(DType::kF32, {kB, kT, kDq}, 5);
+  Tensor tri(DType::kBool, {kB, kT, kT});
+  for (int64_t b = 0; b < kB; ++b) {
+    for (int64_t i = 0; i < kT; ++i) {
+      for (int64_t j = 0; j < kT; ++j) tri.set((b * kT + i) * kT + j, i >= j);
+    }
+  }
+  Tensor got = testing::run_model1(mc, query);
+  EXPECT_EQ(got.shape(), (Shape{kB, kT, kDq}));
+  auto explicit_mask = MultiHeadAttention(kH, kK, {.name = "mha_c2"});
+  Model me({x, mk}, {explicit_mask({x, x, x, mk})});
+  me.build();
+  for (const auto& w : me.weights()) {
+    std::string src = "mha_c" + w.name.substr(std::string("mha_c2").size());
+    me.variables().assign(w.name, mc.variables().get(src));
+  }
+  testing::expect_close(got, testing::run_model(me, {query, tri}).at(0), 1e-6);
+}
+
+TEST(MultiHeadAttentionLayer, DropoutOnlyInTraining) {
+  auto x = Input({kT, kDq});
+  Model m({x}, {MultiHeadAttention(kH, kK, {.dropout = 0.5, .name = "mha_d"})({x, x})});
+  m.build();
+  Tensor query = ::tern::testing::random_tensor(DType::kF32, {kB, kT, kDq}, 6);
+  Tensor a = testing::run_model1(m, query), b = testing::run_model1(m, query);
+  testing::expect_close(a, b, 0);
+  Tensor t = testing::run_model(m, {query}, /*training=*/true, 1).at(0);
+  double diff = 0;
+  for (int64_t i = 0; i < t.num_elements(); ++i) diff += std::abs(t.get(i) - a.get(i));
+  EXPECT_GT(diff, 1e-3);
+}
+
+TEST(MultiHeadAttentionLayer, Errors) {
+  EXPECT_TERN_ERROR(MultiHeadAttention(0, 4), ErrorCode::kInvalidArgument, "must be positive");
+  auto q = Input({kT, kDq}), v = Input({kS, kDv}), bad_mask = Input({kT, kT}, DType::kBool);
+  Model m({q, v, bad_mask}, {MultiHeadAttention(kH, kK, {.name = "mha_e"})({q, v, bad_mask})});
+  EXPECT_TERN_ERROR(m.build(), ErrorCode::kInvalidArgument,
+                    "attention_mask must be bool [1, 3, 4]");
+  auto flat = Input({kDq});
+  Model r2({flat}, {MultiHeadAttention(kH, kK, {.name = "mha_r"})(flat)});
+  EXPECT_TERN_ERROR(r2.build(), ErrorCode::kInvalidArgument, "must be [batch, seq, features]");
+}
+
+}  // namespace
+}  // namespace tern::nn
