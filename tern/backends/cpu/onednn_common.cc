@@ -16,21 +16,11 @@ namespace {
 // The scratchpad shared by every primitive run on this thread (runs are synchronous, so one
 // buffer suffices); it grows to the largest request and never shrinks.
 struct Scratchpad {
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<void, Free> data;
-  size_t bytes = 0;
+  AlignedBuffer buffer;
 
   void* get(size_t need) {
-    if (need > bytes) {
-      size_t rounded = (need + 63) / 64 * 64;
-      void* p = std::aligned_alloc(64, rounded);
-      if (!p) throw_error(ErrorCode::kResourceExhausted, "oneDNN scratchpad of ", need, " bytes");
-      data.reset(p);
-      bytes = rounded;
-    }
-    return data.get();
+    if (need > buffer.size()) buffer = AlignedBuffer(need);
+    return buffer.data();
   }
 };
 
