@@ -6,7 +6,7 @@
 //   otherwise                batched 2-D transposes between the input's last dim and the output's
 //                            last dim, in 8x8 register tiles for 4- and 2-byte elements (AVX / SSE)
 //                            and 16-wide cache tiles for other sizes.
-// Work is split into tasks of kRowBlock rows; OpenMP only above kParallelThreshold elements.
+// Work is split into tasks of kRowBlock x kColBlock; OpenMP only above kParallelThreshold elements.
 // Pure data movement: bitwise equal to ref, deterministic.
 #include <immintrin.h>
 
@@ -21,7 +21,8 @@ namespace tern::cpu {
 namespace {
 
 constexpr int64_t kParallelThreshold = 32768;
-constexpr int64_t kRowBlock = 32;  // rows (of the 2-D block) per task
+constexpr int64_t kRowBlock = 64;   // rows of the 2-D block per task
+constexpr int64_t kColBlock = 256;  // columns of the 2-D block per task
 
 // --- tile transposes: dst[j * ds + i] = src[i * ss + j] for i < rows, j < cols ---
 
@@ -250,14 +251,18 @@ class TransposeKernel final : public kernels::Kernel {
       }
       return;
     }
-    int64_t blocks = (rows_ + kRowBlock - 1) / kRowBlock;
+    int64_t row_blocks = (rows_ + kRowBlock - 1) / kRowBlock;
+    int64_t col_blocks = (cols_ + kColBlock - 1) / kColBlock;
+    int64_t blocks = row_blocks * col_blocks;
 #pragma omp parallel for schedule(static) if (total_ >= kParallelThreshold)
     for (int64_t t = 0; t < batches * blocks; ++t) {
-      int64_t n = t / blocks, i0 = (t % blocks) * kRowBlock;
+      int64_t n = t / blocks, b = t % blocks;
+      int64_t i0 = b / col_blocks * kRowBlock, j0 = b % col_blocks * kColBlock;
       int64_t in, out;
       batch_offsets(n, &in, &out);
-      transpose_tile(src + in + i0 * src_stride_, src_stride_, dst + out + i0, dst_stride_,
-                     std::min(kRowBlock, rows_ - i0), cols_);
+      transpose_tile(src + in + i0 * src_stride_ + j0, src_stride_,
+                     dst + out + j0 * dst_stride_ + i0, dst_stride_,
+                     std::min(kRowBlock, rows_ - i0), std::min(kColBlock, cols_ - j0));
     }
   }
 
