@@ -141,6 +141,8 @@ class Parser {
 
   // --- attribute values ---
 
+  // The values are collected before the tensor is allocated, so a literal can never claim more
+  // memory than its text spells out.
   Tensor parse_tensor() {
     expect_ident("tensor");
     expect("<");
@@ -148,19 +150,22 @@ class Parser {
     TensorType type = parse_type();
     expect(">");
     expect("[");
-    Tensor t(type.dtype, type.shape);
-    int64_t n = 0;
+    int64_t want = type.shape.num_elements();
+    std::vector<Token> values;
     if (!is("]")) {
       do {
-        Token v = take();
-        if (n >= t.num_elements())
-          fail_at(v, "tensor<", type.to_string(), "> has only ", t.num_elements(), " elements");
-        set_element(t, n++, v);
+        values.push_back(take());
+        if (static_cast<int64_t>(values.size()) > want) {
+          fail_at(values.back(), "tensor<", type.to_string(), "> has only ", want, " elements");
+        }
       } while (accept(","));
     }
     expect("]");
-    if (n != t.num_elements())
-      fail_at(at, "tensor<", type.to_string(), "> needs ", t.num_elements(), " values, got ", n);
+    if (static_cast<int64_t>(values.size()) != want) {
+      fail_at(at, "tensor<", type.to_string(), "> needs ", want, " values, got ", values.size());
+    }
+    Tensor t(type.dtype, type.shape);
+    for (size_t i = 0; i < values.size(); ++i) set_element(t, static_cast<int64_t>(i), values[i]);
     return t;
   }
 

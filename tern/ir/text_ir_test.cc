@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "tern/base/philox.h"
 #include "tern/ir/parser.h"
 #include "tern/ir/printer.h"
 #include "tests/support/random_tensor.h"
@@ -195,6 +196,59 @@ TEST(TextIr, ErrorsNameLineAndColumn) {
 TEST(TextIr, CommentsAndBlankLinesAreIgnored) {
   auto g = parse_graph("// a comment\ngraph @g { // here too\n\n  return {}  // and here\n}\n");
   EXPECT_EQ(g->num_nodes(), 0u);
+}
+
+TEST(TextIr, MangledTextParsesOrFailsCleanly) {
+  // Deterministic mutations of a valid graph: every result is a graph or a tern::Error naming a
+  // position, never a crash (run under ASan/UBSan in CI).
+  const std::string valid = R"(graph @g {
+  %x = input() {dtype=f32, name="x", shape=[2, 3]} : f32[2, 3]
+  %c = constant() {value=tensor<f32[3]>[0.5, -1e-07, inf]}
+  %s = split(%x) {axis=1, sizes=[1, 2]} : (f32[2, 1], f32[2, 2])
+  %a = add(%x, %c) after(%s)
+  %f = fused_elementwise(%a) {opcodes=[0, 34], operands=[-1, -1, 0, 1], immediates=[2.5, 0]}
+  return {"f": %f, "s": %s#1}
+})";
+  const std::string alphabet = "%#@(){}[]<>,=:\"-0123456789.e aftx\n\\";
+  PhiloxStream rng(2024);
+  auto pick = [&](size_t n) {
+    return static_cast<size_t>(rng.next_double() * static_cast<double>(n));
+  };
+  int parsed = 0, rejected = 0;
+  for (int i = 0; i < 3000; ++i) {
+    std::string text = valid;
+    int edits = 1 + static_cast<int>(pick(3));
+    for (int e = 0; e < edits; ++e) {
+      size_t at = pick(text.size());
+      switch (pick(3)) {
+        case 0:
+          text.erase(at, 1 + pick(4));
+          break;
+        case 1:
+          text.insert(at, 1, alphabet[pick(alphabet.size())]);
+          break;
+        default:
+          text[at] = alphabet[pick(alphabet.size())];
+      }
+    }
+    try {
+      parse_graph(text);
+      ++parsed;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument) << e.what();
+      EXPECT_EQ(std::string(e.what()).find("InvalidArgument: <ir>:"), 0u) << e.what();
+      ++rejected;
+    }
+  }
+  EXPECT_GT(rejected, 2000);
+  EXPECT_GT(parsed, 0);
+}
+
+TEST(TextIr, TensorLiteralsCannotClaimMoreThanTheyHold) {
+  EXPECT_TERN_ERROR(
+      parse_graph("graph @g {\n  %c = constant() {value=tensor<f32[1000000000000]>[1]}\n"
+                  "  return {}\n}"),
+      ErrorCode::kInvalidArgument, "needs 1000000000000 values, got 1");
 }
 
 }  // namespace
