@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "tern/autodiff/autodiff.h"
+#include "tern/ir/parser.h"
 #include "tern/ir/printer.h"
 #include "tern/passes/pass.h"
 #include "tern/runtime/executable.h"
@@ -136,6 +137,36 @@ TEST(Pipeline, DeterministicOptimizationIsBitExact) {
     EXPECT_TRUE(bitwise_equal(got.losses[i], want.losses[i])) << "step " << i;
   for (size_t i = 0; i < want.weights.size(); ++i)
     EXPECT_TRUE(bitwise_equal(got.weights[i], want.weights[i]));
+}
+
+TEST(Pipeline, ConvEpilogueMatchesUnoptimized) {
+  auto g = ir::parse_graph(R"(graph @cnn {
+    %x = input() {dtype=f32, name="x", shape=[2, 9, 9, 3]}
+    %k1 = variable() {dtype=f32, name="k1", shape=[3, 3, 3, 8]}
+    %b1 = variable() {dtype=f32, name="b1", shape=[8]}
+    %k2 = variable() {dtype=f32, name="k2", shape=[3, 3, 8, 8]}
+    %c1 = conv2d(%x, %k1) {padding="SAME"}
+    %z1 = add(%c1, %b1)
+    %h1 = relu(%z1)
+    %c2 = conv2d(%h1, %k2) {padding="SAME", strides=[2, 2]}
+    %p = max_pool2d(%h1) {ksize=[2, 2], strides=[2, 2], padding="SAME"}
+    %s = add(%c2, %p)
+    %y = tanh(%s)
+    return {"y": %y}
+  })");
+  runtime::VariableStore vars;
+  vars.create("k1", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 3, 8}, 1));
+  vars.create("b1", tern::testing::random_tensor(DType::kF32, Shape{8}, 2));
+  vars.create("k2", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 8, 8}, 3, -0.3, 0.3));
+  runtime::Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 9, 9, 3}, 4)}};
+  runtime::CompileOptions plain;
+  plain.optimize = false;
+  auto want = runtime::Executable::compile(*g, vars, plain)->run(feeds);
+  auto exe = runtime::Executable::compile(*g, vars, {});
+  std::vector<ir::Node*> fused = exe->graph().nodes_of("fused_conv2d");
+  ASSERT_EQ(fused.size(), 2u) << ir::print_graph(exe->graph());
+  auto got = exe->run(feeds);
+  EXPECT_TRUE(allclose(got[0], want[0], 1e-5, 1e-6)) << max_abs_diff(got[0], want[0]);
 }
 
 }  // namespace
