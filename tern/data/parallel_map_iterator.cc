@@ -97,6 +97,7 @@ std::optional<Element> ParallelMapIterator::get_next() {
                 : std::find_if(slots_.begin(), slots_.end(), [](const auto& s) { return s->done; });
   std::shared_ptr<Slot> slot = std::move(*it);
   slots_.erase(it);
+  counters().buffered.store(static_cast<int64_t>(slots_.size()));
   lock.unlock();
   return slot->result.take();
 }

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <thread>
 
+#include "tern/base/thread_pool.h"
+#include "tern/data/autotune.h"
 #include "tern/data/test_util.h"
 
 namespace tern::data {
@@ -120,6 +122,77 @@ TEST(Prefetch, RejectsZeroBuffer) {
   EXPECT_TERN_ERROR(range(3)->prefetch(0), ErrorCode::kInvalidArgument, "buffer_size");
   EXPECT_TERN_ERROR(range(3)->map([](Element e) { return e; }, {.num_parallel_calls = -5}),
                     ErrorCode::kInvalidArgument, "num_parallel_calls");
+}
+
+}  // namespace
+}  // namespace tern::data
+
+namespace tern::data {
+namespace {
+
+int64_t tuned_value(const Iterator& it, const std::string& stage) {
+  for (const StageStats& s : it.stats()) {
+    if (s.stage == stage) return s.tunable;
+  }
+  return -1;
+}
+
+TEST(Autotune, MapParallelismGrowsWhileTheConsumerWaits) {
+  auto slow = [](Element e) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    return e;
+  };
+  Iterator it = range(200)->map(slow, {.num_parallel_calls = kAutotune})->make_iterator();
+  EXPECT_EQ(tuned_value(it, "ParallelMap"), 1);
+  EXPECT_EQ(testing::scalars(it.take()), iota(0, 200));
+  const int64_t cores = available_cores();
+  EXPECT_EQ(tuned_value(it, "ParallelMap"), cores);  // every request waited: grown to the cap
+  const StageStats map = it.stats()[0];
+  EXPECT_EQ(map.elements, 200);
+  EXPECT_GT(map.wait_sec, 0.0);
+  EXPECT_GT(map.elements_per_sec, 0.0);
+}
+
+TEST(Autotune, KnobsStayPutWhenTheProducerKeepsUp) {
+  Iterator it = range(100)
+                    ->map([](Element e) { return e; }, {.num_parallel_calls = kAutotune})
+                    ->prefetch(kAutotune)
+                    ->make_iterator();
+  for (int i = 0; i < 100; ++i) {
+    if (i > 0) {
+      // A consumer slower than the producer: it only asks once the buffer is full again.
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (it.stats()[0].buffered < 1 && std::chrono::steady_clock::now() < deadline) {
+        std::this_thread::sleep_for(std::chrono::microseconds(200));
+      }
+    }
+    ASSERT_TRUE(it.next());
+  }
+  EXPECT_EQ(tuned_value(it, "Prefetch"), 1);
+}
+
+TEST(Autotune, PrefetchDepthGrowsForASlowProducer) {
+  auto slow = [](Element e) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    return e;
+  };
+  Iterator it = range(100)->map(slow)->prefetch(kAutotune)->make_iterator();
+  it.take();
+  EXPECT_EQ(tuned_value(it, "Prefetch"), std::max(2, available_cores()));
+}
+
+TEST(AutotuneKnob, GrowsByWindowsUpToTheCap) {
+  AutotuneKnob knob(true, 1, 3);
+  int changes = 0;
+  for (int i = 0; i < 10 * AutotuneKnob::kWindow; ++i) changes += knob.record(true) ? 1 : 0;
+  EXPECT_EQ(knob.value(), 3);
+  EXPECT_EQ(changes, 2);
+  AutotuneKnob calm(true, 1, 8);
+  for (int i = 0; i < 10 * AutotuneKnob::kWindow; ++i) calm.record(i % 20 == 0);  // 5% waits
+  EXPECT_EQ(calm.value(), 1);
+  AutotuneKnob fixed(false, 4, 4);
+  for (int i = 0; i < 100; ++i) fixed.record(true);
+  EXPECT_EQ(fixed.value(), 4);
 }
 
 }  // namespace

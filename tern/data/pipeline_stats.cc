@@ -32,6 +32,7 @@ std::vector<StageStats> PipelineStats::snapshot() const {
     s.wait_sec = 1e-9 * static_cast<double>(c.wait_ns.load());
     s.producer_wait_sec = 1e-9 * static_cast<double>(c.producer_wait_ns.load());
     s.tunable = c.tunable.load();
+    s.buffered = c.buffered.load();
     s.skipped = c.skipped.load();
     out.push_back(std::move(s));
   }
@@ -47,7 +48,7 @@ std::string PipelineStats::report() const {
                   s.stage.c_str(), static_cast<long long>(s.elements), s.elements_per_sec,
                   s.next_sec, s.wait_sec, s.producer_wait_sec);
     out += line;
-    if (s.tunable > 0) out += str_cat("  tuned=", s.tunable);
+    if (s.tunable > 0) out += str_cat("  tuned=", s.tunable, "  buffered=", s.buffered);
     if (s.skipped > 0) out += str_cat("  skipped=", s.skipped);
     out += "\n";
   }

@@ -23,6 +23,7 @@ struct StageCounters {
   std::atomic<int64_t> first_ns{0};          // first next() call, 0 before
   std::atomic<int64_t> last_ns{0};           // last element produced
   std::atomic<int64_t> tunable{0};           // current parallelism or buffer size, 0 if none
+  std::atomic<int64_t> buffered{0};          // results held ahead of the consumer now
   std::atomic<int64_t> skipped{0};           // corrupt records skipped (readers)
 };
 
@@ -35,6 +36,7 @@ struct StageStats {
   double wait_sec = 0;
   double producer_wait_sec = 0;
   int64_t tunable = 0;
+  int64_t buffered = 0;
   int64_t skipped = 0;
 };
 

@@ -1,6 +1,7 @@
 // PrefetchDataset: a bounded producer/consumer buffer on a background thread.
 #include "tern/data/prefetch_dataset.h"
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -38,7 +39,7 @@ class PrefetchIterator : public IteratorBase {
       : IteratorBase(parent, ds.name()),
         input_(ds.input_->make_stage_iterator(context())),
         depth_(ds.buffer_size_ == kAutotune, ds.buffer_size_ == kAutotune ? 1 : ds.buffer_size_,
-               ds.buffer_size_ == kAutotune ? 4 * static_cast<int64_t>(available_cores())
+               ds.buffer_size_ == kAutotune ? std::max<int64_t>(2, available_cores())
                                             : ds.buffer_size_) {
     counters().tunable.store(depth_.value());
   }
@@ -60,6 +61,7 @@ class PrefetchIterator : public IteratorBase {
     if (buffer_.front().end) return std::nullopt;  // the end marker stays for later calls
     BufferedResult r = std::move(buffer_.front());
     buffer_.pop_front();
+    counters().buffered.store(static_cast<int64_t>(buffer_.size()));
     cv_.notify_all();
     lock.unlock();
     return r.take();
@@ -111,6 +113,7 @@ class PrefetchIterator : public IteratorBase {
       std::lock_guard<std::mutex> lock(mu_);
       const bool end = r.end;
       buffer_.push_back(std::move(r));
+      counters().buffered.store(static_cast<int64_t>(buffer_.size()));
       cv_.notify_all();
       if (end) {
         producer_finished_ = true;

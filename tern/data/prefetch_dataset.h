@@ -1,5 +1,5 @@
 // prefetch: a background thread produces up to `buffer_size` elements ahead of the consumer
-// (kAutotune: the depth grows while the consumer waits, up to the core count * 4). The thread
+// (kAutotune: the depth grows while the consumer waits, up to max(2, core count)). The thread
 // starts on the first next(); saving or destroying the iterator stops it (after the input call in
 // progress returns), so a pipeline abandoned mid-stream shuts down cleanly.
 #pragma once
