@@ -5,6 +5,8 @@
 #include <limits>
 #include <unordered_set>
 
+#include "tern/base/logging.h"
+
 namespace tern::passes {
 namespace {
 
@@ -129,6 +131,9 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::Node*>& order) 
   for (const Block& b : blocks) {
     for (const ir::Value* v : b.values) plan.offsets[v] = b.offset;
   }
+  log_verbose("passes", "memory_plan: ", plan.offsets.size(), " values in ", plan.arena_bytes,
+              " arena bytes (", plan.naive_bytes, " without reuse), ", plan.inplace_count,
+              " in place");
   return plan;
 }
 
