@@ -6,11 +6,15 @@
 namespace tern::models {
 
 void add_simple_models(std::vector<ZooEntry>& zoo);
+void add_resnet_models(std::vector<ZooEntry>& zoo);
+void add_transformer_models(std::vector<ZooEntry>& zoo);
 
 const std::vector<ZooEntry>& zoo() {
   static const std::vector<ZooEntry> entries = [] {
     std::vector<ZooEntry> z;
     add_simple_models(z);
+    add_resnet_models(z);
+    add_transformer_models(z);
     return z;
   }();
   return entries;
@@ -27,8 +31,8 @@ const ZooEntry& zoo_entry(const std::string& name) {
               best.empty() ? "" : str_cat(" (did you mean '", best, "'?)"));
 }
 
-std::shared_ptr<nn::Model> build_model(const std::string& name, const Shape& input_shape, int64_t num_classes,
-                                       ops::Attrs args) {
+std::shared_ptr<nn::Model> build_model(const std::string& name, const Shape& input_shape,
+                                       int64_t num_classes, ops::Attrs args) {
   const ZooEntry& e = zoo_entry(name);
   std::vector<std::string> valid;
   for (const auto& a : e.args) valid.push_back(a.name);
@@ -55,7 +59,8 @@ std::shared_ptr<nn::Model> build_model(const std::string& name, const Shape& inp
     if (!args.has(a.name) && a.default_value) args.set(a.name, *a.default_value);
     TERN_CHECK_ARG(args.has(a.name), "model '", name, "' needs argument '", a.name, "'");
   }
-  TERN_CHECK_ARG(num_classes > 0, "model '", name, "': num_classes must be positive, got ", num_classes);
+  TERN_CHECK_ARG(num_classes > 0, "model '", name, "': num_classes must be positive, got ",
+                 num_classes);
   return e.build(input_shape, num_classes, args);
 }
 
