@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "tern/autodiff/autodiff.h"
 #include "tern/nn/layer_test_util.h"
 #include "tern/nn/multi_head_attention.h"
 #include "tern/runtime/eager.h"
@@ -135,6 +136,57 @@ TEST(MultiHeadAttentionLayer, CausalMaskEqualsExplicitLowerTriangle) {
     me.variables().assign(w.name, mc.variables().get(src));
   }
   testing::expect_close(got, testing::run_model(me, {query, tri}).at(0), 1e-6);
+}
+
+// The composite's gradients (through the masked softmax, head transposes and the reshaped
+// kernels) against central finite differences of the loss sum(output * r).
+TEST(MultiHeadAttentionLayer, GradientsMatchFiniteDifferences) {
+  auto q = Input({kT, kDq}), v = Input({kS, kDv}), mk = Input({kT, kS}, DType::kBool);
+  Model m({q, v, mk},
+          {MultiHeadAttention(kH, kK,
+                              {.value_dim = kV, .output_dim = kOut, .name = "mha_g"})({q, v, mk})});
+  m.build();
+  randomize(m, 400);
+  Tensor mask(DType::kBool, {kB, kT, kS});
+  for (int64_t i = 0; i < mask.num_elements(); ++i) mask.set(i, i % 5 != 2 || i % kS == 0);
+  ir::Graph g("grad");
+  std::vector<ir::Value*> in = {g.input("q", {DType::kF32, {kB, kT, kDq}}),
+                                g.input("v", {DType::kF32, {kB, kS, kDv}}),
+                                g.input("mask", {DType::kBool, {kB, kT, kS}})};
+  LayerContext ctx{g};
+  ir::Value* out = m.forward(ctx, in)[0];
+  ir::Value* r = g.constant(::tern::testing::random_tensor(DType::kF32, {kB, kT, kOut}, 9));
+  ir::Value* loss = g.add("sum", {g.add("mul", {out, r})},
+                          {{"axes", std::vector<int64_t>{}}, {"keepdims", false}});
+  std::vector<ir::Value*> params;
+  for (const auto& w : m.weights()) params.push_back(g.variable(w.name, w.type));
+  std::vector<ir::Value*> grads = autodiff::gradients(g, loss, params);
+  g.add_output("loss", loss);
+  for (size_t i = 0; i < grads.size(); ++i) g.add_output(str_cat("g", i), grads[i]);
+  auto exe = runtime::Executable::compile(g, m.variables());
+  runtime::Feeds feeds = {{"q", ::tern::testing::random_tensor(DType::kF32, {kB, kT, kDq}, 7)},
+                          {"v", ::tern::testing::random_tensor(DType::kF32, {kB, kS, kDv}, 8)},
+                          {"mask", mask}};
+  std::vector<Tensor> analytic = exe->run(feeds);
+  const double eps = 1e-2;
+  int checked = 0, nonzero = 0;
+  for (size_t p = 0; p < params.size(); ++p) {
+    Tensor& w = m.variables().get(m.weights()[p].name);
+    for (int64_t i = 0; i < w.num_elements(); i += 5) {
+      double orig = w.get(i);
+      w.set(i, orig + eps);
+      double plus = exe->run(feeds)[0].get(0);
+      w.set(i, orig - eps);
+      double minus = exe->run(feeds)[0].get(0);
+      w.set(i, orig);
+      double fd = (plus - minus) / (2 * eps), an = analytic[p + 1].get(i);
+      EXPECT_NEAR(an, fd, 3e-3 + 2e-2 * std::abs(fd)) << m.weights()[p].name << " element " << i;
+      ++checked;
+      nonzero += std::abs(fd) > 1e-3;
+    }
+  }
+  EXPECT_GT(checked, 20);
+  EXPECT_GT(nonzero, checked / 2);
 }
 
 TEST(MultiHeadAttentionLayer, DropoutOnlyInTraining) {
