@@ -12,6 +12,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_onednn_pool(r);
   register_onednn_batch_norm(r);
   register_onednn_softmax(r);
+  register_onednn_eltwise(r);
   register_optimizer_kernels(r);
   register_softmax_xent_kernels(r);
   register_dropout_kernels(r);

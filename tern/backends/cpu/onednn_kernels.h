@@ -7,9 +7,10 @@
 namespace tern::cpu {
 
 void register_onednn_matmul(kernels::KernelRegistry& r);
-void register_onednn_conv(kernels::KernelRegistry& r);  // conv2d, fused_conv2d, backprops
-void register_onednn_pool(kernels::KernelRegistry& r);  // max/avg/global pooling and grads
+void register_onednn_conv(kernels::KernelRegistry& r);        // conv2d, fused_conv2d, backprops
+void register_onednn_pool(kernels::KernelRegistry& r);        // max/avg/global pooling and grads
 void register_onednn_batch_norm(kernels::KernelRegistry& r);  // training, inference, grad
-void register_onednn_softmax(kernels::KernelRegistry& r);  // (log_)softmax and their grads
+void register_onednn_softmax(kernels::KernelRegistry& r);     // (log_)softmax and their grads
+void register_onednn_eltwise(kernels::KernelRegistry& r);     // unary ops oneDNN runs faster
 
 }  // namespace tern::cpu

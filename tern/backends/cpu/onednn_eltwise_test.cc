@@ -1,0 +1,37 @@
+// Tests for the oneDNN eltwise kernels: gelu (erf form) and gelu_grad against ref in f32 and
+// bf16, and the tanh form left to the vectorized loop.
+#include <gtest/gtest.h>
+
+#include "tern/backends/cpu/onednn_test_util.h"
+
+namespace tern::testing {
+namespace {
+
+class OneDnnEltwise : public ::testing::TestWithParam<DType> {};
+
+TEST_P(OneDnnEltwise, GeluErfMatchesRef) {
+  DType d = GetParam();
+  double tol = d == DType::kF32 ? 1e-5 : 1e-2;
+  ops::Attrs erf = {{"approximate", false}};
+  for (const Shape& s : {Shape{7}, Shape{3, 1000}, Shape{2, 5, 5, 16}}) {
+    SCOPED_TRACE(str_cat("shape ", s));
+    Tensor x = random_tensor(d, s, 1, -6, 6);
+    Tensor dy = random_tensor(d, s, 2);
+    expect_onednn_matches_ref("gelu", {x}, erf, tol);
+    expect_onednn_matches_ref("gelu_grad", {dy, x}, erf, tol);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnEltwise, ::testing::Values(DType::kF32, DType::kBF16),
+                         [](const auto& info) { return std::string(dtype_name(info.param)); });
+
+TEST(OneDnnEltwiseSelect, ErfFormOnly) {
+  EXPECT_EQ(selected_kernel("gelu", {{DType::kF32, {64}}}, {{"approximate", false}}), "onednn");
+  EXPECT_NE(
+      onednn_decline_reason("gelu", {{DType::kF32, {64}}}, {{"approximate", true}}).find("tanh"),
+      std::string::npos);
+  EXPECT_NE(selected_kernel("gelu", {{DType::kF32, {64}}}, {{"approximate", true}}), "onednn");
+}
+
+}  // namespace
+}  // namespace tern::testing
