@@ -49,13 +49,13 @@ ir::Value* SparseCategoricalCrossentropy::call(ir::Graph& g, ir::Value* y_true, 
   if (labels->shape() != Shape{rows}) {
     labels = g.add("reshape", {labels}, {{"shape", std::vector<int64_t>{rows}}}, n + "/labels_flat");
   }
-  ir::Value* logits = y_pred;
-  if (p.rank() != 2) logits = g.add("reshape", {y_pred}, {{"shape", std::vector<int64_t>{rows, classes}}}, n + "/flat");
-  if (!logits) {
+  ir::Value* scores = y_pred;
+  if (p.rank() != 2) scores = g.add("reshape", {y_pred}, {{"shape", std::vector<int64_t>{rows, classes}}}, n + "/flat");
+  if (!this->logits) {
     // Probabilities: log of clipped probabilities act as logits (softmax(log p) = p).
-    logits = g.add("log", {clip_probs(g, logits, n)}, {}, n + "/log");
+    scores = g.add("log", {clip_probs(g, scores, n)}, {}, n + "/log");
   }
-  ir::Node* xent = g.add_node("sparse_softmax_cross_entropy", {logits, labels}, {}, n + "/xent");
+  ir::Node* xent = g.add_node("sparse_softmax_cross_entropy", {scores, labels}, {}, n + "/xent");
   return mean_all(g, xent->output(0), n);
 }
 

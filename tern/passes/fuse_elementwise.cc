@@ -137,6 +137,7 @@ bool FuseElementwise::run(ir::Graph& g) {
     ir::Node* root = members.back();
     ir::Value* fused =
         g.add("fused_elementwise", inputs, std::move(attrs), str_cat(root->name(), "/fused"));
+    inherit_control_edges(g, members, fused->node());
     g.replace_all_uses(root->output(), fused);
     for (auto it = members.rbegin(); it != members.rend(); ++it) g.remove_node(*it);
     changed = true;
