@@ -1,9 +1,10 @@
 # tern: top-level entry points. `make test` is the README's test command (and CI's).
 BUILD ?= build
+ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test train bench format check-format clean
+.PHONY: all build test test-unit test-asan train bench format check-format clean
 
 all: build
 
@@ -13,8 +14,18 @@ $(BUILD)/build.ninja:
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+# Everything: the unit, consistency and end-to-end tests, then the parser tests under ASan+UBSan.
+test: test-unit test-asan
+
+test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# Parsers (IR text, safetensors/event files, IDX/TFRecord/CSV, configs) under ASan+UBSan.
+ASAN_TESTS = tern_ir_test tern_io_test tern_data_test tern_cli_test
+test-asan:
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|io|data|cli)$$'
 
 # The main job: train the default example (a CNN on Fashion-MNIST) and print the final metrics.
 train: build
@@ -23,12 +34,8 @@ train: build
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
-check-# The main job: train the default example (a CNN on Fashion-MNIST) and print the final metrics.
-train: build
-	$(BUILD)/tools/tern/tern train examples/fashion_mnist.toml --metrics-json runs/fashion_mnist/metrics.json
-
-format:
+check-format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD)
