@@ -191,12 +191,11 @@ void compile_model(nn::Model& model, const TrainConfig& c, int64_t steps_per_epo
 }
 
 std::string weights_sha256(const nn::Model& model) {
-  std::vector<nn::WeightSpec> ws = model.weights();
-  std::sort(ws.begin(), ws.end(), [](const auto& a, const auto& b) { return a.name < b.name; });
+  // In layer order, without names: auto-generated layer names depend on how many layers the
+  // process created before, and two runs must compare equal by their values alone.
   Sha256 h;
-  for (const auto& w : ws) {
+  for (const auto& w : model.weights()) {
     const Tensor& t = model.variables().get(w.name);
-    h.update(w.name);
     h.update(t.type().to_string());
     h.update(t.raw_data(), t.nbytes());
   }

@@ -30,7 +30,7 @@ std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& 
 // Compiles the model with the config's optimizer, loss and metrics.
 void compile_model(nn::Model& model, const TrainConfig& c, int64_t steps_per_epoch);
 
-// SHA-256 over the model's weights (names sorted, then dtype, shape and bytes of each).
+// SHA-256 over the model's weights in layer order (dtype, shape and bytes of each).
 std::string weights_sha256(const nn::Model& model);
 // Saves / loads the model's weights as <dir>/weights.safetensors.
 std::string save_weights(const nn::Model& model, const std::string& dir);
