@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tern/tensor/tensor.h"
+#include "tern/train/monitor.h"
 
 namespace tern::nn {
 class Model;
@@ -42,6 +43,7 @@ using CallbackPtr = std::shared_ptr<Callback>;
 struct History {
   std::vector<int> epoch;
   std::map<std::string, std::vector<double>> history;
+  FitStats stats;  // the training monitor's figures for this fit
   // The values of `name`; NotFound naming the available keys.
   const std::vector<double>& at(const std::string& name) const;
 };

@@ -1,9 +1,11 @@
 // nn::Model's training API (compile, fit, evaluate, predict), implemented here so that tern_nn
 // does not depend on the optimizer, data or callback modules.
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <iostream>
 
+#include "tern/base/trace.h"
 #include "tern/data/dataset.h"
 #include "tern/data/iterator.h"
 #include "tern/data/tensor_slice_dataset.h"
@@ -160,9 +162,24 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
   for (const auto& cb : options.callbacks) cb->set_model(this);
   train::Logs logs;
   for (const auto& cb : options.callbacks) cb->on_train_begin(logs);
+  // A resume point (set before fit, or by a callback's on_train_begin) moves the start, possibly
+  // into the middle of an epoch.
+  std::optional<train::ResumePoint> resume = std::move(s.resume);
+  s.resume.reset();
+  s.progress = {};
+  int first_epoch = options.initial_epoch;
+  if (resume) {
+    first_epoch = resume->epoch + (resume->epoch_complete ? 1 : 0);
+    s.progress.global_step = resume->global_step;
+  }
+  using Clock = std::chrono::steady_clock;
+  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  train::FitStats& stats = history.stats;
+  Clock::time_point fit_start = Clock::now();
   int64_t known_steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
   bool interactive = options.verbose > 0 && train::ProgressBar::stdout_is_terminal();
-  for (int epoch = options.initial_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+  for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
+    Clock::time_point epoch_start = Clock::now();
     train::Logs epoch_logs;
     for (const auto& cb : options.callbacks) cb->on_epoch_begin(epoch, epoch_logs);
     for (auto& m : s.metrics) m->reset();
@@ -171,9 +188,26 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
     data::Iterator it = train_data->make_iterator(static_cast<uint64_t>(epoch));
     double loss_sum = 0;
     int64_t samples = 0, step = 0;
+    if (resume && !resume->epoch_complete && resume->epoch == epoch) {
+      it.restore_state(resume->iterator_state);
+      step = resume->step_in_epoch;
+      loss_sum = resume->epoch_loss_sum;
+      samples = resume->epoch_samples;
+    }
+    resume.reset();
+    s.progress.epoch = epoch;
+    s.progress.epoch_complete = false;
+    s.progress.iterator = &it;
     while (!stop_training && (options.steps_per_epoch < 0 || step < options.steps_per_epoch)) {
-      std::optional<data::Element> e = it.next();
+      std::optional<data::Element> e;
+      {
+        TERN_TRACE_SCOPE("input_wait", "step");
+        Clock::time_point wait_start = Clock::now();
+        e = it.next();
+        stats.input_wait_seconds += seconds_since(wait_start);
+      }
       if (!e) break;
+      s.progress.batch = &*e;
       const Tensor *x, *y;
       split_batch(*e, &x, &y, true, "fit");
       ensure_built(*this, *x);
@@ -190,7 +224,17 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
         c.exe->feed_at(c.lr, Tensor::scalar(DType::kF32, opt.learning_rate(opt.iterations)));
         c.exe->feed_at(c.step, Tensor::scalar(DType::kI64, static_cast<double>(opt.iterations + 1)));
       }
-      c.exe->run();
+      {
+        TERN_TRACE_SCOPE("train_step", "step");
+        Clock::time_point run_start = Clock::now();
+        try {
+          c.exe->run();
+        } catch (const Error& err) {
+          throw_error(err.code(), err.message(), " [training step ", s.progress.global_step, ": epoch ", epoch,
+                      ", batch ", step, "]");
+        }
+        stats.compute_seconds += seconds_since(run_start);
+      }
       if (apply) {
         ++opt.iterations;
         s.micro_step = 0;
@@ -203,24 +247,39 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
       samples += n;
       update_metrics(s, c);
       ++step;
+      ++stats.steps;
+      stats.samples += n;
+      s.progress.step_in_epoch = step;
+      ++s.progress.global_step;
+      s.progress.epoch_loss_sum = loss_sum;
+      s.progress.epoch_samples = samples;
       batch_logs["loss"] = batch_loss;
       for (const auto& cb : options.callbacks) cb->on_train_batch_end(step - 1, batch_logs);
+      s.progress.batch = nullptr;
       if (bar) bar->update(step, current_logs(s, loss_sum, samples));
     }
     train::OrderedLogs ordered = current_logs(s, loss_sum, samples);
     if (options.validation_data) {
+      TERN_TRACE_SCOPE("validation", "step");
+      Clock::time_point val_start = Clock::now();
       EvalTotals v = run_eval(*this, s, options.validation_data);
+      stats.validation_seconds += seconds_since(val_start);
       train::OrderedLogs vl = current_logs(s, v.loss_sum, v.samples, "val_");
       ordered.insert(ordered.end(), vl.begin(), vl.end());
     }
     if (bar) bar->finish(step, samples, ordered);
     for (const auto& [k, v] : ordered) epoch_logs[k] = v;
     epoch_logs["lr"] = s.optimizer->learning_rate(s.optimizer->iterations);
+    s.progress.epoch_complete = true;
     for (const auto& cb : options.callbacks) cb->on_epoch_end(epoch, epoch_logs);
+    s.progress.iterator = nullptr;
     history.epoch.push_back(epoch);
     for (const auto& [k, v] : epoch_logs) history.history[k].push_back(v);
+    stats.epoch_seconds.push_back(seconds_since(epoch_start));
   }
+  stats.train_seconds = seconds_since(fit_start);
   for (const auto& cb : options.callbacks) cb->on_train_end(logs);
+  if (options.verbose > 0 && stats.steps > 0) std::cout << stats.report() << std::flush;
   return history;
 }
 

@@ -5,6 +5,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "tern/nn/model.h"
 #include "tern/optim/optimizer.h"
 #include "tern/runtime/executable.h"
+#include "tern/train/fit_progress.h"
 
 namespace tern::train {
 
@@ -36,6 +38,9 @@ struct TrainingState {
   int gradient_accumulation_steps = 1;
   int64_t micro_step = 0;  // micro-batches seen since the last update (accumulation)
   std::map<std::string, CompiledStep> steps;
+  // Where fit() is (kept current by fit), and where the next fit() starts when set.
+  FitProgress progress;
+  std::optional<ResumePoint> resume;
 
   // The compiled step for this kind and batch types (compiling it on first use).
   CompiledStep& get(nn::Model& model, StepKind kind, const TensorType& x, const TensorType* y);

@@ -1,0 +1,341 @@
+// Checkpoint directories: atomic writing, validating reading, listing and pruning.
+#include "tern/train/checkpoint.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tern/base/logging.h"
+#include "tern/base/sha256.h"
+#include "tern/io/atomic_file.h"
+#include "tern/nn/model.h"
+#include "tern/runtime/variable_store.h"
+
+namespace tern::train {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::ordered_json;
+
+constexpr const char* kWeightsFile = "weights.safetensors";
+constexpr const char* kOptimizerFile = "optimizer.safetensors";
+constexpr const char* kIteratorFile = "data_iterator.bin";
+constexpr const char* kManifestFile = "manifest.json";
+constexpr const char* kManifestHashFile = "manifest.json.sha256";
+constexpr int kFormatVersion = 1;
+
+// Writes and fsyncs one file (inside a directory that is renamed into place afterwards).
+void write_synced(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw_error(ErrorCode::kUnavailable, "cannot create '", path, "': ", std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int e = errno;
+      ::close(fd);
+      throw_error(ErrorCode::kUnavailable, "cannot write '", path, "': ", std::strerror(e));
+    }
+    done += static_cast<size_t>(w);
+  }
+  if (::fsync(fd) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw_error(ErrorCode::kUnavailable, "cannot fsync '", path, "': ", std::strerror(e));
+  }
+  ::close(fd);
+}
+
+std::string step_dir_name(int64_t step) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%s%010lld", kCheckpointPrefix, static_cast<long long>(step));
+  return buf;
+}
+
+// The step of a "ckpt-<digits>" name, or -1.
+int64_t step_of(const std::string& name) {
+  std::string prefix = kCheckpointPrefix;
+  if (name.rfind(prefix, 0) != 0 || name.size() == prefix.size() ||
+      name.size() > prefix.size() + 18)
+    return -1;
+  int64_t v = 0;
+  for (size_t i = prefix.size(); i < name.size(); ++i) {
+    if (name[i] < '0' || name[i] > '9') return -1;
+    v = v * 10 + (name[i] - '0');
+  }
+  return v;
+}
+
+json state_to_json(const CheckpointState& s) {
+  const ResumePoint& p = s.position;
+  json j;
+  j["format"] = "tern.checkpoint";
+  j["version"] = kFormatVersion;
+  j["global_step"] = p.global_step;
+  j["epoch"] = p.epoch;
+  j["step_in_epoch"] = p.step_in_epoch;
+  j["epoch_complete"] = p.epoch_complete;
+  j["epoch_loss_sum"] = p.epoch_loss_sum;
+  j["epoch_samples"] = p.epoch_samples;
+  j["optimizer"] = {{"name", s.optimizer_name},
+                    {"iterations", s.optimizer_iterations},
+                    {"micro_step", s.micro_step}};
+  j["lr_schedule"] = {{"schedule", s.lr_schedule}, {"learning_rate", s.learning_rate}};
+  // float32 training keeps no loss scale; mixed_float16 would record its scale and counters here.
+  j["loss_scale"] = {{"enabled", false}};
+  j["rng"] = {{"dropout_offset", s.rng_offset}};
+  j["config_sha256"] = s.config_sha256;
+  j["logs"] = s.logs;
+  j["extra"] = s.extra;
+  return j;
+}
+
+[[noreturn]] void bad_manifest(const std::string& path, const std::string& why) {
+  throw_error(ErrorCode::kDataLoss, "checkpoint manifest '", path, "': ", why);
+}
+
+CheckpointState state_from_json(const json& j, const std::string& path) {
+  CheckpointState s;
+  try {
+    if (j.at("format") != "tern.checkpoint") bad_manifest(path, "not a tern checkpoint manifest");
+    if (j.at("version") != kFormatVersion)
+      bad_manifest(path, str_cat("unsupported version ", j.at("version").dump()));
+    ResumePoint& p = s.position;
+    p.global_step = j.at("global_step").get<int64_t>();
+    p.epoch = j.at("epoch").get<int>();
+    p.step_in_epoch = j.at("step_in_epoch").get<int64_t>();
+    p.epoch_complete = j.at("epoch_complete").get<bool>();
+    p.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
+    p.epoch_samples = j.at("epoch_samples").get<int64_t>();
+    s.optimizer_name = j.at("optimizer").at("name").get<std::string>();
+    s.optimizer_iterations = j.at("optimizer").at("iterations").get<int64_t>();
+    s.micro_step = j.at("optimizer").at("micro_step").get<int64_t>();
+    s.lr_schedule = j.at("lr_schedule").at("schedule").get<std::string>();
+    s.learning_rate = j.at("lr_schedule").at("learning_rate").get<double>();
+    s.rng_offset = j.at("rng").at("dropout_offset").get<int64_t>();
+    s.config_sha256 = j.at("config_sha256").get<std::string>();
+    s.logs = j.at("logs").get<std::map<std::string, double>>();
+    s.extra = j.at("extra").get<std::map<std::string, std::string>>();
+  } catch (const json::exception& e) {
+    bad_manifest(path, str_cat("missing or mistyped field: ", e.what()));
+  }
+  if (s.position.global_step < 0 || s.position.epoch < 0 || s.position.step_in_epoch < 0 ||
+      s.optimizer_iterations < 0) {
+    bad_manifest(path, "negative step, epoch or iteration count");
+  }
+  return s;
+}
+
+// Reads `dir/name`, checks its size and SHA-256 against the manifest entry.
+std::string read_verified(const std::string& dir, const std::string& name, const json& entry,
+                          const std::string& manifest_path) {
+  std::string path = dir + "/" + name;
+  std::string bytes;
+  try {
+    bytes = io::read_file(path);
+  } catch (const Error& e) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint file '", path, "' listed in ", manifest_path,
+                " cannot be read: ", e.message());
+  }
+  uint64_t want_bytes = 0;
+  std::string want_sha;
+  try {
+    want_bytes = entry.at("bytes").get<uint64_t>();
+    want_sha = entry.at("sha256").get<std::string>();
+  } catch (const json::exception& e) {
+    bad_manifest(manifest_path, str_cat("entry for '", name, "': ", e.what()));
+  }
+  if (bytes.size() != want_bytes) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint file '", path, "' is ", bytes.size(),
+                " bytes but the manifest says ", want_bytes, " (truncated or replaced)");
+  }
+  if (sha256_hex(bytes) != want_sha) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint file '", path,
+                "' does not match its SHA-256 in the manifest (", want_sha,
+                "): the file is corrupt");
+  }
+  return bytes;
+}
+
+void remove_quietly(const fs::path& p) {
+  std::error_code ec;
+  fs::remove_all(p, ec);
+  if (ec) log_warning("could not remove '", p.string(), "': ", ec.message());
+}
+
+// Leftovers of writers that died: temp and trash directories (one writer per root is assumed).
+void remove_leftovers(const std::string& root) {
+  std::error_code ec;
+  std::string mine = str_cat("-", ::getpid());
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    std::string n = e.path().filename().string();
+    bool temp = n.rfind(".tmp-ckpt-", 0) == 0 || n.rfind(".trash-ckpt-", 0) == 0;
+    if (temp && n.size() >= mine.size() &&
+        n.compare(n.size() - mine.size(), mine.size(), mine) != 0) {
+      remove_quietly(e.path());
+    }
+  }
+}
+
+}  // namespace
+
+std::string save_checkpoint(const std::string& root, nn::Model& model,
+                            const CheckpointState& state) {
+  std::error_code ec;
+  fs::create_directories(root, ec);
+  if (ec)
+    throw_error(ErrorCode::kUnavailable, "cannot create checkpoint directory '", root,
+                "': ", ec.message());
+  std::string final_dir = root + "/" + step_dir_name(state.position.global_step);
+  if (fs::exists(final_dir)) return final_dir;
+  remove_leftovers(root);
+  std::string tmp =
+      str_cat(root, "/.tmp-", step_dir_name(state.position.global_step), "-", ::getpid());
+  remove_quietly(tmp);
+  fs::create_directories(tmp, ec);
+  if (ec) throw_error(ErrorCode::kUnavailable, "cannot create '", tmp, "': ", ec.message());
+
+  runtime::VariableStore& store = model.variables();
+  io::NamedTensors weights, others;
+  std::vector<std::string> weight_names;
+  for (const auto& w : model.weights()) {
+    weights.push_back({w.name, store.get(w.name)});
+    weight_names.push_back(w.name);
+  }
+  for (const auto& name : store.names()) {
+    if (std::find(weight_names.begin(), weight_names.end(), name) == weight_names.end()) {
+      others.push_back({name, store.get(name)});
+    }
+  }
+  json manifest = state_to_json(state);
+  manifest["model"] = model.name();
+  json files = json::object();
+  auto add_file = [&](const char* name, const std::string& bytes) {
+    write_synced(tmp + "/" + name, bytes);
+    files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+  };
+  add_file(kWeightsFile,
+           io::encode_safetensors(weights, {{"format", "tern"}, {"model", model.name()}}));
+  add_file(kOptimizerFile, io::encode_safetensors(
+                               others, {{"format", "tern"}, {"optimizer", state.optimizer_name}}));
+  if (!state.position.epoch_complete) add_file(kIteratorFile, state.position.iterator_state);
+  manifest["files"] = files;
+  std::string text = manifest.dump(2) + "\n";
+  write_synced(tmp + "/" + kManifestFile, text);
+  write_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
+  io::fsync_directory(tmp);
+  if (::rename(tmp.c_str(), final_dir.c_str()) != 0) {
+    int e = errno;
+    remove_quietly(tmp);
+    throw_error(ErrorCode::kUnavailable, "cannot rename '", tmp, "' to '", final_dir,
+                "': ", std::strerror(e));
+  }
+  io::fsync_directory(root);
+  return final_dir;
+}
+
+Checkpoint read_checkpoint(const std::string& dir) {
+  Checkpoint c;
+  c.dir = dir;
+  std::string manifest_path = dir + "/" + kManifestFile;
+  if (!fs::is_directory(dir))
+    throw_error(ErrorCode::kNotFound, "checkpoint directory '", dir, "' does not exist");
+  try {
+    c.manifest = io::read_file(manifest_path);
+  } catch (const Error&) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint '", dir, "' has no readable ", kManifestFile,
+                " (incomplete)");
+  }
+  std::string hash_path = dir + "/" + kManifestHashFile;
+  std::string stored_hash;
+  try {
+    stored_hash = io::read_file(hash_path);
+  } catch (const Error&) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint '", dir, "' has no readable ", kManifestHashFile);
+  }
+  while (!stored_hash.empty() && (stored_hash.back() == '\n' || stored_hash.back() == ' '))
+    stored_hash.pop_back();
+  if (sha256_hex(c.manifest) != stored_hash) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint manifest '", manifest_path,
+                "' does not match its SHA-256 in ", hash_path, ": the file is corrupt");
+  }
+  json j;
+  try {
+    j = json::parse(c.manifest);
+  } catch (const json::exception& e) {
+    bad_manifest(manifest_path, str_cat("not valid JSON: ", e.what()));
+  }
+  if (!j.is_object() || !j.contains("files") || !j["files"].is_object())
+    bad_manifest(manifest_path, "no 'files' object");
+  c.state = state_from_json(j, manifest_path);
+  const json& files = j["files"];
+  for (const char* required : {kWeightsFile, kOptimizerFile}) {
+    if (!files.contains(required)) bad_manifest(manifest_path, str_cat("does not list ", required));
+  }
+  std::string wpath = dir + "/" + kWeightsFile, opath = dir + "/" + kOptimizerFile;
+  c.weights = io::decode_safetensors(
+                  read_verified(dir, kWeightsFile, files[kWeightsFile], manifest_path), wpath)
+                  .tensors;
+  c.optimizer = io::decode_safetensors(
+                    read_verified(dir, kOptimizerFile, files[kOptimizerFile], manifest_path), opath)
+                    .tensors;
+  if (!c.state.position.epoch_complete) {
+    if (!files.contains(kIteratorFile))
+      bad_manifest(manifest_path, "a mid-epoch checkpoint must list data_iterator.bin");
+    c.state.position.iterator_state =
+        read_verified(dir, kIteratorFile, files[kIteratorFile], manifest_path);
+  }
+  return c;
+}
+
+std::vector<std::string> list_checkpoints(const std::string& root) {
+  std::vector<std::pair<int64_t, std::string>> found;
+  std::error_code ec;
+  for (const auto& e : fs::directory_iterator(root, ec)) {
+    int64_t step = step_of(e.path().filename().string());
+    if (step >= 0 && e.is_directory()) found.push_back({step, e.path().string()});
+  }
+  std::sort(found.begin(), found.end());
+  std::vector<std::string> out;
+  for (auto& [_, p] : found) out.push_back(std::move(p));
+  return out;
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& root) {
+  std::vector<std::string> all = list_checkpoints(root);
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    try {
+      read_checkpoint(*it);
+      return *it;
+    } catch (const Error& e) {
+      log_warning("skipping damaged checkpoint: ", e.message());
+    }
+  }
+  return std::nullopt;
+}
+
+void prune_checkpoints(const std::string& root, int keep_last) {
+  if (keep_last <= 0) return;
+  std::vector<std::string> all = list_checkpoints(root);
+  for (size_t i = 0; i + static_cast<size_t>(keep_last) < all.size(); ++i) {
+    fs::path p(all[i]);
+    // Renamed first so that a kill during the removal never leaves a half-deleted ckpt-*.
+    fs::path trash = p.parent_path() / str_cat(".trash-", p.filename().string(), "-", ::getpid());
+    std::error_code ec;
+    fs::rename(p, trash, ec);
+    if (ec) {
+      log_warning("could not remove old checkpoint '", p.string(), "': ", ec.message());
+      continue;
+    }
+    remove_quietly(trash);
+  }
+}
+
+}  // namespace tern::train

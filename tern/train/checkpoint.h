@@ -1,0 +1,79 @@
+// Training checkpoints: one directory per checkpoint, written so that a kill -9 at any moment
+// leaves every earlier checkpoint intact and never exposes a partial one.
+//
+//   <root>/ckpt-0000000120/
+//     weights.safetensors    model weights (trainable and not)
+//     optimizer.safetensors  every other variable: optimizer slots, gradient accumulators
+//     data_iterator.bin      the training iterator's saved state (mid-epoch checkpoints)
+//     manifest.json          step, epoch, optimizer iterations, LR schedule, loss scale, RNG
+//                            offset, config hash, logs, and bytes + SHA-256 of every file above
+//     manifest.json.sha256   SHA-256 of manifest.json
+//
+// Writing: files go to <root>/.tmp-ckpt-<step>-<pid>/, each fsync'ed, the manifest last; the
+// directory is fsync'ed, renamed to ckpt-<step>, and <root> is fsync'ed. Reading validates every
+// hash and every safetensors header; any mismatch is DataLoss naming the file.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tern/io/safetensors.h"
+#include "tern/train/fit_progress.h"
+
+namespace tern::nn {
+class Model;
+}
+
+namespace tern::train {
+
+struct CheckpointState {
+  ResumePoint position;  // epoch, step, iterator blob
+  std::string optimizer_name;
+  int64_t optimizer_iterations = 0;
+  int64_t micro_step = 0;              // gradient accumulation
+  double learning_rate = 0;            // the rate at the next step
+  std::string lr_schedule;             // LearningRateSchedule::describe()
+  int64_t rng_offset = 0;              // the dropout RNG offset of the next step
+  std::string config_sha256;           // set by the caller (tern train hashes the effective config)
+  std::map<std::string, double> logs;  // e.g. the monitored metric at save time
+  std::map<std::string, std::string> extra;  // callback state
+};
+
+struct Checkpoint {
+  std::string dir;
+  CheckpointState state;
+  io::NamedTensors weights;
+  io::NamedTensors optimizer;
+  std::string manifest;  // manifest.json as stored
+};
+
+constexpr const char* kCheckpointPrefix = "ckpt-";
+
+// The state of a compiled model inside fit() (or after it): TrainingState::progress, the
+// optimizer, and the live iterator's state for a mid-epoch position.
+CheckpointState capture_checkpoint_state(nn::Model& model);
+
+// Writes <root>/ckpt-<global step> atomically and returns its path. If a checkpoint of that step
+// already exists it is kept and its path returned.
+std::string save_checkpoint(const std::string& root, nn::Model& model,
+                            const CheckpointState& state);
+
+// Reads and validates a checkpoint directory (DataLoss naming the file on any mismatch).
+Checkpoint read_checkpoint(const std::string& dir);
+
+// Complete checkpoints (renamed into place) under `root`, oldest first; none if root is missing.
+std::vector<std::string> list_checkpoints(const std::string& root);
+// The newest complete checkpoint that validates; older ones are tried (with a warning) when a
+// newer one is damaged. nullopt if there is none.
+std::optional<std::string> latest_checkpoint(const std::string& root);
+// Deletes all but the newest `keep_last` checkpoints (rename out of the way first, then remove).
+void prune_checkpoints(const std::string& root, int keep_last);
+
+// Loads weights, optimizer variables, iterations and the LR schedule into a compiled model and
+// sets TrainingState::resume, so the next fit() continues at the saved data position.
+// InvalidArgument when the checkpoint does not fit the model (names the tensor and both types).
+void restore_checkpoint(nn::Model& model, const Checkpoint& checkpoint);
+
+}  // namespace tern::train

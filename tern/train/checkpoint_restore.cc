@@ -1,0 +1,100 @@
+// Capturing a training run's state for a checkpoint, and restoring one into a compiled model.
+#include <map>
+
+#include "tern/base/logging.h"
+#include "tern/data/iterator.h"
+#include "tern/nn/model.h"
+#include "tern/train/checkpoint.h"
+#include "tern/train/training_state.h"
+
+namespace tern::train {
+namespace {
+
+TrainingState& compiled_state(nn::Model& model, const char* what) {
+  TrainingState* s = model.training_state();
+  TERN_CHECK_ARG(s && s->optimizer, what, ": model '", model.name(),
+                 "' is not compiled: call compile() first");
+  return *s;
+}
+
+void check_type(const std::string& dir, const std::string& name, const Tensor& saved,
+                const Tensor& current) {
+  if (saved.type() != current.type()) {
+    throw_error(ErrorCode::kInvalidArgument, "checkpoint '", dir, "': tensor '", name, "' is ",
+                saved.type().to_string(), " but the model has ", current.type().to_string());
+  }
+}
+
+}  // namespace
+
+CheckpointState capture_checkpoint_state(nn::Model& model) {
+  TrainingState& s = compiled_state(model, "checkpoint");
+  const FitProgress& p = s.progress;
+  CheckpointState c;
+  c.position.epoch = p.epoch;
+  c.position.step_in_epoch = p.step_in_epoch;
+  c.position.global_step = p.global_step;
+  c.position.epoch_complete = p.epoch_complete || p.iterator == nullptr;
+  c.position.epoch_loss_sum = p.epoch_loss_sum;
+  c.position.epoch_samples = p.epoch_samples;
+  if (!c.position.epoch_complete) c.position.iterator_state = p.iterator->save_state();
+  const optim::Optimizer& opt = *s.optimizer;
+  c.optimizer_name = opt.name();
+  c.optimizer_iterations = opt.iterations;
+  c.micro_step = s.micro_step;
+  c.learning_rate = opt.learning_rate(opt.iterations);
+  c.lr_schedule = opt.schedule()->describe();
+  c.rng_offset = opt.iterations * s.gradient_accumulation_steps + s.micro_step;
+  return c;
+}
+
+void restore_checkpoint(nn::Model& model, const Checkpoint& ckpt) {
+  TrainingState& s = compiled_state(model, "restore checkpoint");
+  const CheckpointState& st = ckpt.state;
+  optim::Optimizer& opt = *s.optimizer;
+  if (st.optimizer_name != opt.name()) {
+    throw_error(ErrorCode::kInvalidArgument, "checkpoint '", ckpt.dir,
+                "' was written with optimizer '", st.optimizer_name,
+                "' but the model is compiled with '", opt.name(), "'");
+  }
+  runtime::VariableStore& store = model.variables();
+  std::map<std::string, const Tensor*> saved;
+  for (const auto& [name, t] : ckpt.weights) saved[name] = &t;
+  // Check everything before changing anything.
+  for (const auto& w : model.weights()) {
+    auto it = saved.find(w.name);
+    if (it == saved.end()) {
+      throw_error(ErrorCode::kInvalidArgument, "checkpoint '", ckpt.dir, "' has no weight '",
+                  w.name, "' (was it written by a different model?)");
+    }
+    check_type(ckpt.dir, w.name, *it->second, store.get(w.name));
+  }
+  for (const auto& [name, t] : ckpt.optimizer) {
+    if (store.has(name)) check_type(ckpt.dir, name, t, store.get(name));
+  }
+  for (const auto& w : model.weights()) store.assign(w.name, *saved[w.name]);
+  // Slots are created lazily when the train step is built; creating them here with the saved
+  // values makes the build keep them.
+  for (const auto& [name, t] : ckpt.optimizer) {
+    if (store.has(name)) {
+      store.assign(name, t);
+    } else {
+      store.create(name, t.clone());
+    }
+  }
+  opt.iterations = st.optimizer_iterations;
+  s.micro_step = st.micro_step;
+  // Schedules are functions of the step; only a callback-set constant rate is state.
+  std::string current = opt.schedule()->describe();
+  if (current != st.lr_schedule) {
+    if (st.lr_schedule.rfind("constant(", 0) == 0) {
+      opt.set_schedule(std::make_shared<optim::ConstantSchedule>(st.learning_rate));
+    } else {
+      log_warning("checkpoint '", ckpt.dir, "' was written with learning-rate schedule ",
+                  st.lr_schedule, "; continuing with ", current);
+    }
+  }
+  s.resume = st.position;
+}
+
+}  // namespace tern::train

@@ -1,0 +1,64 @@
+// CSVLogger: per-epoch logs as CSV rows.
+#include "tern/train/csv_logger.h"
+
+#include <filesystem>
+#include <sstream>
+
+#include "tern/base/error.h"
+
+namespace tern::train {
+namespace {
+
+std::vector<std::string> split(const std::string& line, char sep) {
+  std::vector<std::string> out;
+  std::string cell;
+  std::istringstream in(line);
+  while (std::getline(in, cell, sep)) out.push_back(cell);
+  return out;
+}
+
+}  // namespace
+
+CSVLogger::CSVLogger(std::string path, char separator, bool append)
+    : path_(std::move(path)), separator_(separator), append_(append) {
+  TERN_CHECK_ARG(!path_.empty(), "CSVLogger: path is empty");
+}
+
+void CSVLogger::on_train_begin(Logs&) {
+  columns_.clear();
+  std::filesystem::path p(path_);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  if (append_ && std::filesystem::exists(p) && std::filesystem::file_size(p) > 0) {
+    std::ifstream in(path_);
+    std::string header;
+    std::getline(in, header);
+    std::vector<std::string> cols = split(header, separator_);
+    if (!cols.empty() && cols[0] == "epoch") columns_.assign(cols.begin() + 1, cols.end());
+  }
+  out_.open(path_, append_ ? std::ios::app : std::ios::trunc);
+  TERN_CHECK_ARG(out_.good(), "CSVLogger: cannot open '", path_, "' for writing");
+}
+
+void CSVLogger::on_epoch_end(int epoch, Logs& logs) {
+  if (columns_.empty()) {
+    for (const auto& [k, _] : logs) columns_.push_back(k);
+    out_ << "epoch";
+    for (const auto& c : columns_) out_ << separator_ << c;
+    out_ << "\n";
+  }
+  out_.precision(10);
+  out_ << epoch;
+  for (const auto& c : columns_) {
+    out_ << separator_;
+    auto it = logs.find(c);
+    if (it != logs.end()) out_ << it->second;  // a key missing this epoch stays empty
+  }
+  out_ << "\n";
+  out_.flush();
+}
+
+void CSVLogger::on_train_end(Logs&) {
+  out_.close();
+}
+
+}  // namespace tern::train

@@ -1,0 +1,28 @@
+// CSVLogger (Keras semantics): one row per epoch, "epoch" then every log key in sorted order.
+// With append, an existing file is continued (its header kept), so a resumed run adds rows.
+#pragma once
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tern/train/callbacks.h"
+
+namespace tern::train {
+
+class CSVLogger : public Callback {
+ public:
+  explicit CSVLogger(std::string path, char separator = ',', bool append = false);
+  void on_train_begin(Logs&) override;
+  void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_end(Logs&) override;
+
+ private:
+  std::string path_;
+  char separator_;
+  bool append_;
+  std::vector<std::string> columns_;  // fixed by the header
+  std::ofstream out_;
+};
+
+}  // namespace tern::train

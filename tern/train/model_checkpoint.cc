@@ -1,0 +1,149 @@
+// ModelCheckpoint and BackupAndRestore.
+#include "tern/train/model_checkpoint.h"
+
+#include <cmath>
+#include <filesystem>
+#include <sstream>
+
+#include "tern/base/logging.h"
+#include "tern/nn/model.h"
+#include "tern/train/checkpoint.h"
+#include "tern/train/training_state.h"
+
+namespace tern::train {
+namespace {
+
+constexpr const char* kBestKey = "model_checkpoint/best";
+
+bool maximize(const std::string& monitor, const std::string& mode) {
+  if (mode == "max") return true;
+  if (mode == "min") return false;
+  TERN_CHECK_ARG(mode == "auto",
+                 "ModelCheckpoint: mode must be \"min\", \"max\" or \"auto\", got \"", mode, "\"");
+  for (const char* up : {"acc", "auc", "precision", "recall"}) {
+    if (monitor.find(up) != std::string::npos) return true;
+  }
+  return false;
+}
+
+std::string exact(double v) {
+  std::ostringstream os;
+  os.precision(17);
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+// --- ModelCheckpoint ---
+
+ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std::move(options)) {
+  TERN_CHECK_ARG(!options_.dir.empty(), "ModelCheckpoint: dir is empty");
+  TERN_CHECK_ARG(options_.save_freq >= 0, "ModelCheckpoint: save_freq must be >= 0, got ",
+                 options_.save_freq);
+  TERN_CHECK_ARG(options_.keep_last >= 0, "ModelCheckpoint: keep_last must be >= 0, got ",
+                 options_.keep_last);
+  maximize_ = maximize(options_.monitor, options_.mode);
+}
+
+void ModelCheckpoint::on_train_begin(Logs&) {
+  have_best_ = false;
+  // A resumed run keeps comparing against the best value saved before the interruption.
+  if (!options_.save_best_only) return;
+  std::vector<std::string> all = list_checkpoints(options_.dir);
+  if (all.empty()) return;
+  try {
+    Checkpoint c = read_checkpoint(all.back());
+    auto it = c.state.extra.find(kBestKey);
+    if (it != c.state.extra.end()) {
+      best_ = std::stod(it->second);
+      have_best_ = true;
+    }
+  } catch (const std::exception& e) {
+    log_warning("ModelCheckpoint: cannot read the best value from '", all.back(), "': ", e.what());
+  }
+}
+
+void ModelCheckpoint::maybe_save(const Logs& logs) {
+  CheckpointState state = capture_checkpoint_state(*model());
+  if (options_.save_best_only) {
+    auto it = logs.find(options_.monitor);
+    if (it == logs.end()) {
+      log_warning("ModelCheckpoint: monitored metric '", options_.monitor,
+                  "' is not in the logs; not saving");
+      return;
+    }
+    double v = it->second;
+    bool better = !have_best_ || (maximize_ ? v > best_ : v < best_);
+    if (!std::isfinite(v) || !better) return;
+    best_ = v;
+    have_best_ = true;
+    state.extra[kBestKey] = exact(v);
+  }
+  state.config_sha256 = options_.config_sha256;
+  for (const auto& [k, v] : logs) state.logs[k] = v;
+  last_saved_ = save_checkpoint(options_.dir, *model(), state);
+  prune_checkpoints(options_.dir, options_.keep_last);
+}
+
+void ModelCheckpoint::on_train_batch_end(int64_t, Logs& logs) {
+  if (options_.save_freq <= 0) return;
+  if (model()->training_state()->progress.global_step % options_.save_freq == 0) maybe_save(logs);
+}
+
+void ModelCheckpoint::on_epoch_end(int, Logs& logs) {
+  if (options_.save_freq == 0) maybe_save(logs);
+}
+
+// --- BackupAndRestore ---
+
+BackupAndRestore::BackupAndRestore(BackupAndRestoreOptions options) : options_(std::move(options)) {
+  TERN_CHECK_ARG(!options_.backup_dir.empty(), "BackupAndRestore: backup_dir is empty");
+  TERN_CHECK_ARG(options_.save_freq >= 0, "BackupAndRestore: save_freq must be >= 0, got ",
+                 options_.save_freq);
+}
+
+void BackupAndRestore::on_train_begin(Logs&) {
+  restored_from_.clear();
+  std::optional<std::string> latest = latest_checkpoint(options_.backup_dir);
+  if (!latest) return;
+  Checkpoint c = read_checkpoint(*latest);
+  if (!options_.config_sha256.empty() && !c.state.config_sha256.empty() &&
+      c.state.config_sha256 != options_.config_sha256) {
+    throw_error(ErrorCode::kFailedPrecondition, "BackupAndRestore: backup '", *latest,
+                "' was written under a different config (config_sha256 ", c.state.config_sha256,
+                ", now ", options_.config_sha256, "); remove ", options_.backup_dir,
+                " to start over");
+  }
+  restore_checkpoint(*model(), c);
+  restored_from_ = *latest;
+  log_info("BackupAndRestore: continuing from ", *latest, " (epoch ", c.state.position.epoch,
+           ", step ", c.state.position.global_step, ")");
+}
+
+void BackupAndRestore::save() {
+  CheckpointState state = capture_checkpoint_state(*model());
+  state.config_sha256 = options_.config_sha256;
+  save_checkpoint(options_.backup_dir, *model(), state);
+  prune_checkpoints(options_.backup_dir, options_.keep_last);
+}
+
+void BackupAndRestore::on_train_batch_end(int64_t, Logs&) {
+  if (options_.save_freq > 0 &&
+      model()->training_state()->progress.global_step % options_.save_freq == 0)
+    save();
+}
+
+void BackupAndRestore::on_epoch_end(int, Logs&) {
+  if (options_.save_freq == 0) save();
+}
+
+void BackupAndRestore::on_train_end(Logs&) {
+  if (!options_.delete_checkpoint) return;
+  std::error_code ec;
+  std::filesystem::remove_all(options_.backup_dir, ec);
+  if (ec)
+    log_warning("BackupAndRestore: could not delete '", options_.backup_dir, "': ", ec.message());
+}
+
+}  // namespace tern::train
