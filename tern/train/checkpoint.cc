@@ -92,6 +92,7 @@ json state_to_json(const CheckpointState& s) {
   j["loss_scale"] = {{"enabled", false}};
   j["rng"] = {{"dropout_offset", s.rng_offset}};
   j["config_sha256"] = s.config_sha256;
+  j["weight_order"] = s.weight_order;
   j["logs"] = s.logs;
   j["extra"] = s.extra;
   return j;
@@ -121,6 +122,7 @@ CheckpointState state_from_json(const json& j, const std::string& path) {
     s.learning_rate = j.at("lr_schedule").at("learning_rate").get<double>();
     s.rng_offset = j.at("rng").at("dropout_offset").get<int64_t>();
     s.config_sha256 = j.at("config_sha256").get<std::string>();
+    s.weight_order = j.at("weight_order").get<std::vector<std::string>>();
     s.logs = j.at("logs").get<std::map<std::string, double>>();
     s.extra = j.at("extra").get<std::map<std::string, std::string>>();
   } catch (const json::exception& e) {

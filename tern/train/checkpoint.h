@@ -32,12 +32,13 @@ struct CheckpointState {
   ResumePoint position;  // epoch, step, iterator blob
   std::string optimizer_name;
   int64_t optimizer_iterations = 0;
-  int64_t micro_step = 0;              // gradient accumulation
-  double learning_rate = 0;            // the rate at the next step
-  std::string lr_schedule;             // LearningRateSchedule::describe()
-  int64_t rng_offset = 0;              // the dropout RNG offset of the next step
-  std::string config_sha256;           // set by the caller (tern train hashes the effective config)
-  std::map<std::string, double> logs;  // e.g. the monitored metric at save time
+  int64_t micro_step = 0;     // gradient accumulation
+  double learning_rate = 0;   // the rate at the next step
+  std::string lr_schedule;    // LearningRateSchedule::describe()
+  int64_t rng_offset = 0;     // the dropout RNG offset of the next step
+  std::string config_sha256;  // set by the caller (tern train hashes the effective config)
+  std::vector<std::string> weight_order;     // model.weights() names, in model order
+  std::map<std::string, double> logs;        // e.g. the monitored metric at save time
   std::map<std::string, std::string> extra;  // callback state
 };
 
@@ -73,7 +74,10 @@ void prune_checkpoints(const std::string& root, int keep_last);
 
 // Loads weights, optimizer variables, iterations and the LR schedule into a compiled model and
 // sets TrainingState::resume, so the next fit() continues at the saved data position.
-// InvalidArgument when the checkpoint does not fit the model (names the tensor and both types).
+// Weights match by name; when the names differ (auto-generated layer names depend on how many
+// layers a process created before) but the saved weight order has the same count and types, they
+// match by position, optimizer slots following their parameter. InvalidArgument when the
+// checkpoint does not fit the model (names the tensor and both types).
 void restore_checkpoint(nn::Model& model, const Checkpoint& checkpoint);
 
 }  // namespace tern::train

@@ -1,4 +1,5 @@
 // Capturing a training run's state for a checkpoint, and restoring one into a compiled model.
+#include <algorithm>
 #include <map>
 
 #include "tern/base/logging.h"
@@ -25,6 +26,47 @@ void check_type(const std::string& dir, const std::string& name, const Tensor& s
   }
 }
 
+// Saved name -> current name, for weights and for variables named after a weight
+// ("optimizer/<weight>/<slot>", "accumulator/<weight>").
+std::map<std::string, std::string> name_mapping(nn::Model& model, const Checkpoint& ckpt) {
+  std::map<std::string, std::string> map;
+  std::map<std::string, const Tensor*> saved;
+  for (const auto& [name, t] : ckpt.weights) saved[name] = &t;
+  std::vector<nn::WeightSpec> current = model.weights();
+  bool all_named = true;
+  for (const auto& w : current) all_named = all_named && saved.count(w.name);
+  const std::vector<std::string>& order = ckpt.state.weight_order;
+  bool positional = !all_named && order.size() == current.size();
+  for (size_t i = 0; positional && i < order.size(); ++i) {
+    auto it = saved.find(order[i]);
+    positional = it != saved.end() && it->second->type() == current[i].type;
+  }
+  if (!positional) {
+    for (const auto& [name, _] : saved) map[name] = name;
+    for (const auto& [name, _] : ckpt.optimizer) map[name] = name;
+    return map;
+  }
+  log_info("checkpoint '", ckpt.dir, "': weight names differ from the model's; matching ",
+           order.size(), " weights by position");
+  for (size_t i = 0; i < order.size(); ++i) map[order[i]] = current[i].name;
+  for (const auto& [name, _] : ckpt.optimizer) {
+    map[name] = name;
+    size_t best = 0;
+    for (const auto& [old_name, new_name] : std::map<std::string, std::string>(map)) {
+      for (const char* prefix : {"optimizer/", "accumulator/"}) {
+        std::string p = prefix + old_name;
+        bool match = name == p || name.rfind(p + "/", 0) == 0;
+        if (match && p.size() > best &&
+            std::find(order.begin(), order.end(), old_name) != order.end()) {
+          best = p.size();
+          map[name] = prefix + new_name + name.substr(p.size());
+        }
+      }
+    }
+  }
+  return map;
+}
+
 }  // namespace
 
 CheckpointState capture_checkpoint_state(nn::Model& model) {
@@ -45,6 +87,7 @@ CheckpointState capture_checkpoint_state(nn::Model& model) {
   c.learning_rate = opt.learning_rate(opt.iterations);
   c.lr_schedule = opt.schedule()->describe();
   c.rng_offset = opt.iterations * s.gradient_accumulation_steps + s.micro_step;
+  for (const auto& w : model.weights()) c.weight_order.push_back(w.name);
   return c;
 }
 
@@ -58,8 +101,9 @@ void restore_checkpoint(nn::Model& model, const Checkpoint& ckpt) {
                 "' but the model is compiled with '", opt.name(), "'");
   }
   runtime::VariableStore& store = model.variables();
+  std::map<std::string, std::string> rename = name_mapping(model, ckpt);
   std::map<std::string, const Tensor*> saved;
-  for (const auto& [name, t] : ckpt.weights) saved[name] = &t;
+  for (const auto& [name, t] : ckpt.weights) saved[rename.at(name)] = &t;
   // Check everything before changing anything.
   for (const auto& w : model.weights()) {
     auto it = saved.find(w.name);
@@ -70,12 +114,14 @@ void restore_checkpoint(nn::Model& model, const Checkpoint& ckpt) {
     check_type(ckpt.dir, w.name, *it->second, store.get(w.name));
   }
   for (const auto& [name, t] : ckpt.optimizer) {
-    if (store.has(name)) check_type(ckpt.dir, name, t, store.get(name));
+    if (store.has(rename.at(name)))
+      check_type(ckpt.dir, rename.at(name), t, store.get(rename.at(name)));
   }
   for (const auto& w : model.weights()) store.assign(w.name, *saved[w.name]);
   // Slots are created lazily when the train step is built; creating them here with the saved
   // values makes the build keep them.
-  for (const auto& [name, t] : ckpt.optimizer) {
+  for (const auto& [saved_name, t] : ckpt.optimizer) {
+    const std::string& name = rename.at(saved_name);
     if (store.has(name)) {
       store.assign(name, t);
     } else {

@@ -235,6 +235,38 @@ TEST_F(CorruptCheckpointTest, MissingManifestAndWrongModel) {
   EXPECT_FALSE(latest.has_value());
 }
 
+TEST_F(CheckpointTest, AutoNamedLayersMatchByPosition) {
+  // Auto-generated layer names differ between two models built in one process.
+  auto build = [] {
+    auto m = std::make_unique<nn::Sequential>(
+        std::vector<nn::LayerPtr>{nn::Dense(8, "relu"), nn::Dense(4)}, Shape{8});
+    m->build();
+    m->compile(std::make_shared<optim::Adam>(1e-2),
+               std::make_shared<nn::SparseCategoricalCrossentropy>(true));
+    return m;
+  };
+  std::string dir = fresh_dir("positional");
+  auto a = build();
+  nn::FitOptions o = fit_options(1);
+  o.callbacks = {std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{.dir = dir})};
+  a->fit(make_pipeline(x_, y_), o);
+  auto b = build();
+  ASSERT_NE(a->weights()[0].name, b->weights()[0].name);
+  restore_checkpoint(*b, read_checkpoint(*latest_checkpoint(dir)));
+  EXPECT_TRUE(bitwise_equal(weights_of(*a), weights_of(*b)));
+  std::string b_prefix = "optimizer/" + b->weights()[0].name + "/";
+  int slots = 0;
+  for (const auto& name : b->variables().names()) {
+    if (name.rfind(b_prefix, 0) != 0) continue;
+    ++slots;
+    const Tensor& got = b->variables().get(name);
+    const Tensor& want = a->variables().get("optimizer/" + a->weights()[0].name + "/" +
+                                            name.substr(b_prefix.size()));
+    EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0) << name;
+  }
+  EXPECT_EQ(slots, 2);  // Adam's two moments
+}
+
 TEST_F(CheckpointTest, RestoreRefusesAnotherModel) {
   std::string dir = fresh_dir("other");
   auto m = make_model();
