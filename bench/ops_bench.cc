@@ -4,7 +4,7 @@
 // fed random inputs, warmed up, then timed until --min-time seconds; the median run is reported.
 // bench/ops_bench_torch.py runs the same workloads in PyTorch; bench/run_ops_bench.sh runs both.
 //
-// Usage: ops_bench [--filter SUBSTR] [--min-time SECONDS] [--list]
+// Usage: ops_bench [--filter SUBSTR | --name NAME] [--min-time SECONDS] [--list]
 // Output: one line per workload, tab-separated: name, GFLOP/s, kernel.
 #include <algorithm>
 #include <chrono>
@@ -133,19 +133,23 @@ std::pair<double, std::string> time_workload(const Workload& w, double min_time)
 }
 
 int main_impl(int argc, char** argv) {
-  std::string filter;
+  std::string filter, name;
   double min_time = 1.0;
   bool list = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--filter" && i + 1 < argc) {
       filter = argv[++i];
+    } else if (a == "--name" && i + 1 < argc) {
+      name = argv[++i];
     } else if (a == "--min-time" && i + 1 < argc) {
       min_time = std::atof(argv[++i]);
     } else if (a == "--list") {
       list = true;
     } else {
-      std::fprintf(stderr, "usage: ops_bench [--filter SUBSTR] [--min-time SECONDS] [--list]\n");
+      std::fprintf(
+          stderr,
+          "usage: ops_bench [--filter SUBSTR | --name NAME] [--min-time SECONDS] [--list]\n");
       return 2;
     }
   }
@@ -153,6 +157,7 @@ int main_impl(int argc, char** argv) {
   runtime::set_intra_op_threads(0);  // one OpenMP thread per available core
   for (const Workload& w : workloads()) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
+    if (!name.empty() && w.name != name) continue;
     if (list) {
       std::printf("%s\n", w.name.c_str());
       continue;

@@ -7,7 +7,7 @@ Each workload tries every reasonable PyTorch path and reports the fastest, namin
   matmul bf16: torch.matmul;
   conv2d (+ backward via aten.convolution_backward): contiguous NCHW and channels_last.
 
-Usage: ops_bench_torch.py [--filter SUBSTR] [--min-time SECONDS]
+Usage: ops_bench_torch.py [--filter SUBSTR | --name NAME] [--min-time SECONDS]
 Output: one line per workload, tab-separated: name, GFLOP/s, path.
 """
 import argparse
@@ -93,12 +93,15 @@ def workloads():
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--filter", default="")
+    p.add_argument("--name", default="")
     p.add_argument("--min-time", type=float, default=1.0)
     args = p.parse_args()
     torch.set_num_threads(len(os.sched_getaffinity(0)))
     with torch.no_grad():
         for name, fl, make in workloads():
             if args.filter and args.filter not in name:
+                continue
+            if args.name and args.name != name:
                 continue
             best_name, best_secs = None, None
             for path, fn in make().items():

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the op micro-benchmark for tern (bench/ops_bench.cc) and PyTorch (bench/ops_bench_torch.py)
-# interleaved, REPEATS times each, and prints one table of medians: workload, tern GFLOP/s,
-# torch GFLOP/s, tern/torch, and the kernel / PyTorch path that ran.
+# interleaved (tern, torch, tern, torch, ... per workload), REPEATS times each, and prints one
+# table of medians: workload, tern GFLOP/s, torch GFLOP/s, tern/torch, and the kernel / PyTorch
+# path that ran.
 #
 # Usage: bench/run_ops_bench.sh [--build-dir DIR] [--repeats N] [--min-time SECONDS] [--filter S]
 # Env: PYTHON (default /usr/bin/python3, which has Debian's python3-torch).
@@ -30,12 +31,16 @@ fi
 
 out="$(mktemp -d)"
 trap 'rm -rf "$out"' EXIT
-for ((r = 1; r <= repeats; r++)); do
-  echo "repeat $r/$repeats: tern" >&2
-  "$tern_bin" --min-time "$min_time" --filter "$filter" > "$out/tern.$r.tsv"
-  echo "repeat $r/$repeats: torch" >&2
-  "$python" "$root/bench/ops_bench_torch.py" --min-time "$min_time" --filter "$filter" \
-    > "$out/torch.$r.tsv"
+# Alternate tern and torch workload by workload, so both see the same machine state (load from
+# other processes drifts over minutes).
+mapfile -t names < <("$tern_bin" --list --filter "$filter")
+for name in "${names[@]}"; do
+  for ((r = 1; r <= repeats; r++)); do
+    echo "$name: repeat $r/$repeats" >&2
+    "$tern_bin" --min-time "$min_time" --name "$name" >> "$out/tern.$r.tsv"
+    "$python" "$root/bench/ops_bench_torch.py" --min-time "$min_time" --name "$name" \
+      >> "$out/torch.$r.tsv"
+  done
 done
 
 "$python" - "$out" "$repeats" <<'EOF'
