@@ -1,0 +1,173 @@
+// Step profiler for a training config: trains `--warmup` steps through fit() (compiling the step),
+// then runs the compiled train step `--steps` more times on one batch and prints, per node, the
+// wall time summed over the runs (ranked), the step's wall and process CPU time, and the time the
+// input pipeline alone needs for one epoch. Finds the next hot spot:
+//   build-speed/bench/step_profile_bench examples/fashion_mnist.toml --steps 30
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "tern/base/trace.h"
+#include "tern/data/iterator.h"
+#include "tern/runtime/openmp_wait.h"
+#include "tern/runtime/runtime.h"
+#include "tern/train/training_state.h"
+#include "tools/tern/training_setup.h"
+
+namespace {
+
+using namespace tern;
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double wall_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Sums op durations by node name.
+class SumSink : public TraceSink {
+ public:
+  void record(std::string_view name, std::string_view category, int64_t,
+              int64_t duration_ns) override {
+    if (category != "op") return;
+    std::lock_guard<std::mutex> lock(mu_);
+    ns_[std::string(name)] += duration_ns;
+  }
+  std::map<std::string, int64_t> ns_;
+
+ private:
+  std::mutex mu_;
+};
+
+struct Args {
+  std::string config;
+  std::vector<std::string> sets;
+  int warmup = 3;
+  int steps = 20;
+  bool pipeline = true;
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    auto next = [&]() -> std::string {
+      TERN_CHECK_ARG(i + 1 < argc, "flag ", s, " needs a value");
+      return argv[++i];
+    };
+    if (s == "--set") {
+      a.sets.push_back(next());
+    } else if (s == "--warmup") {
+      a.warmup = std::stoi(next());
+    } else if (s == "--steps") {
+      a.steps = std::stoi(next());
+    } else if (s == "--no-pipeline") {
+      a.pipeline = false;
+    } else {
+      a.config = s;
+    }
+  }
+  TERN_CHECK_ARG(
+      !a.config.empty(),
+      "usage: step_profile_bench CONFIG [--set k=v]... [--warmup N] [--steps N] [--no-pipeline]");
+  return a;
+}
+
+int run(int argc, char** argv) {
+  Args a = parse_args(argc, argv);
+  tools::TrainConfig c = tools::load_config(a.config, a.sets);
+  runtime::set_intra_op_threads(c.threads);
+  tools::ClassificationData d = tools::load_data(c);
+  data::DatasetPtr ds = tools::training_pipeline(c, d.train_x, d.train_y);
+
+  if (a.pipeline) {
+    double w0 = wall_seconds(), c0 = cpu_seconds();
+    data::Iterator it = ds->make_iterator(0);
+    int64_t batches = 0;
+    while (it.next()) ++batches;
+    std::printf("input pipeline alone: %lld batches in %.3f s wall, %.3f s cpu\n",
+                static_cast<long long>(batches), wall_seconds() - w0, cpu_seconds() - c0);
+  }
+
+  int64_t steps_per_epoch = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
+  std::shared_ptr<nn::Model> model = tools::make_model(c, d.sample_shape);
+  tools::compile_model(*model, c, steps_per_epoch);
+  nn::FitOptions fo;
+  fo.epochs = 1;
+  fo.steps_per_epoch = a.warmup;
+  fo.verbose = 0;
+  double w0 = wall_seconds(), c0 = cpu_seconds();
+  model->fit(ds, fo);
+  std::printf("warmup: %d steps (with compile) in %.3f s wall, %.3f s cpu\n", a.warmup,
+              wall_seconds() - w0, cpu_seconds() - c0);
+
+  train::TrainingState* s = model->training_state();
+  train::CompiledStep* step = nullptr;
+  for (auto& [key, cs] : s->steps) {
+    if (cs.exe && cs.exe->graph().name() == "train_step") step = &cs;
+  }
+  TERN_CHECK_ARG(step != nullptr, "no train step was compiled");
+  runtime::Executable& exe = *step->exe;
+  data::Iterator it = ds->make_iterator(1);
+  data::Element e = *it.next();
+  exe.feed_at(step->x, e[0]);
+  exe.feed_at(step->y, e[1]);
+  if (step->rng >= 0) exe.feed_at(step->rng, Tensor::scalar(DType::kI64, 7));
+  if (step->lr >= 0) exe.feed_at(step->lr, Tensor::scalar(DType::kF32, 1e-4));
+  if (step->step >= 0) exe.feed_at(step->step, Tensor::scalar(DType::kI64, 10));
+
+  // Untraced runs first: the step time without trace overhead.
+  w0 = wall_seconds();
+  c0 = cpu_seconds();
+  for (int i = 0; i < a.steps; ++i) exe.run();
+  double wall = (wall_seconds() - w0) / a.steps, cpu = (cpu_seconds() - c0) / a.steps;
+  std::printf("train step: %.2f ms wall, %.2f ms cpu (%d runs, %d threads, arena %.1f MB)\n",
+              wall * 1e3, cpu * 1e3, a.steps, runtime::intra_op_threads(),
+              static_cast<double>(exe.arena_bytes()) / 1e6);
+
+  SumSink sink;
+  set_trace_sink(&sink);
+  for (int i = 0; i < a.steps; ++i) exe.run();
+  set_trace_sink(nullptr);
+  std::map<std::string, const runtime::StepInfo*> info;
+  for (const auto& si : exe.steps()) info[si.node] = &si;
+  std::vector<std::pair<int64_t, std::string>> ranked;
+  int64_t total = 0;
+  for (const auto& [name, ns] : sink.ns_) {
+    ranked.push_back({ns, name});
+    total += ns;
+  }
+  std::sort(ranked.rbegin(), ranked.rend());
+  std::printf("%-44s %-26s %-10s %9s %6s\n", "node", "op", "kernel", "ms/step", "%");
+  for (const auto& [ns, name] : ranked) {
+    const runtime::StepInfo* si = info.count(name) ? info[name] : nullptr;
+    std::printf("%-44s %-26s %-10s %9.3f %6.1f\n", name.c_str(), si ? si->op.c_str() : "?",
+                si ? si->kernel.c_str() : "?", static_cast<double>(ns) / 1e6 / a.steps,
+                100.0 * static_cast<double>(ns) / static_cast<double>(total));
+  }
+  std::printf("sum of ops: %.2f ms/step\n", static_cast<double>(total) / 1e6 / a.steps);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  tern::runtime::use_passive_openmp_wait(argv);
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "step_profile_bench: %s\n", e.what());
+    return 1;
+  }
+}
