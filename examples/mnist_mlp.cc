@@ -30,7 +30,10 @@ int main(int argc, char** argv) {
   try {
     auto [train_x, train_y] = load(dir, "train");
     auto [test_x, test_y] = load(dir, "t10k");
-    auto train_ds = tern::data::from_tensor_slices({train_x, train_y})->shuffle(60000, 42)->batch(128)->prefetch();
+    auto train_ds = tern::data::from_tensor_slices({train_x, train_y})
+                        ->shuffle(60000, 42)
+                        ->batch(128)
+                        ->prefetch();
     auto val_ds = tern::data::from_tensor_slices({test_x, test_y})->batch(512);
 
     auto model = tern::nn::Sequential({tern::nn::Dense(1024, "relu"), tern::nn::Dense(10)});

@@ -35,7 +35,9 @@ ir::Value* GradContext::op(std::string_view op, std::vector<ir::Value*> inputs, 
   return op_node(op, std::move(inputs), std::move(attrs))->output(0);
 }
 
-ir::Value* GradContext::scalar(double v, DType dtype) { return graph_.scalar(dtype, v); }
+ir::Value* GradContext::scalar(double v, DType dtype) {
+  return graph_.scalar(dtype, v);
+}
 
 ir::Value* GradContext::zeros(const TensorType& type) {
   return graph_.constant(Tensor::zeros(type.dtype, type.shape), "zeros");
@@ -76,7 +78,9 @@ GradRegistry& GradRegistry::global() {
   return *registry;
 }
 
-void GradRegistry::add(std::string_view op, GradRule rule) { rules_[std::string(op)] = std::move(rule); }
+void GradRegistry::add(std::string_view op, GradRule rule) {
+  rules_[std::string(op)] = std::move(rule);
+}
 
 const GradRule* GradRegistry::find(std::string_view op) const {
   auto it = rules_.find(op);
@@ -134,7 +138,9 @@ std::vector<ir::Value*> gradients(ir::Graph& g, ir::Value* loss, std::span<ir::V
     }
   };
   if (depends.count(loss)) {
-    ir::Value* seed = loss_grad ? loss_grad : g.constant(Tensor::full(loss->dtype(), loss->shape(), 1.0), "grad/seed");
+    ir::Value* seed =
+        loss_grad ? loss_grad
+                  : g.constant(Tensor::full(loss->dtype(), loss->shape(), 1.0), "grad/seed");
     accumulate(loss, seed);
   }
 
@@ -176,7 +182,9 @@ std::vector<ir::Value*> gradients(ir::Graph& g, ir::Value* loss, std::span<ir::V
   std::vector<ir::Value*> out;
   for (ir::Value* w : wrt) {
     auto f = grad.find(w);
-    out.push_back(f != grad.end() ? f->second : g.constant(Tensor::zeros(w->dtype(), w->shape()), "grad/zeros"));
+    out.push_back(f != grad.end()
+                      ? f->second
+                      : g.constant(Tensor::zeros(w->dtype(), w->shape()), "grad/zeros"));
   }
   return out;
 }

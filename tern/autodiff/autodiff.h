@@ -25,7 +25,7 @@ class GradContext {
   ir::Graph& graph() { return graph_; }
   const ir::Node& node() const { return node_; }
   const ops::Attrs& attrs() const { return node_.attrs(); }
-  ir::Value* x(int i) const { return node_.input(i); }   // forward input i
+  ir::Value* x(int i) const { return node_.input(i); }       // forward input i
   ir::Value* y(int i = 0) const { return node_.output(i); }  // forward output i
   // Gradient of output i; zeros if no gradient reached that output.
   ir::Value* dy(int i = 0);

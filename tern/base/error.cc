@@ -5,15 +5,24 @@ namespace tern {
 
 std::string_view error_code_name(ErrorCode code) {
   switch (code) {
-    case ErrorCode::kInvalidArgument: return "InvalidArgument";
-    case ErrorCode::kNotFound: return "NotFound";
-    case ErrorCode::kOutOfRange: return "OutOfRange";
-    case ErrorCode::kDataLoss: return "DataLoss";
-    case ErrorCode::kResourceExhausted: return "ResourceExhausted";
-    case ErrorCode::kFailedPrecondition: return "FailedPrecondition";
-    case ErrorCode::kUnavailable: return "Unavailable";
-    case ErrorCode::kUnimplemented: return "Unimplemented";
-    case ErrorCode::kInternal: return "Internal";
+    case ErrorCode::kInvalidArgument:
+      return "InvalidArgument";
+    case ErrorCode::kNotFound:
+      return "NotFound";
+    case ErrorCode::kOutOfRange:
+      return "OutOfRange";
+    case ErrorCode::kDataLoss:
+      return "DataLoss";
+    case ErrorCode::kResourceExhausted:
+      return "ResourceExhausted";
+    case ErrorCode::kFailedPrecondition:
+      return "FailedPrecondition";
+    case ErrorCode::kUnavailable:
+      return "Unavailable";
+    case ErrorCode::kUnimplemented:
+      return "Unimplemented";
+    case ErrorCode::kInternal:
+      return "Internal";
   }
   return "Unknown";
 }

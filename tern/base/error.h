@@ -1,4 +1,5 @@
-// tern::Error: the one exception type tern throws, with a code and a message that names the culprit.
+// tern::Error: the one exception type tern throws, with a code and a message that names the
+// culprit.
 #pragma once
 
 #include <sstream>
@@ -50,8 +51,8 @@ template <typename... Args>
 }  // namespace tern
 
 // Precondition on user-controlled input: throws InvalidArgument with the streamed message.
-#define TERN_CHECK_ARG(cond, ...)                                               \
-  do {                                                                          \
+#define TERN_CHECK_ARG(cond, ...)                                                       \
+  do {                                                                                  \
     if (!(cond)) ::tern::throw_error(::tern::ErrorCode::kInvalidArgument, __VA_ARGS__); \
   } while (0)
 

@@ -11,13 +11,16 @@ class Philox {
  public:
   using Block = std::array<uint32_t, 4>;
 
-  explicit Philox(uint64_t seed) : key_{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)} {}
+  explicit Philox(uint64_t seed)
+      : key_{static_cast<uint32_t>(seed), static_cast<uint32_t>(seed >> 32)} {}
 
   // Four random words for the 128-bit counter (lo, hi).
   Block operator()(uint64_t counter_lo, uint64_t counter_hi = 0) const;
 
   // Uniform float in [0, 1) from one word (24 mantissa bits).
-  static float to_unit_float(uint32_t x) { return static_cast<float>(x >> 8) * (1.0f / 16777216.0f); }
+  static float to_unit_float(uint32_t x) {
+    return static_cast<float>(x >> 8) * (1.0f / 16777216.0f);
+  }
   // Uniform double in [0, 1) from two words (53 bits).
   static double to_unit_double(uint32_t hi, uint32_t lo) {
     uint64_t v = (static_cast<uint64_t>(hi) << 21) ^ (lo >> 11);

@@ -1,5 +1,6 @@
 // A small fixed-size thread pool for host work that is not intra-op math (the input pipeline).
-// Intra-op parallelism uses OpenMP, as oneDNN does; this pool stays small to avoid oversubscription.
+// Intra-op parallelism uses OpenMP, as oneDNN does; this pool stays small to avoid
+// oversubscription.
 #pragma once
 
 #include <condition_variable>

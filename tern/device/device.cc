@@ -7,13 +7,17 @@ namespace tern {
 
 std::string_view device_type_name(DeviceType type) {
   switch (type) {
-    case DeviceType::kCPU: return "cpu";
-    case DeviceType::kCUDA: return "cuda";
+    case DeviceType::kCPU:
+      return "cpu";
+    case DeviceType::kCUDA:
+      return "cuda";
   }
   return "?";
 }
 
-std::string Device::to_string() const { return str_cat(device_type_name(type), ":", index); }
+std::string Device::to_string() const {
+  return str_cat(device_type_name(type), ":", index);
+}
 
 DeviceRegistry& DeviceRegistry::global() {
   static DeviceRegistry registry;
@@ -39,7 +43,8 @@ DeviceBackend* DeviceRegistry::find(DeviceType type) const {
 
 DeviceBackend& DeviceRegistry::get(DeviceType type) const {
   DeviceBackend* b = find(type);
-  if (!b) throw_error(ErrorCode::kNotFound, "no backend registered for device ", device_type_name(type));
+  if (!b)
+    throw_error(ErrorCode::kNotFound, "no backend registered for device ", device_type_name(type));
   return *b;
 }
 

@@ -41,8 +41,8 @@ class Stream {
 
 // Optional capabilities a backend may or may not have.
 enum class DeviceCapability {
-  kBF16Compute,   // native bf16 arithmetic (AVX512_BF16 / AMX on CPU)
-  kF16Compute,    // native f16 arithmetic
+  kBF16Compute,  // native bf16 arithmetic (AVX512_BF16 / AMX on CPU)
+  kF16Compute,   // native f16 arithmetic
   kBlockedLayouts,
 };
 

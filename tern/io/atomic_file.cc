@@ -15,7 +15,9 @@ namespace tern::io {
 
 void fsync_directory(const std::string& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
-  if (fd < 0) throw_error(ErrorCode::kUnavailable, "cannot open directory '", dir, "': ", std::strerror(errno));
+  if (fd < 0)
+    throw_error(ErrorCode::kUnavailable, "cannot open directory '", dir,
+                "': ", std::strerror(errno));
   ::fsync(fd);
   ::close(fd);
 }
@@ -25,7 +27,8 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   std::string dir = p.parent_path().string();
   std::string tmp = path + ".tmp." + std::to_string(::getpid());
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw_error(ErrorCode::kUnavailable, "cannot create '", tmp, "': ", std::strerror(errno));
+  if (fd < 0)
+    throw_error(ErrorCode::kUnavailable, "cannot create '", tmp, "': ", std::strerror(errno));
   size_t done = 0;
   while (done < contents.size()) {
     ssize_t w = ::write(fd, contents.data() + done, contents.size() - done);
@@ -45,7 +48,8 @@ void write_file_atomically(const std::string& path, std::string_view contents) {
   if (::rename(tmp.c_str(), path.c_str()) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    throw_error(ErrorCode::kUnavailable, "cannot rename '", tmp, "' to '", path, "': ", std::strerror(e));
+    throw_error(ErrorCode::kUnavailable, "cannot rename '", tmp, "' to '", path,
+                "': ", std::strerror(e));
   }
   fsync_directory(dir);
 }

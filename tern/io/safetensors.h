@@ -16,7 +16,7 @@ namespace tern::io {
 using NamedTensors = std::vector<std::pair<std::string, Tensor>>;
 
 struct SafetensorsFile {
-  NamedTensors tensors;                        // in file order of offsets
+  NamedTensors tensors;                         // in file order of offsets
   std::map<std::string, std::string> metadata;  // "__metadata__"
 };
 
@@ -24,7 +24,8 @@ constexpr uint64_t kMaxSafetensorsHeader = 100'000'000;
 
 // Serializes like the reference writer: sorted by dtype alignment (descending) then name,
 // contiguous, JSON padded with spaces to a multiple of 8.
-std::string encode_safetensors(const NamedTensors& tensors, const std::map<std::string, std::string>& metadata = {});
+std::string encode_safetensors(const NamedTensors& tensors,
+                               const std::map<std::string, std::string>& metadata = {});
 // `what` names the source in errors (usually the file path).
 SafetensorsFile decode_safetensors(std::string_view bytes, const std::string& what);
 

@@ -49,12 +49,12 @@ Node* Graph::add_node(std::string_view op_name, std::vector<Value*> inputs, ops:
   in_types.reserve(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (inputs[i] == nullptr) {
-      throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "' (node '", node_name, "'): input ",
-                  i, " is null");
+      throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "' (node '", node_name,
+                  "'): input ", i, " is null");
     }
     if (inputs[i]->node()->graph() != this) {
-      throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "' (node '", node_name, "'): input ",
-                  i, " belongs to another graph");
+      throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "' (node '", node_name,
+                  "'): input ", i, " belongs to another graph");
     }
     in_types.push_back(inputs[i]->type());
   }
@@ -67,8 +67,8 @@ Node* Graph::add_node(std::string_view op_name, std::vector<Value*> inputs, ops:
   node->inputs_ = std::move(inputs);
   node->graph_ = this;
   for (size_t i = 0; i < out_types.size(); ++i) {
-    node->outputs_.push_back(
-        std::unique_ptr<Value>(new Value(node.get(), static_cast<int>(i), std::move(out_types[i]))));
+    node->outputs_.push_back(std::unique_ptr<Value>(
+        new Value(node.get(), static_cast<int>(i), std::move(out_types[i]))));
   }
   for (size_t i = 0; i < node->inputs_.size(); ++i) {
     node->inputs_[i]->uses_.push_back({node.get(), static_cast<int>(i)});
@@ -79,12 +79,15 @@ Node* Graph::add_node(std::string_view op_name, std::vector<Value*> inputs, ops:
   return raw;
 }
 
-static std::vector<int64_t> dims_of(const TensorType& t) { return t.shape.dims(); }
+static std::vector<int64_t> dims_of(const TensorType& t) {
+  return t.shape.dims();
+}
 
 Value* Graph::input(std::string_view name, const TensorType& type) {
-  if (find_input(name)) throw_error(ErrorCode::kInvalidArgument, "graph input '", name, "' declared twice");
-  return add("input", {}, {{"name", std::string(name)}, {"dtype", type.dtype}, {"shape", dims_of(type)}},
-             name);
+  if (find_input(name))
+    throw_error(ErrorCode::kInvalidArgument, "graph input '", name, "' declared twice");
+  return add("input", {},
+             {{"name", std::string(name)}, {"dtype", type.dtype}, {"shape", dims_of(type)}}, name);
 }
 
 Value* Graph::variable(std::string_view name, const TensorType& type) {
@@ -124,12 +127,12 @@ void Graph::replace_all_uses(Value* from, Value* to) {
 void Graph::remove_node(Node* n) {
   for (const auto& out : n->outputs_) {
     TERN_CHECK(out->uses_.empty(), "removing node '", n->name(), "' whose output is still used");
-    for (const auto& o : outputs_) TERN_CHECK(o.value != out.get(), "removing graph output ", o.name);
+    for (const auto& o : outputs_)
+      TERN_CHECK(o.value != out.get(), "removing graph output ", o.name);
   }
   for (size_t i = 0; i < n->inputs_.size(); ++i) {
     auto& uses = n->inputs_[i]->uses_;
-    uses.erase(std::remove_if(uses.begin(), uses.end(),
-                              [&](const Use& u) { return u.node == n; }),
+    uses.erase(std::remove_if(uses.begin(), uses.end(), [&](const Use& u) { return u.node == n; }),
                uses.end());
   }
   for (auto& other : nodes_) {
@@ -137,7 +140,8 @@ void Graph::remove_node(Node* n) {
     c.erase(std::remove(c.begin(), c.end(), n), c.end());
   }
   by_name_.erase(n->name());
-  nodes_.erase(std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& p) { return p.get() == n; }));
+  nodes_.erase(
+      std::find_if(nodes_.begin(), nodes_.end(), [&](const auto& p) { return p.get() == n; }));
 }
 
 std::vector<Node*> Graph::nodes() const {

@@ -37,7 +37,8 @@ class Value {
  private:
   friend class Node;
   friend class Graph;
-  Value(Node* node, int index, TensorType type) : node_(node), index_(index), type_(std::move(type)) {}
+  Value(Node* node, int index, TensorType type)
+      : node_(node), index_(index), type_(std::move(type)) {}
   Node* node_;
   int index_;
   TensorType type_;

@@ -22,7 +22,8 @@ KernelRegistry& KernelRegistry::global() {
 
 void KernelRegistry::add(std::string_view op, KernelCandidate candidate) {
   auto it = table_.find(op);
-  if (it == table_.end()) it = table_.emplace(std::string(op), std::vector<KernelCandidate>{}).first;
+  if (it == table_.end())
+    it = table_.emplace(std::string(op), std::vector<KernelCandidate>{}).first;
   auto& list = it->second;
   for (auto& c : list) {
     if (c.name == candidate.name && c.device == candidate.device) {
@@ -31,9 +32,9 @@ void KernelRegistry::add(std::string_view op, KernelCandidate candidate) {
     }
   }
   list.push_back(std::move(candidate));
-  std::stable_sort(list.begin(), list.end(), [](const KernelCandidate& a, const KernelCandidate& b) {
-    return a.priority > b.priority;
-  });
+  std::stable_sort(
+      list.begin(), list.end(),
+      [](const KernelCandidate& a, const KernelCandidate& b) { return a.priority > b.priority; });
 }
 
 std::vector<const KernelCandidate*> KernelRegistry::candidates(std::string_view op,
@@ -119,7 +120,9 @@ void add_fn_kernel(KernelRegistry& r, std::string_view op, std::string name,
   c.dtypes = std::move(dtypes);
   c.priority = priority;
   c.decline = std::move(decline);
-  c.create = [fn = std::move(fn)](const KernelSignature&) { return std::make_unique<FnKernel>(fn); };
+  c.create = [fn = std::move(fn)](const KernelSignature&) {
+    return std::make_unique<FnKernel>(fn);
+  };
   r.add(op, std::move(c));
 }
 

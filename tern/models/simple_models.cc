@@ -10,8 +10,9 @@
 
 namespace tern::models {
 
-std::shared_ptr<nn::Model> mlp(const Shape& input_shape, int64_t num_classes, const std::vector<int64_t>& units,
-                               const std::string& activation, double dropout, bool batch_norm) {
+std::shared_ptr<nn::Model> mlp(const Shape& input_shape, int64_t num_classes,
+                               const std::vector<int64_t>& units, const std::string& activation,
+                               double dropout, bool batch_norm) {
   std::vector<nn::LayerPtr> layers;
   if (input_shape.rank() != 1) layers.push_back(nn::Flatten());
   for (int64_t u : units) {
@@ -28,12 +29,14 @@ std::shared_ptr<nn::Model> mlp(const Shape& input_shape, int64_t num_classes, co
   return std::make_shared<nn::Sequential>(layers, input_shape, "mlp");
 }
 
-std::shared_ptr<nn::Model> cnn(const Shape& input_shape, int64_t num_classes, const std::vector<int64_t>& filters,
-                               int64_t dense_units, double dropout) {
-  TERN_CHECK_ARG(input_shape.rank() == 3 || input_shape.rank() == 2, "cnn: input shape must be [h, w, c] or [h, w], got ",
-                 input_shape);
+std::shared_ptr<nn::Model> cnn(const Shape& input_shape, int64_t num_classes,
+                               const std::vector<int64_t>& filters, int64_t dense_units,
+                               double dropout) {
+  TERN_CHECK_ARG(input_shape.rank() == 3 || input_shape.rank() == 2,
+                 "cnn: input shape must be [h, w, c] or [h, w], got ", input_shape);
   std::vector<nn::LayerPtr> layers;
-  if (input_shape.rank() == 2) layers.push_back(nn::Reshape({input_shape.dim(0), input_shape.dim(1), 1}));
+  if (input_shape.rank() == 2)
+    layers.push_back(nn::Reshape({input_shape.dim(0), input_shape.dim(1), 1}));
   for (int64_t f : filters) {
     layers.push_back(nn::Conv2D(f, 3, {.activation = "relu"}));
     layers.push_back(nn::MaxPooling2D(2));
@@ -47,23 +50,26 @@ std::shared_ptr<nn::Model> cnn(const Shape& input_shape, int64_t num_classes, co
 
 void add_simple_models(std::vector<ZooEntry>& z) {
   using ops::AttrKind;
-  z.push_back({"mlp",
-               "Dense layers with an activation, optional batch norm and dropout, then a logits layer.",
-               {{"units", AttrKind::kInts, std::vector<int64_t>{512, 256}},
-                {"activation", AttrKind::kString, std::string("relu")},
-                {"dropout", AttrKind::kFloat, 0.0},
-                {"batch_norm", AttrKind::kBool, false}},
-               [](const Shape& in, int64_t classes, const ops::Attrs& a) {
-                 return mlp(in, classes, a.get_ints("units"), a.get_string("activation"), a.get_float("dropout"),
-                            a.get_bool("batch_norm"));
-               }});
+  z.push_back(
+      {"mlp",
+       "Dense layers with an activation, optional batch norm and dropout, then a logits layer.",
+       {{"units", AttrKind::kInts, std::vector<int64_t>{512, 256}},
+        {"activation", AttrKind::kString, std::string("relu")},
+        {"dropout", AttrKind::kFloat, 0.0},
+        {"batch_norm", AttrKind::kBool, false}},
+       [](const Shape& in, int64_t classes, const ops::Attrs& a) {
+         return mlp(in, classes, a.get_ints("units"), a.get_string("activation"),
+                    a.get_float("dropout"), a.get_bool("batch_norm"));
+       }});
   z.push_back({"cnn",
-               "Conv2D(3x3, relu) + MaxPool(2) per entry of `filters`, Flatten, Dropout, Dense(relu), logits.",
+               "Conv2D(3x3, relu) + MaxPool(2) per entry of `filters`, Flatten, Dropout, "
+               "Dense(relu), logits.",
                {{"filters", AttrKind::kInts, std::vector<int64_t>{32, 64}},
                 {"dense_units", AttrKind::kInt, int64_t{128}},
                 {"dropout", AttrKind::kFloat, 0.0}},
                [](const Shape& in, int64_t classes, const ops::Attrs& a) {
-                 return cnn(in, classes, a.get_ints("filters"), a.get_int("dense_units"), a.get_float("dropout"));
+                 return cnn(in, classes, a.get_ints("filters"), a.get_int("dense_units"),
+                            a.get_float("dropout"));
                }});
 }
 

@@ -9,9 +9,9 @@ namespace tern::nn {
 namespace {
 
 const std::vector<std::string>& activation_names() {
-  static const std::vector<std::string> names = {"linear", "relu", "gelu", "gelu_tanh", "sigmoid",
-                                                 "tanh", "softmax", "log_softmax", "leaky_relu",
-                                                 "swish", "silu", "softplus"};
+  static const std::vector<std::string> names = {"linear",     "relu",  "gelu",    "gelu_tanh",
+                                                 "sigmoid",    "tanh",  "softmax", "log_softmax",
+                                                 "leaky_relu", "swish", "silu",    "softplus"};
   return names;
 }
 
@@ -27,7 +27,8 @@ void check_activation_name(const std::string& a) {
               best.empty() ? "" : str_cat(" (did you mean '", best, "'?)"));
 }
 
-ir::Value* apply_activation(ir::Graph& g, ir::Value* x, const std::string& a, const std::string& scope) {
+ir::Value* apply_activation(ir::Graph& g, ir::Value* x, const std::string& a,
+                            const std::string& scope) {
   check_activation_name(a);
   std::string n = scope.empty() ? a : scope + "/" + a;
   if (a.empty() || a == "linear") return x;

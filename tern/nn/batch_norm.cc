@@ -24,20 +24,25 @@ void BatchNormLayer::build(WeightBuilder& w, std::span<const TensorType> inputs)
   var_ = {w.add("moving_variance", c, ones(), false), {DType::kF32, c}, false};
 }
 
-std::vector<ir::Value*> BatchNormLayer::call(LayerContext& ctx, std::span<ir::Value* const> inputs) {
+std::vector<ir::Value*> BatchNormLayer::call(LayerContext& ctx,
+                                             std::span<ir::Value* const> inputs) {
   ir::Value* x = single_input(*this, inputs);
   ir::Graph& g = ctx.graph;
   ops::Attrs attrs{{"epsilon", options_.epsilon}};
   if (!ctx.training || !trainable) {
-    return {g.add("batch_norm_inference", {x, ctx.read(gamma_), ctx.read(beta_), ctx.read(mean_), ctx.read(var_)},
-                  attrs, name())};
+    return {g.add("batch_norm_inference",
+                  {x, ctx.read(gamma_), ctx.read(beta_), ctx.read(mean_), ctx.read(var_)}, attrs,
+                  name())};
   }
-  ir::Node* bn = g.add_node("batch_norm_training", {x, ctx.read(gamma_), ctx.read(beta_)}, attrs, name());
+  ir::Node* bn =
+      g.add_node("batch_norm_training", {x, ctx.read(gamma_), ctx.read(beta_)}, attrs, name());
   if (ctx.updates) {
     auto moving = [&](const WeightSpec& w, ir::Value* batch_stat, const char* tag) {
       ir::Value* m = ctx.read(w);
-      ir::Value* a = g.add("mul", {m, g.scalar(DType::kF32, options_.momentum)}, {}, name() + "/" + tag + "_decay");
-      ir::Value* b = g.add("mul", {batch_stat, g.scalar(DType::kF32, 1 - options_.momentum)}, {}, name() + "/" + tag + "_new");
+      ir::Value* a = g.add("mul", {m, g.scalar(DType::kF32, options_.momentum)}, {},
+                           name() + "/" + tag + "_decay");
+      ir::Value* b = g.add("mul", {batch_stat, g.scalar(DType::kF32, 1 - options_.momentum)}, {},
+                           name() + "/" + tag + "_new");
       ctx.updates->push_back({w.name, g.add("add", {a, b}, {}, name() + "/" + tag + "_update")});
     };
     moving(mean_, bn->output(1), "mean");

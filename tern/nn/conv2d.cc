@@ -12,25 +12,27 @@ std::string conv_padding(const std::string& padding, const std::string& layer_na
   std::string p = padding;
   std::transform(p.begin(), p.end(), p.begin(), [](unsigned char c) { return std::toupper(c); });
   if (p != "VALID" && p != "SAME") {
-    throw_error(ErrorCode::kInvalidArgument, "layer '", layer_name, "': padding must be \"valid\" or \"same\", got \"",
-                padding, "\"");
+    throw_error(ErrorCode::kInvalidArgument, "layer '", layer_name,
+                "': padding must be \"valid\" or \"same\", got \"", padding, "\"");
   }
   return p;
 }
 
 Conv2DLayer::Conv2DLayer(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options,
                          int64_t depth_multiplier)
-    : Layer(options.name.empty() ? default_layer_name(depth_multiplier > 0 ? "depthwise_conv2d" : "conv2d")
-                                 : options.name),
+    : Layer(options.name.empty()
+                ? default_layer_name(depth_multiplier > 0 ? "depthwise_conv2d" : "conv2d")
+                : options.name),
       filters_(filters),
       kernel_size_(std::move(kernel_size)),
       options_(std::move(options)),
       depth_multiplier_(depth_multiplier) {
-  TERN_CHECK_ARG(depth_multiplier_ > 0 || filters_ > 0, "layer '", name(), "': filters must be positive");
-  TERN_CHECK_ARG(kernel_size_.size() == 2 && kernel_size_[0] > 0 && kernel_size_[1] > 0, "layer '", name(),
-                 "': kernel_size must be two positive ints");
-  TERN_CHECK_ARG(options_.strides.size() == 2 && options_.dilation_rate.size() == 2, "layer '", name(),
-                 "': strides and dilation_rate must have two entries");
+  TERN_CHECK_ARG(depth_multiplier_ > 0 || filters_ > 0, "layer '", name(),
+                 "': filters must be positive");
+  TERN_CHECK_ARG(kernel_size_.size() == 2 && kernel_size_[0] > 0 && kernel_size_[1] > 0, "layer '",
+                 name(), "': kernel_size must be two positive ints");
+  TERN_CHECK_ARG(options_.strides.size() == 2 && options_.dilation_rate.size() == 2, "layer '",
+                 name(), "': strides and dilation_rate must have two entries");
   conv_padding(options_.padding, name());
   check_activation_name(options_.activation);
 }
@@ -52,10 +54,13 @@ void Conv2DLayer::build(WeightBuilder& w, std::span<const TensorType> inputs) {
     }
     kshape = Shape{kernel_size_[0], kernel_size_[1], c_in / groups_, filters_};
   }
-  kernel_ = {w.add("kernel", kshape, runtime::init::by_name(options_.kernel_initializer)), {DType::kF32, kshape}, true};
+  kernel_ = {w.add("kernel", kshape, runtime::init::by_name(options_.kernel_initializer)),
+             {DType::kF32, kshape},
+             true};
   if (options_.use_bias) {
     bias_ = {w.add("bias", Shape{filters_}, runtime::init::by_name(options_.bias_initializer)),
-             {DType::kF32, Shape{filters_}}, true};
+             {DType::kF32, Shape{filters_}},
+             true};
   }
 }
 
@@ -76,7 +81,8 @@ LayerRef Conv2D(int64_t filters, int64_t kernel_size, Conv2DOptions options) {
 }
 
 LayerRef Conv2D(int64_t filters, std::vector<int64_t> kernel_size, Conv2DOptions options) {
-  return LayerRef(std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options)));
+  return LayerRef(
+      std::make_shared<Conv2DLayer>(filters, std::move(kernel_size), std::move(options)));
 }
 
 LayerRef DepthwiseConv2D(int64_t kernel_size, int64_t depth_multiplier, Conv2DOptions options) {

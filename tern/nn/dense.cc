@@ -15,10 +15,12 @@ DenseLayer::DenseLayer(int64_t units, DenseOptions options)
 
 void DenseLayer::build(WeightBuilder& w, std::span<const TensorType> inputs) {
   const Shape& s = inputs[0].shape;
-  TERN_CHECK_ARG(s.rank() >= 2, "Dense layer '", name(), "' needs input of rank >= 2 (batch, features), got ", s);
+  TERN_CHECK_ARG(s.rank() >= 2, "Dense layer '", name(),
+                 "' needs input of rank >= 2 (batch, features), got ", s);
   int64_t in = s.dim(s.rank() - 1);
   w.add("kernel", Shape{in, units_}, runtime::init::by_name(options_.kernel_initializer));
-  if (options_.use_bias) w.add("bias", Shape{units_}, runtime::init::by_name(options_.bias_initializer));
+  if (options_.use_bias)
+    w.add("bias", Shape{units_}, runtime::init::by_name(options_.bias_initializer));
   kernel_ = w.weights()[0];
   if (options_.use_bias) bias_ = w.weights()[1];
 }
@@ -33,7 +35,8 @@ std::vector<ir::Value*> DenseLayer::call(LayerContext& ctx, std::span<ir::Value*
                 " input features, got input of shape ", s);
   }
   ir::Value* flat = x;
-  if (s.rank() > 2) flat = g.add("reshape", {x}, {{"shape", std::vector<int64_t>{-1, in}}}, name() + "/flatten");
+  if (s.rank() > 2)
+    flat = g.add("reshape", {x}, {{"shape", std::vector<int64_t>{-1, in}}}, name() + "/flatten");
   ir::Value* y = g.add("matmul", {flat, ctx.read(kernel_)}, {}, name() + "/matmul");
   if (options_.use_bias) y = g.add("add", {y, ctx.read(bias_)}, {}, name() + "/bias_add");
   if (s.rank() > 2) {
@@ -45,7 +48,8 @@ std::vector<ir::Value*> DenseLayer::call(LayerContext& ctx, std::span<ir::Value*
 }
 
 std::string DenseLayer::describe() const {
-  return str_cat("units=", units_, options_.activation.empty() ? "" : ", activation=" + options_.activation);
+  return str_cat("units=", units_,
+                 options_.activation.empty() ? "" : ", activation=" + options_.activation);
 }
 
 LayerRef Dense(int64_t units, DenseOptions options) {

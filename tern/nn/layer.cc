@@ -6,8 +6,9 @@
 
 namespace tern::nn {
 
-std::string WeightBuilder::add(const std::string& name, const Shape& shape, const runtime::init::Initializer& init,
-                               bool trainable, DType dtype) {
+std::string WeightBuilder::add(const std::string& name, const Shape& shape,
+                               const runtime::init::Initializer& init, bool trainable,
+                               DType dtype) {
   std::string full = layer_name_ + "/" + name;
   if (!store_.has(full)) {
     // Seed per weight: the layer seed mixed with the weight's index, so adding a layer does not
@@ -19,7 +20,8 @@ std::string WeightBuilder::add(const std::string& name, const Shape& shape, cons
   return full;
 }
 
-void Layer::ensure_built(runtime::VariableStore& store, std::span<const TensorType> inputs, uint64_t seed) {
+void Layer::ensure_built(runtime::VariableStore& store, std::span<const TensorType> inputs,
+                         uint64_t seed) {
   if (built_) return;
   WeightBuilder w(store, name_, seed);
   build(w, inputs);

@@ -18,7 +18,7 @@
 namespace tern::nn {
 
 struct WeightSpec {
-  std::string name;       // full variable name: "<layer>/<weight>"
+  std::string name;  // full variable name: "<layer>/<weight>"
   TensorType type;
   bool trainable = true;  // false for moving statistics and frozen layers
 };
@@ -28,10 +28,11 @@ class WeightBuilder {
  public:
   WeightBuilder(runtime::VariableStore& store, std::string layer_name, uint64_t seed)
       : store_(store), layer_name_(std::move(layer_name)), seed_(seed) {}
-  // Creates "<layer>/<name>" initialized by `init` (kept if it exists with the same type, e.g. after
-  // loading a checkpoint). Returns the full name.
-  std::string add(const std::string& name, const Shape& shape, const runtime::init::Initializer& init,
-                  bool trainable = true, DType dtype = DType::kF32);
+  // Creates "<layer>/<name>" initialized by `init` (kept if it exists with the same type, e.g.
+  // after loading a checkpoint). Returns the full name.
+  std::string add(const std::string& name, const Shape& shape,
+                  const runtime::init::Initializer& init, bool trainable = true,
+                  DType dtype = DType::kF32);
   const std::vector<WeightSpec>& weights() const { return weights_; }
 
  private:
@@ -79,7 +80,8 @@ class Layer {
   void set_name(std::string name) { name_ = std::move(name); }
   bool built() const { return built_; }
   // Builds once; records the weights.
-  void ensure_built(runtime::VariableStore& store, std::span<const TensorType> inputs, uint64_t seed);
+  void ensure_built(runtime::VariableStore& store, std::span<const TensorType> inputs,
+                    uint64_t seed);
   const std::vector<WeightSpec>& weights() const { return weights_; }
   // Weights that get gradients: none if the layer is frozen.
   std::vector<WeightSpec> trainable_weights() const;

@@ -37,7 +37,8 @@ TEST(Losses, SparseCategoricalCrossentropy) {
   EXPECT_NEAR(eval_loss(SparseCategoricalCrossentropy(true), labels, logits), (l0 + l1) / 2, 1e-5);
   // Probabilities instead of logits.
   Tensor probs = Tensor::from_values(DType::kF32, {2, 3}, {0.2, 0.3, 0.5, 0.6, 0.2, 0.2});
-  EXPECT_NEAR(eval_loss(SparseCategoricalCrossentropy(false), labels, probs), -(std::log(0.5) + std::log(0.6)) / 2, 1e-5);
+  EXPECT_NEAR(eval_loss(SparseCategoricalCrossentropy(false), labels, probs),
+              -(std::log(0.5) + std::log(0.6)) / 2, 1e-5);
 }
 
 TEST(Losses, CategoricalWithLabelSmoothing) {
@@ -53,24 +54,27 @@ TEST(Losses, CategoricalWithLabelSmoothing) {
 TEST(Losses, BinaryRegressionAndHuber) {
   Tensor p = Tensor::from_values(DType::kF32, {2, 1}, {0.9, 0.3});
   Tensor y = Tensor::from_values(DType::kF32, {2}, {1, 0});
-  EXPECT_NEAR(eval_loss(BinaryCrossentropy(false), y, p), -(std::log(0.9) + std::log(0.7)) / 2, 1e-5);
+  EXPECT_NEAR(eval_loss(BinaryCrossentropy(false), y, p), -(std::log(0.9) + std::log(0.7)) / 2,
+              1e-5);
   Tensor logit = Tensor::from_values(DType::kF32, {2, 1}, {2.0, -1.0});
   double s0 = 1 / (1 + std::exp(-2.0)), s1 = 1 / (1 + std::exp(1.0));
-  EXPECT_NEAR(eval_loss(BinaryCrossentropy(true), y, logit), -(std::log(s0) + std::log(1 - s1)) / 2, 1e-5);
+  EXPECT_NEAR(eval_loss(BinaryCrossentropy(true), y, logit), -(std::log(s0) + std::log(1 - s1)) / 2,
+              1e-5);
   Tensor a = Tensor::from_values(DType::kF32, {4}, {0, 1, 2, 3});
   Tensor b = Tensor::from_values(DType::kF32, {4}, {0, 0.5, 4, 3});
   EXPECT_NEAR(eval_loss(MeanSquaredError(), a, b), (0.25 + 4) / 4, 1e-6);
   EXPECT_NEAR(eval_loss(MeanAbsoluteError(), a, b), (0.5 + 2) / 4, 1e-6);
   // Huber(delta 1): 0.5*0.25 for |e|=0.5, 1*(2-0.5) for |e|=2.
   EXPECT_NEAR(eval_loss(Huber(1.0), a, b), (0.125 + 1.5) / 4, 1e-6);
-  EXPECT_TERN_ERROR(eval_loss(MeanSquaredError(), Tensor::zeros(DType::kF32, {3}), b), ErrorCode::kInvalidArgument,
-                    "do not match predictions");
+  EXPECT_TERN_ERROR(eval_loss(MeanSquaredError(), Tensor::zeros(DType::kF32, {3}), b),
+                    ErrorCode::kInvalidArgument, "do not match predictions");
   EXPECT_TERN_ERROR(loss_by_name("mse_loss"), ErrorCode::kInvalidArgument, "unknown loss");
 }
 
 TEST(Metrics, AccuracyTopKPrecisionRecall) {
   Tensor logits = Tensor::from_values(DType::kF32, {4, 3}, {3, 1, 0, 0, 2, 1, 0, 1, 2, 2, 1, 0});
-  Tensor labels = Tensor::from_values(DType::kI64, {4}, {0, 1, 1, 2});  // correct, correct, 2nd, 3rd
+  Tensor labels =
+      Tensor::from_values(DType::kI64, {4}, {0, 1, 1, 2});  // correct, correct, 2nd, 3rd
   SparseCategoricalAccuracy acc;
   acc.update(eval_stats(acc, labels, logits));
   EXPECT_DOUBLE_EQ(acc.result(), 0.5);
@@ -106,9 +110,11 @@ TEST(Metrics, StreamingOverBatchesIsExact) {
   acc.update(eval_stats(acc, Tensor::from_values(DType::kI64, {1}, {0}), l1));
   acc.update(eval_stats(acc, Tensor::from_values(DType::kI64, {3}, {0, 0, 0}), l2));
   EXPECT_DOUBLE_EQ(acc.result(), 0.5);  // 2 of 4, not the mean of batch accuracies (0.67)
-  EXPECT_TERN_ERROR(metric_by_name("acuracy", true, false, true), ErrorCode::kInvalidArgument, "did you mean 'accuracy'");
+  EXPECT_TERN_ERROR(metric_by_name("acuracy", true, false, true), ErrorCode::kInvalidArgument,
+                    "did you mean 'accuracy'");
   EXPECT_EQ(metric_by_name("top_3_accuracy", true, false, true)->name(), "top_3_accuracy");
-  EXPECT_TERN_ERROR(metric_by_name("top_x_accuracy", true, false, true), ErrorCode::kInvalidArgument, "top_<k>_accuracy");
+  EXPECT_TERN_ERROR(metric_by_name("top_x_accuracy", true, false, true),
+                    ErrorCode::kInvalidArgument, "top_<k>_accuracy");
 }
 
 }  // namespace

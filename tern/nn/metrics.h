@@ -16,7 +16,8 @@ class Metric {
   virtual ~Metric() = default;
   virtual std::string name() const = 0;
   // Graph values whose per-batch values update() receives, in order.
-  virtual std::vector<ir::Value*> batch_stats(ir::Graph& g, ir::Value* y_true, ir::Value* y_pred) = 0;
+  virtual std::vector<ir::Value*> batch_stats(ir::Graph& g, ir::Value* y_true,
+                                              ir::Value* y_pred) = 0;
   virtual void update(const std::vector<double>& stats);
   virtual double result() const = 0;
   virtual void reset() { totals_.assign(totals_.size(), 0.0); }

@@ -50,7 +50,8 @@ std::vector<SymbolicNode*> symbolic_order(const std::vector<SymbolicTensor>& out
   std::unordered_set<SymbolicNode*> done, visiting;
   std::function<void(SymbolicNode*)> visit = [&](SymbolicNode* n) {
     if (done.count(n)) return;
-    if (!visiting.insert(n).second) throw_error(ErrorCode::kInvalidArgument, "the layer graph has a cycle");
+    if (!visiting.insert(n).second)
+      throw_error(ErrorCode::kInvalidArgument, "the layer graph has a cycle");
     for (const auto& in : n->inputs) visit(in.node().get());
     visiting.erase(n);
     done.insert(n);
@@ -62,9 +63,11 @@ std::vector<SymbolicNode*> symbolic_order(const std::vector<SymbolicTensor>& out
 
 }  // namespace
 
-Model::Model(std::string name) : name_(std::move(name)), store_(std::make_unique<runtime::VariableStore>()) {}
+Model::Model(std::string name)
+    : name_(std::move(name)), store_(std::make_unique<runtime::VariableStore>()) {}
 
-Model::Model(std::vector<SymbolicTensor> inputs, std::vector<SymbolicTensor> outputs, std::string name)
+Model::Model(std::vector<SymbolicTensor> inputs, std::vector<SymbolicTensor> outputs,
+             std::string name)
     : Model(std::move(name)) {
   set_graph(std::move(inputs), std::move(outputs));
 }
@@ -129,11 +132,13 @@ std::vector<ir::Value*> Model::forward(LayerContext& ctx, std::span<ir::Value* c
       values[n] = n->layer->call(ctx, in);
     } catch (const Error& e) {
       if (e.message().find("layer '") != std::string::npos) throw;
-      throw_error(e.code(), "layer '", n->layer->name(), "' (", n->layer->type_name(), "): ", e.message());
+      throw_error(e.code(), "layer '", n->layer->name(), "' (", n->layer->type_name(),
+                  "): ", e.message());
     }
   }
   std::vector<ir::Value*> out;
-  for (const auto& o : outputs_) out.push_back(values.at(o.node().get()).at(static_cast<size_t>(o.index())));
+  for (const auto& o : outputs_)
+    out.push_back(values.at(o.node().get()).at(static_cast<size_t>(o.index())));
   return out;
 }
 
@@ -221,7 +226,8 @@ void Model::summary(std::ostream& os) const {
   std::string rule(w1 + w2 + w3, '_');
   std::string thick(w1 + w2 + w3, '=');
   os << "Model: \"" << name_ << "\"\n" << rule << "\n";
-  os << std::left << std::setw(w1) << " Layer (type)" << std::setw(w2) << "Output Shape" << "Param #\n";
+  os << std::left << std::setw(w1) << " Layer (type)" << std::setw(w2) << "Output Shape"
+     << "Param #\n";
   os << thick << "\n";
   for (const auto& in_node : inputs_) {
     SymbolicNode* n = in_node.node().get();
@@ -232,10 +238,12 @@ void Model::summary(std::ostream& os) const {
   for (SymbolicNode* n : symbolic_order(outputs_)) {
     if (!n->layer) continue;
     std::vector<ir::Value*> args;
-    for (const auto& s : n->inputs) args.push_back(values.at(s.node().get()).at(static_cast<size_t>(s.index())));
+    for (const auto& s : n->inputs)
+      args.push_back(values.at(s.node().get()).at(static_cast<size_t>(s.index())));
     values[n] = n->layer->call(ctx, args);
-    os << std::left << std::setw(w1) << str_cat(" ", n->layer->name(), " (", n->layer->type_name(), ")")
-       << std::setw(w2) << shape_str(values[n][0]->shape()) << n->layer->count_params() << "\n";
+    os << std::left << std::setw(w1)
+       << str_cat(" ", n->layer->name(), " (", n->layer->type_name(), ")") << std::setw(w2)
+       << shape_str(values[n][0]->shape()) << n->layer->count_params() << "\n";
   }
   for (const auto& l : layers()) {
     for (const auto& w : l->trainable_weights()) trainable += w.type.shape.num_elements();
@@ -255,9 +263,11 @@ std::string Model::summary() const {
 
 // --- Sequential ---
 
-Sequential::Sequential(std::vector<LayerPtr> layers, std::optional<Shape> input_shape, std::string name)
+Sequential::Sequential(std::vector<LayerPtr> layers, std::optional<Shape> input_shape,
+                       std::string name)
     : Model(std::move(name)), stack_(std::move(layers)), input_shape_(std::move(input_shape)) {
-  for (const auto& l : stack_) TERN_CHECK_ARG(l != nullptr, "Sequential '", this->name(), "': null layer");
+  for (const auto& l : stack_)
+    TERN_CHECK_ARG(l != nullptr, "Sequential '", this->name(), "': null layer");
   if (input_shape_) link();
 }
 

@@ -44,7 +44,8 @@ struct SymbolicNode;
 class SymbolicTensor {
  public:
   SymbolicTensor() = default;
-  SymbolicTensor(std::shared_ptr<SymbolicNode> node, int index) : node_(std::move(node)), index_(index) {}
+  SymbolicTensor(std::shared_ptr<SymbolicNode> node, int index)
+      : node_(std::move(node)), index_(index) {}
   const std::shared_ptr<SymbolicNode>& node() const { return node_; }
   int index() const { return index_; }
   bool defined() const { return node_ != nullptr; }
@@ -86,7 +87,7 @@ struct FitOptions {
   std::shared_ptr<const data::Dataset> validation_data;
   double validation_split = 0;  // last fraction of (x, y) held out, like Keras
   std::vector<std::shared_ptr<train::Callback>> callbacks;
-  bool shuffle = true;          // fit(x, y): reshuffle each epoch
+  bool shuffle = true;  // fit(x, y): reshuffle each epoch
   int initial_epoch = 0;
   int64_t steps_per_epoch = -1;  // -1: until the data is exhausted
   int verbose = 1;               // 0 silent, 1 progress bar (or one line when not a terminal)
@@ -140,10 +141,12 @@ class Model {
                std::vector<std::string> metrics = {});
   void compile(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr<Loss> loss,
                std::vector<std::shared_ptr<Metric>> metrics);
-  train::History fit(std::shared_ptr<const data::Dataset> train_data, const FitOptions& options = {});
+  train::History fit(std::shared_ptr<const data::Dataset> train_data,
+                     const FitOptions& options = {});
   train::History fit(const Tensor& x, const Tensor& y, const FitOptions& options = {});
   EvaluateResult evaluate(std::shared_ptr<const data::Dataset> data, int verbose = 0);
-  EvaluateResult evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32, int verbose = 0);
+  EvaluateResult evaluate(const Tensor& x, const Tensor& y, int64_t batch_size = 32,
+                          int verbose = 0);
   Tensor predict(std::shared_ptr<const data::Dataset> data);
   Tensor predict(const Tensor& x, int64_t batch_size = 32);
   // Set by compile(); null before.

@@ -31,7 +31,8 @@ std::vector<ir::Value*> ReshapeLayer::call(LayerContext& ctx, std::span<ir::Valu
     if (unknown >= 0 && known > 0) dims[static_cast<size_t>(unknown) + 1] = per_sample / known;
     Shape want(std::vector<int64_t>(dims.begin() + 1, dims.end()));
     if (want.num_elements() != per_sample) {
-      throw_error(ErrorCode::kInvalidArgument, "layer '", name(), "': cannot reshape samples of shape ",
+      throw_error(ErrorCode::kInvalidArgument, "layer '", name(),
+                  "': cannot reshape samples of shape ",
                   Shape(std::vector<int64_t>(s.dims().begin() + 1, s.dims().end())), " to ", want);
     }
   }
@@ -39,7 +40,9 @@ std::vector<ir::Value*> ReshapeLayer::call(LayerContext& ctx, std::span<ir::Valu
   return {ctx.graph.add("reshape", {x}, {{"shape", dims}}, name())};
 }
 
-LayerRef Flatten(const std::string& name) { return LayerRef(std::make_shared<ReshapeLayer>(true, std::vector<int64_t>{}, name)); }
+LayerRef Flatten(const std::string& name) {
+  return LayerRef(std::make_shared<ReshapeLayer>(true, std::vector<int64_t>{}, name));
+}
 
 LayerRef Reshape(std::vector<int64_t> target_shape, const std::string& name) {
   return LayerRef(std::make_shared<ReshapeLayer>(false, std::move(target_shape), name));

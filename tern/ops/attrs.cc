@@ -11,19 +11,29 @@ namespace tern::ops {
 
 std::string_view attr_kind_name(AttrKind kind) {
   switch (kind) {
-    case AttrKind::kInt: return "int";
-    case AttrKind::kFloat: return "float";
-    case AttrKind::kBool: return "bool";
-    case AttrKind::kString: return "string";
-    case AttrKind::kInts: return "ints";
-    case AttrKind::kFloats: return "floats";
-    case AttrKind::kDType: return "dtype";
-    case AttrKind::kTensor: return "tensor";
+    case AttrKind::kInt:
+      return "int";
+    case AttrKind::kFloat:
+      return "float";
+    case AttrKind::kBool:
+      return "bool";
+    case AttrKind::kString:
+      return "string";
+    case AttrKind::kInts:
+      return "ints";
+    case AttrKind::kFloats:
+      return "floats";
+    case AttrKind::kDType:
+      return "dtype";
+    case AttrKind::kTensor:
+      return "tensor";
   }
   return "?";
 }
 
-AttrKind attr_kind_of(const AttrValue& v) { return static_cast<AttrKind>(v.index()); }
+AttrKind attr_kind_of(const AttrValue& v) {
+  return static_cast<AttrKind>(v.index());
+}
 
 bool attr_value_equal(const AttrValue& a, const AttrValue& b) {
   if (a.index() != b.index()) return false;
@@ -136,7 +146,8 @@ const T& Attrs::get(std::string_view name) const {
   const AttrValue& v = at(name);
   if (const T* p = std::get_if<T>(&v)) return *p;
   throw_error(ErrorCode::kInvalidArgument, "attribute '", name, "' is ",
-              attr_kind_name(attr_kind_of(v)), ", not ", attr_kind_name(attr_kind_of(AttrValue(T{}))));
+              attr_kind_name(attr_kind_of(v)), ", not ",
+              attr_kind_name(attr_kind_of(AttrValue(T{}))));
 }
 
 template const int64_t& Attrs::get<int64_t>(std::string_view) const;

@@ -6,19 +6,19 @@ namespace tern::ops {
 
 class OpRegistry;
 
-void register_source_ops(OpRegistry& r);       // input, variable, constant
-void register_unary_ops(OpRegistry& r);        // neg, exp, relu, gelu, cast, ... (+ their grads)
-void register_binary_ops(OpRegistry& r);       // add, mul, pow, comparisons, where, ...
-void register_reduce_ops(OpRegistry& r);       // sum, mean, max, argmax, variance, ...
-void register_matmul_ops(OpRegistry& r);       // matmul (batched, transposes)
-void register_shape_ops(OpRegistry& r);        // reshape, transpose, concat, gather, pad, ...
-void register_softmax_ops(OpRegistry& r);      // softmax, log_softmax, cross-entropies
-void register_conv_ops(OpRegistry& r);         // conv2d, pooling (+ gradients)
-void register_norm_ops(OpRegistry& r);         // batch_norm, layer_norm (+ gradients)
-void register_nn_misc_ops(OpRegistry& r);      // dropout, embedding
-void register_random_ops(OpRegistry& r);       // uniform, normal, truncated normal
-void register_optimizer_ops(OpRegistry& r);    // fused sgd/adam/adamw/rmsprop updates
-void register_fused_ops(OpRegistry& r);        // ops the fusion passes create
+void register_source_ops(OpRegistry& r);     // input, variable, constant
+void register_unary_ops(OpRegistry& r);      // neg, exp, relu, gelu, cast, ... (+ their grads)
+void register_binary_ops(OpRegistry& r);     // add, mul, pow, comparisons, where, ...
+void register_reduce_ops(OpRegistry& r);     // sum, mean, max, argmax, variance, ...
+void register_matmul_ops(OpRegistry& r);     // matmul (batched, transposes)
+void register_shape_ops(OpRegistry& r);      // reshape, transpose, concat, gather, pad, ...
+void register_softmax_ops(OpRegistry& r);    // softmax, log_softmax, cross-entropies
+void register_conv_ops(OpRegistry& r);       // conv2d, pooling (+ gradients)
+void register_norm_ops(OpRegistry& r);       // batch_norm, layer_norm (+ gradients)
+void register_nn_misc_ops(OpRegistry& r);    // dropout, embedding
+void register_random_ops(OpRegistry& r);     // uniform, normal, truncated normal
+void register_optimizer_ops(OpRegistry& r);  // fused sgd/adam/adamw/rmsprop updates
+void register_fused_ops(OpRegistry& r);      // ops the fusion passes create
 
 // Registers all of the above (OpRegistry::global() calls this once).
 void register_builtin_ops(OpRegistry& r);

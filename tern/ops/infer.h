@@ -7,7 +7,8 @@
 
 namespace tern::ops {
 
-inline const std::vector<DType> kFloatDTypes = {DType::kF32, DType::kF64, DType::kBF16, DType::kF16};
+inline const std::vector<DType> kFloatDTypes = {DType::kF32, DType::kF64, DType::kBF16,
+                                                DType::kF16};
 inline const std::vector<DType> kNumericDTypes = {DType::kF32, DType::kF64, DType::kBF16,
                                                   DType::kF16, DType::kI8,  DType::kU8,
                                                   DType::kI32, DType::kI64};

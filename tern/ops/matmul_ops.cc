@@ -36,13 +36,14 @@ std::vector<TensorType> infer_matmul(const InferContext& ctx) {
 }  // namespace
 
 void register_matmul_ops(OpRegistry& r) {
-  r.add({.name = "matmul",
-         .family = "matmul",
-         .doc = "Batched matrix product with optional transposes; batch dims broadcast.",
-         .inputs = {"a", "b"},
-         .attrs = {{"transpose_a", AttrKind::kBool, false}, {"transpose_b", AttrKind::kBool, false}},
-         .dtypes = kFloatDTypes,
-         .infer = infer_matmul});
+  r.add(
+      {.name = "matmul",
+       .family = "matmul",
+       .doc = "Batched matrix product with optional transposes; batch dims broadcast.",
+       .inputs = {"a", "b"},
+       .attrs = {{"transpose_a", AttrKind::kBool, false}, {"transpose_b", AttrKind::kBool, false}},
+       .dtypes = kFloatDTypes,
+       .infer = infer_matmul});
 }
 
 }  // namespace tern::ops

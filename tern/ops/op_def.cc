@@ -31,8 +31,9 @@ std::vector<TensorType> OpDef::check_and_infer(std::string_view node_name,
   InferContext ctx{*this, node_name, input_types, node_attrs};
   size_t n = input_types.size();
   size_t fixed = inputs.size();
-  size_t min_n = variadic ? static_cast<size_t>(min_inputs >= 0 ? min_inputs : static_cast<int>(fixed))
-                          : fixed;
+  size_t min_n = variadic
+                     ? static_cast<size_t>(min_inputs >= 0 ? min_inputs : static_cast<int>(fixed))
+                     : fixed;
   if (n < min_n || (!variadic && n != fixed)) {
     ctx.fail("expects ", variadic ? "at least " : "", min_n, " inputs, got ", n);
   }

@@ -16,12 +16,12 @@ namespace tern::ops {
 
 enum OpTrait : uint32_t {
   kTraitNone = 0,
-  kTraitElementwise = 1u << 0,    // output[i] depends only on inputs[i] (after broadcasting)
-  kTraitCommutative = 1u << 1,    // f(a, b) == f(b, a)
-  kTraitStateful = 1u << 2,       // not a pure function of its inputs: never folded or CSE'd
-  kTraitMutatesInputs = 1u << 3,  // writes into inputs that are variables (optimizer updates)
+  kTraitElementwise = 1u << 0,        // output[i] depends only on inputs[i] (after broadcasting)
+  kTraitCommutative = 1u << 1,        // f(a, b) == f(b, a)
+  kTraitStateful = 1u << 2,           // not a pure function of its inputs: never folded or CSE'd
+  kTraitMutatesInputs = 1u << 3,      // writes into inputs that are variables (optimizer updates)
   kTraitNotDifferentiable = 1u << 4,  // no gradient flows through (argmax, comparisons, ...)
-  kTraitSource = 1u << 5,         // input / variable / constant: no kernel runs
+  kTraitSource = 1u << 5,             // input / variable / constant: no kernel runs
 };
 
 struct AttrSpec {

@@ -11,7 +11,8 @@ namespace {
 using Ints = std::vector<int64_t>;
 
 ir::Value* l2_norm_squared(ir::Graph& g, ir::Value* x, const std::string& name) {
-  return g.add("sum", {g.add("square", {x}, {}, name + "/sq")}, {{"axes", Ints{}}, {"keepdims", false}}, name);
+  return g.add("sum", {g.add("square", {x}, {}, name + "/sq")},
+               {{"axes", Ints{}}, {"keepdims", false}}, name);
 }
 
 }  // namespace
@@ -20,13 +21,15 @@ std::string slot_variable_name(const std::string& param, const std::string& slot
   return "optimizer/" + param + "/" + slot;
 }
 
-std::vector<ir::Value*> Optimizer::clip_gradients(ir::Graph& g, std::vector<ir::Value*> grads) const {
+std::vector<ir::Value*> Optimizer::clip_gradients(ir::Graph& g,
+                                                  std::vector<ir::Value*> grads) const {
   if (clip.clipvalue) {
     double v = *clip.clipvalue;
     TERN_CHECK_ARG(v > 0, "optimizer ", name(), ": clipvalue must be positive, got ", v);
     for (auto& gr : grads) {
-      gr = g.add("minimum", {g.add("maximum", {gr, g.scalar(gr->dtype(), -v)}, {}, "clip/value_lo"),
-                             g.scalar(gr->dtype(), v)},
+      gr = g.add("minimum",
+                 {g.add("maximum", {gr, g.scalar(gr->dtype(), -v)}, {}, "clip/value_lo"),
+                  g.scalar(gr->dtype(), v)},
                  {}, "clip/value_hi");
     }
   }
@@ -58,8 +61,9 @@ std::vector<ir::Value*> Optimizer::clip_gradients(ir::Graph& g, std::vector<ir::
   return grads;
 }
 
-ir::Node* Optimizer::apply_gradients(ir::Graph& g, runtime::VariableStore& store, const std::vector<ParamGrad>& params,
-                                     ir::Value* lr, ir::Value* step) {
+ir::Node* Optimizer::apply_gradients(ir::Graph& g, runtime::VariableStore& store,
+                                     const std::vector<ParamGrad>& params, ir::Value* lr,
+                                     ir::Value* step) {
   TERN_CHECK_ARG(!params.empty(), "optimizer ", name(), ": no trainable parameters to update");
   std::vector<ir::Value*> grads;
   for (const auto& p : params) grads.push_back(p.grad);

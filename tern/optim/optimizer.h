@@ -1,6 +1,6 @@
 // Optimizer: turns (parameter, gradient) pairs into ONE fused update node in the training graph
-// (sgd_update, adam_update, ... mutate the variables in place). Slot variables (momenta) live in the
-// model's VariableStore as "optimizer/<param>/<slot>". Gradient clipping (clipvalue, clipnorm,
+// (sgd_update, adam_update, ... mutate the variables in place). Slot variables (momenta) live in
+// the model's VariableStore as "optimizer/<param>/<slot>". Gradient clipping (clipvalue, clipnorm,
 // global_clipnorm) is added to the graph before the update. The learning rate is a schedule
 // evaluated on the host each step and fed as a scalar input.
 #pragma once
@@ -18,8 +18,8 @@
 namespace tern::optim {
 
 struct ParamGrad {
-  std::string name;   // variable name
-  ir::Value* param;   // the graph's read of the variable
+  std::string name;  // variable name
+  ir::Value* param;  // the graph's read of the variable
   ir::Value* grad;
 };
 
@@ -38,8 +38,8 @@ class Optimizer {
   // Adds clipping and the fused update node to `g`; creates slot variables in `store` (zeros) if
   // missing. `lr` is an f32 scalar value, `step` an i64 scalar holding iterations + 1. Every other
   // reader of a parameter is ordered before the update (control inputs).
-  ir::Node* apply_gradients(ir::Graph& g, runtime::VariableStore& store, const std::vector<ParamGrad>& params,
-                            ir::Value* lr, ir::Value* step);
+  ir::Node* apply_gradients(ir::Graph& g, runtime::VariableStore& store,
+                            const std::vector<ParamGrad>& params, ir::Value* lr, ir::Value* step);
 
   // Learning rate for a 0-based step.
   double learning_rate(int64_t step) const { return (*learning_rate_)(step); }

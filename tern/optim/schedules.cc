@@ -9,13 +9,18 @@
 
 namespace tern::optim {
 
-std::string ConstantSchedule::describe() const { return str_cat("constant(", lr_, ")"); }
+std::string ConstantSchedule::describe() const {
+  return str_cat("constant(", lr_, ")");
+}
 
-PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values)
+PiecewiseConstantDecay::PiecewiseConstantDecay(std::vector<int64_t> boundaries,
+                                               std::vector<double> values)
     : boundaries_(std::move(boundaries)), values_(std::move(values)) {
   TERN_CHECK_ARG(values_.size() == boundaries_.size() + 1, "piecewise schedule: ", values_.size(),
-                 " values for ", boundaries_.size(), " boundaries (need one more value than boundaries)");
-  TERN_CHECK_ARG(std::is_sorted(boundaries_.begin(), boundaries_.end()), "piecewise schedule: boundaries must increase");
+                 " values for ", boundaries_.size(),
+                 " boundaries (need one more value than boundaries)");
+  TERN_CHECK_ARG(std::is_sorted(boundaries_.begin(), boundaries_.end()),
+                 "piecewise schedule: boundaries must increase");
 }
 
 double PiecewiseConstantDecay::operator()(int64_t step) const {
@@ -24,11 +29,15 @@ double PiecewiseConstantDecay::operator()(int64_t step) const {
   return values_[i];
 }
 
-std::string PiecewiseConstantDecay::describe() const { return str_cat("piecewise(", values_.size(), " pieces)"); }
+std::string PiecewiseConstantDecay::describe() const {
+  return str_cat("piecewise(", values_.size(), " pieces)");
+}
 
-ExponentialDecay::ExponentialDecay(double initial, int64_t decay_steps, double decay_rate, bool staircase)
+ExponentialDecay::ExponentialDecay(double initial, int64_t decay_steps, double decay_rate,
+                                   bool staircase)
     : initial_(initial), decay_steps_(decay_steps), decay_rate_(decay_rate), staircase_(staircase) {
-  TERN_CHECK_ARG(decay_steps > 0, "exponential decay: decay_steps must be positive, got ", decay_steps);
+  TERN_CHECK_ARG(decay_steps > 0, "exponential decay: decay_steps must be positive, got ",
+                 decay_steps);
 }
 
 double ExponentialDecay::operator()(int64_t step) const {
@@ -52,11 +61,17 @@ double CosineDecay::operator()(int64_t step) const {
   return initial_ * ((1 - alpha_) * cosine + alpha_);
 }
 
-std::string CosineDecay::describe() const { return str_cat("cosine_decay(", initial_, ", ", decay_steps_, " steps)"); }
+std::string CosineDecay::describe() const {
+  return str_cat("cosine_decay(", initial_, ", ", decay_steps_, " steps)");
+}
 
-CosineDecayRestarts::CosineDecayRestarts(double initial, int64_t first_decay_steps, double t_mul, double m_mul,
-                                         double alpha)
-    : initial_(initial), first_decay_steps_(first_decay_steps), t_mul_(t_mul), m_mul_(m_mul), alpha_(alpha) {
+CosineDecayRestarts::CosineDecayRestarts(double initial, int64_t first_decay_steps, double t_mul,
+                                         double m_mul, double alpha)
+    : initial_(initial),
+      first_decay_steps_(first_decay_steps),
+      t_mul_(t_mul),
+      m_mul_(m_mul),
+      alpha_(alpha) {
   TERN_CHECK_ARG(first_decay_steps > 0, "cosine restarts: first_decay_steps must be positive");
   TERN_CHECK_ARG(t_mul > 0, "cosine restarts: t_mul must be positive");
 }
@@ -90,11 +105,14 @@ LinearWarmup::LinearWarmup(int64_t warmup_steps, SchedulePtr after, double start
 double LinearWarmup::operator()(int64_t step) const {
   if (step < warmup_steps_) {
     double target = (*after_)(0);
-    return start_ + (target - start_) * static_cast<double>(step + 1) / static_cast<double>(warmup_steps_);
+    return start_ +
+           (target - start_) * static_cast<double>(step + 1) / static_cast<double>(warmup_steps_);
   }
   return (*after_)(step - warmup_steps_);
 }
 
-std::string LinearWarmup::describe() const { return str_cat("warmup(", warmup_steps_, ") then ", after_->describe()); }
+std::string LinearWarmup::describe() const {
+  return str_cat("warmup(", warmup_steps_, ") then ", after_->describe());
+}
 
 }  // namespace tern::optim

@@ -71,8 +71,8 @@ class CosineDecay : public LearningRateSchedule {
 // lower than the previous.
 class CosineDecayRestarts : public LearningRateSchedule {
  public:
-  CosineDecayRestarts(double initial, int64_t first_decay_steps, double t_mul = 2.0, double m_mul = 1.0,
-                      double alpha = 0.0);
+  CosineDecayRestarts(double initial, int64_t first_decay_steps, double t_mul = 2.0,
+                      double m_mul = 1.0, double alpha = 0.0);
   double operator()(int64_t step) const override;
   std::string describe() const override;
 

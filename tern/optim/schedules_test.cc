@@ -36,7 +36,8 @@ TEST(Schedules, KerasFormulas) {
 }
 
 TEST(Schedules, BadArguments) {
-  EXPECT_TERN_ERROR(PiecewiseConstantDecay({10}, {1.0}), ErrorCode::kInvalidArgument, "one more value");
+  EXPECT_TERN_ERROR(PiecewiseConstantDecay({10}, {1.0}), ErrorCode::kInvalidArgument,
+                    "one more value");
   EXPECT_TERN_ERROR(CosineDecay(1.0, 0), ErrorCode::kInvalidArgument, "decay_steps");
   EXPECT_TERN_ERROR(ExponentialDecay(1.0, -5, 0.5), ErrorCode::kInvalidArgument, "decay_steps");
 }

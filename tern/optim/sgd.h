@@ -7,8 +7,10 @@ namespace tern::optim {
 
 class SGD : public Optimizer {
  public:
-  explicit SGD(SchedulePtr lr, double momentum = 0.0, bool nesterov = false, double weight_decay = 0.0);
-  explicit SGD(double lr = 0.01, double momentum = 0.0, bool nesterov = false, double weight_decay = 0.0)
+  explicit SGD(SchedulePtr lr, double momentum = 0.0, bool nesterov = false,
+               double weight_decay = 0.0);
+  explicit SGD(double lr = 0.01, double momentum = 0.0, bool nesterov = false,
+               double weight_decay = 0.0)
       : SGD(std::make_shared<ConstantSchedule>(lr), momentum, nesterov, weight_decay) {}
   std::string name() const override { return "SGD"; }
 

@@ -37,7 +37,8 @@ std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tenso
   initialize();
   const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
   if (op.has_trait(ops::kTraitSource)) {
-    throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "' is a source op and cannot be called eagerly");
+    throw_error(ErrorCode::kInvalidArgument, "op '", op_name,
+                "' is a source op and cannot be called eagerly");
   }
   std::vector<TensorType> in_types;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -48,7 +49,8 @@ std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tenso
   }
   ops::Attrs attrs = attrs_in;
   std::vector<TensorType> out_types = op.check_and_infer(op_name, in_types, attrs);
-  kernels::KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, options.deterministic};
+  kernels::KernelSignature sig{&op,       &attrs,           in_types,
+                               out_types, DeviceType::kCPU, options.deterministic};
   auto kernel = pick_kernel(sig, options);
   std::vector<Tensor> outputs;
   for (const auto& t : out_types) outputs.emplace_back(t.dtype, t.shape);
@@ -75,11 +77,13 @@ std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, Vari
       }
       values[n->output()] = *fed;
     } else if (op == "variable") {
-      if (!vars) throw_error(ErrorCode::kInvalidArgument, "graph reads variables but no store was given");
+      if (!vars)
+        throw_error(ErrorCode::kInvalidArgument, "graph reads variables but no store was given");
       const Tensor& v = vars->get(n->attrs().get_string("name"));
       if (v.type() != n->output()->type()) {
-        throw_error(ErrorCode::kInvalidArgument, "variable '", n->attrs().get_string("name"), "' is ",
-                    v.type().to_string(), " but the graph expects ", n->output()->type().to_string());
+        throw_error(ErrorCode::kInvalidArgument, "variable '", n->attrs().get_string("name"),
+                    "' is ", v.type().to_string(), " but the graph expects ",
+                    n->output()->type().to_string());
       }
       values[n->output()] = v;
     } else if (op == "constant") {

@@ -10,7 +10,8 @@ Tensor& VariableStore::create(std::string_view name, const Tensor& initial) {
   if (it != vars_.end()) {
     if (it->second.type() != initial.type()) {
       throw_error(ErrorCode::kInvalidArgument, "variable '", name, "' exists as ",
-                  it->second.type().to_string(), ", cannot recreate as ", initial.type().to_string());
+                  it->second.type().to_string(), ", cannot recreate as ",
+                  initial.type().to_string());
     }
     return it->second;
   }

@@ -5,15 +5,24 @@ namespace tern {
 
 std::string_view dtype_name(DType dtype) {
   switch (dtype) {
-    case DType::kF32: return "f32";
-    case DType::kF64: return "f64";
-    case DType::kBF16: return "bf16";
-    case DType::kF16: return "f16";
-    case DType::kI8: return "i8";
-    case DType::kU8: return "u8";
-    case DType::kI32: return "i32";
-    case DType::kI64: return "i64";
-    case DType::kBool: return "bool";
+    case DType::kF32:
+      return "f32";
+    case DType::kF64:
+      return "f64";
+    case DType::kBF16:
+      return "bf16";
+    case DType::kF16:
+      return "f16";
+    case DType::kI8:
+      return "i8";
+    case DType::kU8:
+      return "u8";
+    case DType::kI32:
+      return "i32";
+    case DType::kI64:
+      return "i64";
+    case DType::kBool:
+      return "bool";
   }
   return "?";
 }
@@ -24,13 +33,13 @@ DType parse_dtype(std::string_view text) {
     DType dtype;
   };
   static constexpr Alias kAliases[] = {
-      {"f32", DType::kF32},       {"float32", DType::kF32},  {"float", DType::kF32},
-      {"f64", DType::kF64},       {"float64", DType::kF64},  {"double", DType::kF64},
-      {"bf16", DType::kBF16},     {"bfloat16", DType::kBF16}, {"f16", DType::kF16},
-      {"float16", DType::kF16},   {"half", DType::kF16},     {"i8", DType::kI8},
-      {"int8", DType::kI8},       {"u8", DType::kU8},        {"uint8", DType::kU8},
-      {"i32", DType::kI32},       {"int32", DType::kI32},    {"i64", DType::kI64},
-      {"int64", DType::kI64},     {"bool", DType::kBool},
+      {"f32", DType::kF32},     {"float32", DType::kF32},   {"float", DType::kF32},
+      {"f64", DType::kF64},     {"float64", DType::kF64},   {"double", DType::kF64},
+      {"bf16", DType::kBF16},   {"bfloat16", DType::kBF16}, {"f16", DType::kF16},
+      {"float16", DType::kF16}, {"half", DType::kF16},      {"i8", DType::kI8},
+      {"int8", DType::kI8},     {"u8", DType::kU8},         {"uint8", DType::kU8},
+      {"i32", DType::kI32},     {"int32", DType::kI32},     {"i64", DType::kI64},
+      {"int64", DType::kI64},   {"bool", DType::kBool},
   };
   for (const auto& a : kAliases) {
     if (a.name == text) return a.dtype;
@@ -42,14 +51,18 @@ DType parse_dtype(std::string_view text) {
 size_t dtype_size(DType dtype) {
   switch (dtype) {
     case DType::kF64:
-    case DType::kI64: return 8;
+    case DType::kI64:
+      return 8;
     case DType::kF32:
-    case DType::kI32: return 4;
+    case DType::kI32:
+      return 4;
     case DType::kBF16:
-    case DType::kF16: return 2;
+    case DType::kF16:
+      return 2;
     case DType::kI8:
     case DType::kU8:
-    case DType::kBool: return 1;
+    case DType::kBool:
+      return 1;
   }
   return 0;
 }
@@ -67,7 +80,7 @@ uint16_t float16::from_float(float f) {
   std::memcpy(&x, &f, 4);
   uint32_t sign = (x >> 16) & 0x8000u;
   uint32_t abs = x & 0x7fffffffu;
-  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  if (abs > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);   // NaN
   if (abs >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // overflow -> inf
   if (abs < 0x38800000u) {
     // Subnormal half (or zero): value = abs_float / 2^-24, rounded to nearest even.

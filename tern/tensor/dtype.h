@@ -80,37 +80,64 @@ inline T from_compute(compute_t<T> v) {
 template <typename T>
 constexpr DType dtype_of();
 template <>
-constexpr DType dtype_of<float>() { return DType::kF32; }
+constexpr DType dtype_of<float>() {
+  return DType::kF32;
+}
 template <>
-constexpr DType dtype_of<double>() { return DType::kF64; }
+constexpr DType dtype_of<double>() {
+  return DType::kF64;
+}
 template <>
-constexpr DType dtype_of<bfloat16>() { return DType::kBF16; }
+constexpr DType dtype_of<bfloat16>() {
+  return DType::kBF16;
+}
 template <>
-constexpr DType dtype_of<float16>() { return DType::kF16; }
+constexpr DType dtype_of<float16>() {
+  return DType::kF16;
+}
 template <>
-constexpr DType dtype_of<int8_t>() { return DType::kI8; }
+constexpr DType dtype_of<int8_t>() {
+  return DType::kI8;
+}
 template <>
-constexpr DType dtype_of<uint8_t>() { return DType::kU8; }
+constexpr DType dtype_of<uint8_t>() {
+  return DType::kU8;
+}
 template <>
-constexpr DType dtype_of<int32_t>() { return DType::kI32; }
+constexpr DType dtype_of<int32_t>() {
+  return DType::kI32;
+}
 template <>
-constexpr DType dtype_of<int64_t>() { return DType::kI64; }
+constexpr DType dtype_of<int64_t>() {
+  return DType::kI64;
+}
 template <>
-constexpr DType dtype_of<bool>() { return DType::kBool; }
+constexpr DType dtype_of<bool>() {
+  return DType::kBool;
+}
 
 // Calls fn(T{}) with T the element type of `dtype`.
 template <typename Fn>
 decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
   switch (dtype) {
-    case DType::kF32: return fn(float{});
-    case DType::kF64: return fn(double{});
-    case DType::kBF16: return fn(bfloat16{});
-    case DType::kF16: return fn(float16{});
-    case DType::kI8: return fn(int8_t{});
-    case DType::kU8: return fn(uint8_t{});
-    case DType::kI32: return fn(int32_t{});
-    case DType::kI64: return fn(int64_t{});
-    case DType::kBool: return fn(bool{});
+    case DType::kF32:
+      return fn(float{});
+    case DType::kF64:
+      return fn(double{});
+    case DType::kBF16:
+      return fn(bfloat16{});
+    case DType::kF16:
+      return fn(float16{});
+    case DType::kI8:
+      return fn(int8_t{});
+    case DType::kU8:
+      return fn(uint8_t{});
+    case DType::kI32:
+      return fn(int32_t{});
+    case DType::kI64:
+      return fn(int64_t{});
+    case DType::kBool:
+      return fn(bool{});
   }
   throw_error(ErrorCode::kInternal, "bad dtype value ", static_cast<int>(dtype));
 }
@@ -119,11 +146,16 @@ decltype(auto) dispatch_dtype(DType dtype, Fn&& fn) {
 template <typename Fn>
 decltype(auto) dispatch_float(DType dtype, std::string_view what, Fn&& fn) {
   switch (dtype) {
-    case DType::kF32: return fn(float{});
-    case DType::kF64: return fn(double{});
-    case DType::kBF16: return fn(bfloat16{});
-    case DType::kF16: return fn(float16{});
-    default: break;
+    case DType::kF32:
+      return fn(float{});
+    case DType::kF64:
+      return fn(double{});
+    case DType::kBF16:
+      return fn(bfloat16{});
+    case DType::kF16:
+      return fn(float16{});
+    default:
+      break;
   }
   throw_error(ErrorCode::kInvalidArgument, what, ": dtype ", dtype_name(dtype),
               " is not a floating type");

@@ -12,7 +12,8 @@ class Storage {
   // Allocates `bytes` zero-initialized, 64-byte aligned host bytes.
   static std::shared_ptr<Storage> allocate(size_t bytes);
   // Wraps memory owned elsewhere; `release` (may be empty) runs when the last reference dies.
-  static std::shared_ptr<Storage> wrap(void* data, size_t bytes, std::function<void()> release = {});
+  static std::shared_ptr<Storage> wrap(void* data, size_t bytes,
+                                       std::function<void()> release = {});
 
   ~Storage();
   Storage(const Storage&) = delete;

@@ -16,9 +16,8 @@ std::string TensorType::to_string() const {
 }
 
 Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape)) {
-  size_t bytes = static_cast<size_t>(checked_mul(shape_.num_elements(),
-                                                 static_cast<int64_t>(dtype_size(dtype_)),
-                                                 "tensor byte size"));
+  size_t bytes = static_cast<size_t>(checked_mul(
+      shape_.num_elements(), static_cast<int64_t>(dtype_size(dtype_)), "tensor byte size"));
   storage_ = Storage::allocate(bytes);
 }
 
@@ -78,8 +77,8 @@ Tensor Tensor::reshape(Shape shape) const {
 }
 
 Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
-  TERN_CHECK_ARG(rank() >= 1 && begin >= 0 && begin <= end && end <= shape_.dim(0),
-                 "slice_rows [", begin, ", ", end, ") out of range for shape ", shape_);
+  TERN_CHECK_ARG(rank() >= 1 && begin >= 0 && begin <= end && end <= shape_.dim(0), "slice_rows [",
+                 begin, ", ", end, ") out of range for shape ", shape_);
   std::vector<int64_t> dims = shape_.dims();
   int64_t row = num_elements() / std::max<int64_t>(dims[0], 1);
   dims[0] = end - begin;
@@ -127,12 +126,14 @@ std::string Tensor::to_string(int64_t max_elements) const {
   return os.str();
 }
 
-std::ostream& operator<<(std::ostream& os, const Tensor& t) { return os << t.to_string(); }
+std::ostream& operator<<(std::ostream& os, const Tensor& t) {
+  return os << t.to_string();
+}
 
 double max_abs_diff(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape()) {
-    throw_error(ErrorCode::kInvalidArgument, "max_abs_diff: shapes ", a.shape(), " and ",
-                b.shape(), " differ");
+    throw_error(ErrorCode::kInvalidArgument, "max_abs_diff: shapes ", a.shape(), " and ", b.shape(),
+                " differ");
   }
   double m = 0;
   for (int64_t i = 0; i < a.num_elements(); ++i) {

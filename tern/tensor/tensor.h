@@ -100,8 +100,8 @@ template <typename T>
 Tensor Tensor::from_vector(Shape shape, const std::vector<T>& values) {
   Tensor t(dtype_of<T>(), std::move(shape));
   if (static_cast<int64_t>(values.size()) != t.num_elements()) {
-    throw_error(ErrorCode::kInvalidArgument, "from_vector: ", values.size(),
-                " values for shape ", t.shape());
+    throw_error(ErrorCode::kInvalidArgument, "from_vector: ", values.size(), " values for shape ",
+                t.shape());
   }
   T* p = t.data<T>();
   for (size_t i = 0; i < values.size(); ++i) p[i] = values[i];

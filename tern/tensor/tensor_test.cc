@@ -23,7 +23,7 @@ TEST(DType, HalfConversions) {
   EXPECT_EQ(static_cast<float>(bfloat16(1.0f + 1.0f / 256)), 1.0f);
   EXPECT_EQ(float16(1.0f).bits, 0x3c00);
   EXPECT_EQ(float16(65504.0f).bits, 0x7bff);
-  EXPECT_EQ(float16(1e6f).bits, 0x7c00);  // overflow to inf
+  EXPECT_EQ(float16(1e6f).bits, 0x7c00);                        // overflow to inf
   EXPECT_EQ(float16::to_float(0x0001), std::ldexp(1.0f, -24));  // smallest subnormal
   EXPECT_EQ(float16(std::ldexp(1.0f, -24)).bits, 0x0001);
   EXPECT_TRUE(std::isnan(float16::to_float(float16(NAN).bits)));
@@ -37,8 +37,10 @@ TEST(Shape, CheckedSizesAndBroadcast) {
   EXPECT_EQ(s.num_elements(), 24);
   EXPECT_EQ(s.strides(), (std::vector<int64_t>{12, 4, 1}));
   EXPECT_EQ(broadcast_shapes(Shape{3, 1}, Shape{4}), (Shape{3, 4}));
-  EXPECT_TERN_ERROR(broadcast_shapes(Shape{3}, Shape{4}), ErrorCode::kInvalidArgument, "[3] and [4]");
-  EXPECT_TERN_ERROR(Shape({int64_t{1} << 40, int64_t{1} << 40}), ErrorCode::kInvalidArgument, "overflows");
+  EXPECT_TERN_ERROR(broadcast_shapes(Shape{3}, Shape{4}), ErrorCode::kInvalidArgument,
+                    "[3] and [4]");
+  EXPECT_TERN_ERROR(Shape({int64_t{1} << 40, int64_t{1} << 40}), ErrorCode::kInvalidArgument,
+                    "overflows");
   EXPECT_TERN_ERROR(Shape({2, -1}), ErrorCode::kInvalidArgument, "negative");
   EXPECT_EQ(s.normalize_axis(-1), 2);
   EXPECT_TERN_ERROR(s.normalize_axis(3), ErrorCode::kInvalidArgument, "out of range");

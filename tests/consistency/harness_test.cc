@@ -22,7 +22,9 @@ std::vector<std::vector<OpCase> (*)()>& case_fns() {
 }
 }  // namespace
 
-OpCaseRegistrar::OpCaseRegistrar(std::vector<OpCase> (*fn)()) { case_fns().push_back(fn); }
+OpCaseRegistrar::OpCaseRegistrar(std::vector<OpCase> (*fn)()) {
+  case_fns().push_back(fn);
+}
 
 std::vector<OpCase> all_op_cases() {
   std::vector<OpCase> out;
@@ -68,11 +70,16 @@ std::vector<Tensor> make_inputs(const OpCase& c, DType dtype, uint64_t seed) {
 
 double tolerance(DType d) {
   switch (d) {
-    case DType::kF64: return 1e-9;
-    case DType::kF32: return 2e-4;
-    case DType::kBF16: return 3e-2;
-    case DType::kF16: return 4e-3;
-    default: return 0;
+    case DType::kF64:
+      return 1e-9;
+    case DType::kF32:
+      return 2e-4;
+    case DType::kBF16:
+      return 3e-2;
+    case DType::kF16:
+      return 4e-3;
+    default:
+      return 0;
   }
 }
 
@@ -137,8 +144,8 @@ TEST(Consistency, EveryDifferentiableOpHasAGradientRule) {
   for (const ops::OpDef* op : ops::OpRegistry::global().all()) {
     if (op->has_trait(ops::kTraitSource) || op->has_trait(ops::kTraitNotDifferentiable)) continue;
     if (op->has_trait(ops::kTraitMutatesInputs)) continue;
-    EXPECT_TRUE(greg.has(op->name)) << "op '" << op->name
-                                    << "' is differentiable but has no gradient rule";
+    EXPECT_TRUE(greg.has(op->name))
+        << "op '" << op->name << "' is differentiable but has no gradient rule";
   }
 }
 
@@ -166,7 +173,8 @@ TEST(Consistency, EveryBackendMatchesRef) {
       // The reference itself is deterministic.
       std::vector<Tensor> again = run_case(c, inputs, mutates, ref_opts);
       for (size_t o = 0; o < want.size(); ++o) {
-        EXPECT_TRUE(bitwise_equal(want[o], again[o])) << "ref output " << o << " is not deterministic";
+        EXPECT_TRUE(bitwise_equal(want[o], again[o]))
+            << "ref output " << o << " is not deterministic";
       }
       if (mutates) {  // a mutating case must mutate something, or it checks nothing
         bool changed = false;
@@ -205,7 +213,8 @@ TEST(Consistency, EveryBackendMatchesRef) {
 
 // Loss = sum_k sum(output_k * weight_k) over floating outputs; weights are fixed random tensors so
 // every output element matters with a distinct coefficient.
-double eval_loss(const OpCase& c, const std::vector<Tensor>& inputs, const std::vector<Tensor>& weights) {
+double eval_loss(const OpCase& c, const std::vector<Tensor>& inputs,
+                 const std::vector<Tensor>& weights) {
   runtime::EagerOptions ref_opts;
   ref_opts.kernel = "ref";
   std::vector<Tensor> outs = runtime::eager_call(c.op, inputs, c.attrs, ref_opts);
@@ -250,9 +259,11 @@ TEST(Consistency, EveryGradientMatchesFiniteDifferences) {
     for (int k = 0; k < node->num_outputs(); ++k) {
       ir::Value* out = node->output(k);
       if (out->dtype() != DType::kF64) continue;
-      weights[static_cast<size_t>(k)] = make_inputs({"", {In(out->shape(), -1, 1)}}, DType::kF64, 7 + k)[0];
+      weights[static_cast<size_t>(k)] =
+          make_inputs({"", {In(out->shape(), -1, 1)}}, DType::kF64, 7 + k)[0];
       ir::Value* w = g.constant(weights[static_cast<size_t>(k)]);
-      ir::Value* term = g.add("sum", {g.add("mul", {out, w})}, {{"axes", std::vector<int64_t>{}}, {"keepdims", false}});
+      ir::Value* term = g.add("sum", {g.add("mul", {out, w})},
+                              {{"axes", std::vector<int64_t>{}}, {"keepdims", false}});
       loss = loss ? g.add("add", {loss, term}) : term;
     }
     if (!loss) continue;

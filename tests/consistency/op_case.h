@@ -20,8 +20,8 @@ struct InputSpec {
   Shape shape;
   double lo = -1.0;
   double hi = 1.0;
-  std::optional<DType> dtype;  // fixed dtype (indices, masks); nullopt = the case's dtype
-  bool integral = false;       // values are integers in [lo, hi)
+  std::optional<DType> dtype;   // fixed dtype (indices, masks); nullopt = the case's dtype
+  bool integral = false;        // values are integers in [lo, hi)
   std::optional<Tensor> value;  // a fixed value instead of random (cast to the input dtype)
 };
 
@@ -36,15 +36,19 @@ inline InputSpec Idx(Shape shape, int64_t lo, int64_t hi, DType dtype = DType::k
 }
 // An input with a fixed value (its dtype kept unless `follow_case_dtype`).
 inline InputSpec Fixed(const Tensor& value, bool follow_case_dtype = false) {
-  return InputSpec{value.shape(), 0, 0, follow_case_dtype ? std::nullopt : std::optional<DType>(value.dtype()),
-                   false, value};
+  return InputSpec{value.shape(),
+                   0,
+                   0,
+                   follow_case_dtype ? std::nullopt : std::optional<DType>(value.dtype()),
+                   false,
+                   value};
 }
 
 struct OpCase {
   std::string op;
   std::vector<InputSpec> inputs;
   ops::Attrs attrs = {};
-  bool check_grad = true;      // false: the op has no gradient (or this case should not check it)
+  bool check_grad = true;  // false: the op has no gradient (or this case should not check it)
   std::vector<DType> dtypes = {};  // empty: every dtype the op claims
   double grad_tolerance = 1e-5;    // relative+absolute tolerance of the f64 gradient check
   std::string label = "";
@@ -61,8 +65,8 @@ std::vector<OpCase> all_op_cases();
 #define TERN_OP_CASES_CONCAT_INNER(a, b) a##b
 #define TERN_OP_CASES_CONCAT(a, b) TERN_OP_CASES_CONCAT_INNER(a, b)
 // Usage: TERN_OP_CASES(matmul) { return { {"matmul", {In({2, 3}), In({3, 4})}}, }; }
-#define TERN_OP_CASES(family)                                                                 \
-  static std::vector<::tern::testing::OpCase> family##_op_cases();                           \
-  static ::tern::testing::OpCaseRegistrar TERN_OP_CASES_CONCAT(family, _op_case_registrar)(  \
-      &family##_op_cases);                                                                    \
+#define TERN_OP_CASES(family)                                      \
+  static std::vector<::tern::testing::OpCase> family##_op_cases(); \
+  static ::tern::testing::OpCaseRegistrar TERN_OP_CASES_CONCAT(    \
+      family, _op_case_registrar)(&family##_op_cases);             \
   static std::vector<::tern::testing::OpCase> family##_op_cases()

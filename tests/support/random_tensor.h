@@ -26,13 +26,13 @@ inline Tensor random_tensor(DType dtype, const Shape& shape, uint64_t seed, doub
 }  // namespace tern::testing
 
 // Expects `stmt` to throw tern::Error with `code` and a message containing `substr`.
-#define EXPECT_TERN_ERROR(stmt, expected_code, substr)                                         \
-  do {                                                                                \
-    try {                                                                             \
-      stmt;                                                                           \
-      ADD_FAILURE() << "expected tern::Error from " #stmt;                           \
-    } catch (const ::tern::Error& e) {                                                \
-      EXPECT_EQ(e.code(), expected_code) << e.what();                                          \
+#define EXPECT_TERN_ERROR(stmt, expected_code, substr)                              \
+  do {                                                                              \
+    try {                                                                           \
+      stmt;                                                                         \
+      ADD_FAILURE() << "expected tern::Error from " #stmt;                          \
+    } catch (const ::tern::Error& e) {                                              \
+      EXPECT_EQ(e.code(), expected_code) << e.what();                               \
       EXPECT_NE(std::string(e.what()).find(substr), std::string::npos) << e.what(); \
-    }                                                                                 \
+    }                                                                               \
   } while (0)

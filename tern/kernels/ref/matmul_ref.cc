@@ -32,8 +32,10 @@ void matmul_ref(KernelContext& ctx) {
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
         for (int64_t p = 0; p < k; ++p) {
-          double x = static_cast<double>(static_cast<compute_t<T>>(ta ? A[p * a_cols + i] : A[i * a_cols + p]));
-          double y = static_cast<double>(static_cast<compute_t<T>>(tb ? B[j * b_cols + p] : B[p * b_cols + j]));
+          double x = static_cast<double>(
+              static_cast<compute_t<T>>(ta ? A[p * a_cols + i] : A[i * a_cols + p]));
+          double y = static_cast<double>(
+              static_cast<compute_t<T>>(tb ? B[j * b_cols + p] : B[p * b_cols + j]));
           acc += x * y;
         }
         C[i * n + j] = static_cast<T>(static_cast<compute_t<T>>(acc));
@@ -46,7 +48,8 @@ void matmul_ref(KernelContext& ctx) {
 
 void register_matmul_ref(KernelRegistry& r) {
   add_ref(r, "matmul", ops::kFloatDTypes, [](KernelContext& ctx) {
-    dispatch_float(ctx.inputs[0].dtype(), "matmul", [&](auto tag) { matmul_ref<decltype(tag)>(ctx); });
+    dispatch_float(ctx.inputs[0].dtype(), "matmul",
+                   [&](auto tag) { matmul_ref<decltype(tag)>(ctx); });
   });
 }
 

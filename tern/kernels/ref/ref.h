@@ -25,7 +25,8 @@ void register_optimizer_ref(KernelRegistry& r);
 void register_fused_ref(KernelRegistry& r);
 
 // Adds a "ref" candidate for `op` (priority 0, deterministic).
-inline void add_ref(KernelRegistry& r, std::string_view op, std::vector<DType> dtypes, KernelFn fn) {
+inline void add_ref(KernelRegistry& r, std::string_view op, std::vector<DType> dtypes,
+                    KernelFn fn) {
   add_fn_kernel(r, op, "ref", std::move(dtypes), 0, std::move(fn));
 }
 
