@@ -1,10 +1,13 @@
 // TOML config loading with checked keys (toml++ is used only in this file).
 #include "tools/tern/config.h"
 
+#include <cstdlib>
 #include <filesystem>
+#include <sstream>
 #include <set>
 #include <toml++/toml.h>
 
+#include "tern/base/sha256.h"
 #include "tern/ops/registry.h"
 
 namespace tern::tools {
@@ -37,6 +40,19 @@ class Section {
     known_.insert(key);
     if (!table_) return;
     if (const toml::node* n = table_->get(key)) out = convert<T>(*n, key);
+  }
+  // A frequency: "epoch" (stored as 0) or a positive number of batches.
+  void read_freq(const std::string& key, int64_t& out) {
+    known_.insert(key);
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (!n) return;
+    if (auto v = n->value_exact<std::string>(); v && *v == "epoch") {
+      out = 0;
+    } else if (auto i = n->value_exact<int64_t>(); i && *i > 0) {
+      out = *i;
+    } else {
+      type_error(*n, key, "\"epoch\" or a positive number of batches");
+    }
   }
   Section sub(const std::string& key) {
     known_.insert(key);
@@ -146,6 +162,20 @@ class Section {
   std::string file_;
   std::set<std::string> known_;
 };
+
+// Every leaf of `t` as "a.b.c" -> its TOML text.
+void flatten(const toml::table& t, const std::string& prefix, std::map<std::string, std::string>& out) {
+  for (const auto& [k, v] : t) {
+    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      flatten(*sub, key, out);
+      continue;
+    }
+    std::ostringstream os;
+    v.visit([&](const auto& node) { os << toml::toml_formatter{node}; });
+    out[key] = os.str();
+  }
+}
 
 // Applies "a.b.c=value" to the parsed table.
 void apply_override(toml::table& root, const std::string& spec, const std::string& file) {
@@ -265,7 +295,9 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   train.read("steps_per_epoch", c.steps_per_epoch);
   train.read("gradient_accumulation_steps", c.gradient_accumulation_steps);
   train.read("deterministic", c.deterministic);
+  train.read("check_numerics", c.check_numerics);
   train.finish();
+  if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1") c.deterministic = true;
 
   Section cbs = top.sub("callbacks");
   Section es = cbs.sub("early_stopping");
@@ -283,6 +315,38 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   rl.read("min_lr", c.callbacks.rl_min_lr);
   rl.finish();
   cbs.read("terminate_on_nan", c.callbacks.terminate_on_nan);
+  CallbackConfig& k = c.callbacks;
+  Section tb = cbs.sub("tensorboard");
+  k.tensorboard = tb.present();
+  tb.read("log_dir", k.tb_log_dir);
+  tb.read_freq("update_freq", k.tb_update_freq);
+  tb.read("histogram_freq", k.tb_histogram_freq);
+  tb.finish();
+  Section ck = cbs.sub("checkpoint");
+  k.checkpoint = ck.present();
+  ck.read("dir", k.ckpt_dir);
+  ck.read_freq("save_freq", k.ckpt_save_freq);
+  ck.read("save_best_only", k.ckpt_save_best_only);
+  ck.read("monitor", k.ckpt_monitor);
+  ck.read("mode", k.ckpt_mode);
+  ck.read("keep_last", k.ckpt_keep_last);
+  ck.finish();
+  Section br = cbs.sub("backup_and_restore");
+  k.backup = br.present();
+  br.read("dir", k.backup_dir);
+  br.read_freq("save_freq", k.backup_save_freq);
+  br.finish();
+  Section csv = cbs.sub("csv_logger");
+  k.csv_logger = csv.present();
+  csv.read("path", k.csv_path);
+  csv.read("append", k.csv_append);
+  csv.finish();
+  Section prof = cbs.sub("profiler");
+  k.profiler = prof.present();
+  prof.read("trace", k.profiler_trace);
+  prof.read("start_step", k.profiler_start_step);
+  prof.read("steps", k.profiler_steps);
+  prof.finish();
   cbs.finish();
 
   Section out = top.sub("output");
@@ -300,6 +364,17 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   check(c.num_classes >= 1, "data.num_classes", "must be >= 1");
   check(c.precision == "float32", "training.precision", "must be \"float32\" (the only policy this build supports)");
   check(c.gradient_accumulation_steps >= 1, "training.gradient_accumulation_steps", "must be >= 1");
+  check(c.callbacks.tb_histogram_freq >= 0, "callbacks.tensorboard.histogram_freq", "must be >= 0");
+  check(c.callbacks.ckpt_keep_last >= 0, "callbacks.checkpoint.keep_last", "must be >= 0 (0 keeps all)");
+  check(c.callbacks.profiler_start_step >= 0, "callbacks.profiler.start_step", "must be >= 0");
+  check(c.callbacks.profiler_steps >= 1, "callbacks.profiler.steps", "must be >= 1");
+  flatten(root, "", c.effective);
+  Sha256 hash;
+  for (const auto& [key, value] : c.effective) {
+    if (key.rfind("callbacks.", 0) == 0 || key.rfind("output.", 0) == 0) continue;
+    hash.update(key + "=" + value + "\n");
+  }
+  c.sha256 = hash.hex_digest();
   return c;
 }
 

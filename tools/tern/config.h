@@ -24,6 +24,32 @@ struct CallbackConfig {
   int rl_patience = 10;
   double rl_min_lr = 0;
   bool terminate_on_nan = true;
+  // [callbacks.tensorboard] (present = enabled); empty dirs/paths default under output.dir
+  bool tensorboard = false;
+  std::string tb_log_dir;
+  int64_t tb_update_freq = 0;  // 0 = "epoch"
+  int tb_histogram_freq = 0;
+  // [callbacks.checkpoint]
+  bool checkpoint = false;
+  std::string ckpt_dir;
+  int64_t ckpt_save_freq = 0;  // 0 = "epoch"
+  bool ckpt_save_best_only = false;
+  std::string ckpt_monitor = "val_loss";
+  std::string ckpt_mode = "auto";
+  int ckpt_keep_last = 3;
+  // [callbacks.backup_and_restore]
+  bool backup = false;
+  std::string backup_dir;
+  int64_t backup_save_freq = 0;  // 0 = "epoch"
+  // [callbacks.csv_logger]
+  bool csv_logger = false;
+  std::string csv_path;
+  bool csv_append = true;
+  // [callbacks.profiler]
+  bool profiler = false;
+  std::string profiler_trace;
+  int64_t profiler_start_step = 1;
+  int64_t profiler_steps = 5;
 };
 
 struct TrainConfig {
@@ -71,11 +97,17 @@ struct TrainConfig {
   int threads = 0;
   int64_t steps_per_epoch = -1;
   int gradient_accumulation_steps = 1;
-  bool deterministic = false;
+  bool deterministic = false;  // also on when TERN_DETERMINISTIC=1
+  bool check_numerics = false;
   // [callbacks.*]
   CallbackConfig callbacks;
   // [output]
   std::string output_dir = "runs/default";
+  // Every key the file and --set give, flattened ("optimizer.learning_rate" -> "0.01").
+  std::map<std::string, std::string> effective;
+  // SHA-256 of `effective` without [callbacks] and [output]: checkpoints record it, and resuming
+  // under a config that trains differently is refused.
+  std::string sha256;
 };
 
 // Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse

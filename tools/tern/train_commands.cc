@@ -15,6 +15,7 @@
 #include "tern/train/callbacks.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/commands.h"
+#include "tools/tern/observe_setup.h"
 #include "tools/tern/training_setup.h"
 
 namespace tern::tools {
@@ -58,6 +59,10 @@ int cmd_train(int argc, char** argv) {
   app.add_option("--metrics-json", metrics_json,
                  "write test_accuracy, test_loss, epochs, train_seconds, samples_per_second, weights_sha256");
   app.add_flag("--quiet", quiet, "no per-epoch output");
+  bool resume = false, ignore_config_change = false;
+  app.add_flag("--resume", resume,
+               "continue from the newest complete checkpoint in [callbacks.checkpoint] dir (exact data position)");
+  app.add_flag("--ignore-config-change", ignore_config_change, "--resume even if the config hash differs");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   TrainConfig c = setup(f);
@@ -82,10 +87,20 @@ int cmd_train(int argc, char** argv) {
               << " params), " << train_x.shape()[0] << " training samples, batch " << c.batch_size << ", "
               << c.epochs << " epochs, " << runtime::intra_op_threads() << " threads\n";
   }
+  if (resume) {
+    std::optional<std::string> from = resume_from_checkpoint(*model, c, ignore_config_change);
+    const auto& r = model->training_state()->resume;
+    if (!quiet && from) {
+      std::cout << "resuming from " << *from << " (epoch " << r->epoch << ", step " << r->global_step << ")\n";
+    } else if (!quiet) {
+      std::cout << "--resume: no checkpoint in " << checkpoint_dir(c) << "; starting from scratch\n";
+    }
+  }
   nn::FitOptions fo;
   fo.epochs = c.epochs;
   fo.validation_data = validation;
   fo.callbacks = make_callbacks(c);
+  for (auto& cb : make_observe_callbacks(c)) fo.callbacks.push_back(std::move(cb));
   fo.steps_per_epoch = c.steps_per_epoch;
   fo.verbose = quiet ? 0 : 1;
   fo.gradient_accumulation_steps = c.gradient_accumulation_steps;
@@ -107,6 +122,16 @@ int cmd_train(int argc, char** argv) {
   j["train_seconds"] = train_seconds;
   j["samples_per_second"] = train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0;
   j["weights_sha256"] = sha;
+  const train::FitStats& st = h.stats;
+  j["monitor"] = {{"epoch_seconds_min", st.epoch_seconds_min()},
+                  {"epoch_seconds_mean", st.epoch_seconds_mean()},
+                  {"epoch_seconds_max", st.epoch_seconds_max()},
+                  {"steps", st.steps},
+                  {"steps_per_second", st.steps_per_second()},
+                  {"samples_per_second", st.samples_per_second()},
+                  {"input_wait_seconds", st.input_wait_seconds},
+                  {"compute_seconds", st.compute_seconds},
+                  {"validation_seconds", st.validation_seconds}};
   j["weights"] = weights;
   std::cout << "test_loss: " << std::fixed << std::setprecision(4) << test.loss;
   for (const auto& [name, v] : test.metrics) std::cout << " - test_" << name << ": " << v;

@@ -188,6 +188,7 @@ void compile_model(nn::Model& model, const TrainConfig& c, int64_t steps_per_epo
     throw_error(e.code(), c.path, ": ", e.message());
   }
   model.training_state()->compile_options.deterministic = c.deterministic;
+  model.training_state()->compile_options.check_numerics = c.check_numerics;
 }
 
 std::string weights_sha256(const nn::Model& model) {

@@ -1,0 +1,206 @@
+// `tern logs` (FORMATS.md event vectors read back), `tern ckpt inspect`, `tern profile` (trace
+// JSON and ranking), `tern train --resume` refusing a changed config, and the config keys of the
+// observability callbacks.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tern/io/atomic_file.h"
+#include "tern/io/record_io.h"
+#include "tests/support/random_tensor.h"
+#include "tools/tern/commands.h"
+#include "tools/tern/config.h"
+
+namespace tern::tools {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string unhex(const std::string& h) {
+  std::string out, digits;
+  for (char c : h) {
+    if (c != ' ') digits += c;
+  }
+  for (size_t i = 0; i + 1 < digits.size(); i += 2)
+    out += static_cast<char>(std::stoi(digits.substr(i, 2), nullptr, 16));
+  return out;
+}
+
+void write_idx_u8(const std::string& path, const std::vector<uint32_t>& dims,
+                  const std::vector<uint8_t>& data) {
+  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
+  for (uint32_t d : dims) {
+    for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((d >> s) & 0xff);
+  }
+  out.append(reinterpret_cast<const char*>(data.data()), data.size());
+  std::ofstream(path, std::ios::binary) << out;
+}
+
+int run(std::vector<std::string> args, int (*cmd)(int, char**)) {
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  return cmd(static_cast<int>(argv.size()), argv.data());
+}
+
+std::string captured(std::vector<std::string> args, int (*cmd)(int, char**), int* rc) {
+  ::testing::internal::CaptureStdout();
+  *rc = run(std::move(args), cmd);
+  return ::testing::internal::GetCapturedStdout();
+}
+
+class ObserveCommands : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = ::testing::TempDir() + "/tern_observe_commands_" + std::to_string(::getpid());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::vector<uint8_t> images(96 * 16), labels(96);
+    for (size_t i = 0; i < labels.size(); ++i) {
+      labels[i] = static_cast<uint8_t>(i % 2);
+      for (size_t p = 0; p < 16; ++p)
+        images[i * 16 + p] = static_cast<uint8_t>((p < 8) == (i % 2) ? 200 : 30 + p);
+    }
+    for (const char* split : {"train", "test"}) {
+      write_idx_u8(dir_ + "/" + split + "-images.idx", {96, 4, 4}, images);
+      write_idx_u8(dir_ + "/" + split + "-labels.idx", {96}, labels);
+    }
+    config_ = dir_ + "/c.toml";
+    std::ofstream(config_) << "[model]\nname = \"mlp\"\n[model.args]\nunits = [8]\n"
+                           << "[data]\ndataset = \"idx\"\nnum_classes = 2\n"
+                           << "train_images = \"" << dir_ << "/train-images.idx\"\n"
+                           << "train_labels = \"" << dir_ << "/train-labels.idx\"\n"
+                           << "test_images = \"" << dir_ << "/test-images.idx\"\n"
+                           << "test_labels = \"" << dir_ << "/test-labels.idx\"\n"
+                           << "[training]\nepochs = 2\nbatch_size = 16\ndeterministic = true\n"
+                           << "[callbacks.checkpoint]\nsave_freq = \"epoch\"\n"
+                           << "[callbacks.tensorboard]\nupdate_freq = 3\n"
+                           << "[output]\ndir = \"" << dir_ << "/run\"\n";
+  }
+  void TearDown() override {
+    if (!HasFailure()) fs::remove_all(dir_);
+  }
+  std::string dir_, config_;
+};
+
+TEST_F(ObserveCommands, LogsPrintsTheFormatsVectors) {
+  std::string path = dir_ + "/events.out.tfevents.0000000001.vectors";
+  std::string first =
+      unhex("09 00 00 00 00 00 00 f0 3f 1a 0d 62 72 61 69 6e 2e 45 76 65 6e 74 3a 32");
+  std::string loss =
+      unhex("09 00 00 00 00 00 00 f0 3f 10 03 2a 0d 0a 0b 0a 04 6c 6f 73 73 15 00 00 00 3f");
+  io::write_file_atomically(path, io::encode_record(first) + io::encode_record(loss));
+  int rc = -1;
+  std::string out = captured({"logs", path}, cmd_logs, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("2 events, file_version brain.Event:2"), std::string::npos) << out;
+  EXPECT_NE(out.find("step      3  1.000  loss"), std::string::npos) << out;
+  EXPECT_NE(out.find(" 0.5\n"), std::string::npos) << out;
+  // A corrupt file is a DataLoss naming it.
+  std::string bad = io::encode_record(first) + io::encode_record(loss);
+  bad[bad.size() - 6] ^= 1;
+  io::write_file_atomically(path, bad);
+  EXPECT_TERN_ERROR(run({"logs", path}, cmd_logs), ErrorCode::kDataLoss, path);
+}
+
+TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
+  int rc = -1;
+  std::string m = dir_ + "/m.json";
+  ASSERT_EQ(run({"train", config_, "--quiet", "--metrics-json", m}, cmd_train), 0);
+  nlohmann::json j = nlohmann::json::parse(io::read_file(m));
+  for (const char* k :
+       {"epoch_seconds_min", "epoch_seconds_mean", "epoch_seconds_max", "steps_per_second",
+        "samples_per_second", "input_wait_seconds", "compute_seconds"}) {
+    EXPECT_TRUE(j["monitor"].contains(k)) << k;
+  }
+  EXPECT_EQ(j["monitor"]["steps"], 12);
+
+  std::string out = captured({"logs", dir_ + "/run/logs", "--tag", "epoch_loss"}, cmd_logs, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("/train/events.out.tfevents."), std::string::npos) << out;
+  EXPECT_EQ(out.find("/validation/"), std::string::npos) << out;  // no validation data, no file
+  size_t lines = 0;
+  for (size_t p = out.find("epoch_loss"); p != std::string::npos; p = out.find("epoch_loss", p + 1))
+    ++lines;
+  EXPECT_EQ(lines, 2u) << out;
+
+  out = captured({"ckpt", "inspect", dir_ + "/run/checkpoints"}, cmd_ckpt, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("2 checkpoints"), std::string::npos) << out;
+  EXPECT_NE(out.find("global step 12, epoch 1 (complete)"), std::string::npos) << out;
+  EXPECT_NE(out.find("dense/kernel"), std::string::npos) << out;
+  EXPECT_NE(out.find("f32[16, 8]"), std::string::npos) << out;
+
+  // Resuming at the end trains nothing more and gives the same weights.
+  std::string m2 = dir_ + "/m2.json";
+  ASSERT_EQ(run({"train", config_, "--quiet", "--resume", "--metrics-json", m2}, cmd_train), 0);
+  nlohmann::json j2 = nlohmann::json::parse(io::read_file(m2));
+  EXPECT_EQ(j2["epochs"], 0);
+  EXPECT_EQ(j2["weights_sha256"], j["weights_sha256"]);
+  // A config that trains differently is refused; [output] and [callbacks] do not count.
+  EXPECT_TERN_ERROR(
+      run({"train", config_, "--quiet", "--resume", "--set", "optimizer.learning_rate=0.5"},
+          cmd_train),
+      ErrorCode::kFailedPrecondition, "different config");
+  EXPECT_EQ(run({"train", config_, "--quiet", "--resume", "--set",
+                 "callbacks.tensorboard.update_freq=5", "--metrics-json", m2},
+                cmd_train),
+            0);
+}
+
+TEST_F(ObserveCommands, ProfileWritesATraceAndRanksOps) {
+  std::string trace = dir_ + "/trace.json";
+  int rc = -1;
+  std::string out = captured(
+      {"profile", config_, "--steps", "4", "--warmup", "1", "--trace", trace}, cmd_profile, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("4 train steps"), std::string::npos) << out;
+  EXPECT_NE(out.find("step split: input wait"), std::string::npos) << out;
+  EXPECT_NE(out.find("optimizer"), std::string::npos) << out;
+  EXPECT_NE(out.find("matmul"), std::string::npos) << out;
+  nlohmann::json doc = nlohmann::json::parse(io::read_file(trace));
+  int ops = 0;
+  for (const auto& e : doc["traceEvents"]) {
+    if (e["ph"] == "X" && e["cat"] == "op") ++ops;
+  }
+  EXPECT_GT(ops, 4 * 5);
+}
+
+TEST(ObserveConfig, KeysFrequenciesAndDeterminismEnvironment) {
+  std::string dir = ::testing::TempDir() + "/tern_observe_config";
+  fs::create_directories(dir);
+  std::string p = dir + "/c.toml";
+  std::ofstream(p) << "[training]\ncheck_numerics = true\n[callbacks.checkpoint]\nsave_freq = "
+                      "50\nkeep_last = 2\n"
+                   << "[callbacks.tensorboard]\nupdate_freq = \"epoch\"\nhistogram_freq = 2\n"
+                   << "[callbacks.profiler]\nstart_step = 3\nsteps = 4\n[callbacks.csv_logger]\n";
+  ::unsetenv("TERN_DETERMINISTIC");
+  TrainConfig c = load_config(p);
+  EXPECT_TRUE(c.check_numerics);
+  EXPECT_FALSE(c.deterministic);
+  EXPECT_TRUE(c.callbacks.checkpoint && c.callbacks.tensorboard && c.callbacks.profiler &&
+              c.callbacks.csv_logger);
+  EXPECT_FALSE(c.callbacks.backup);
+  EXPECT_EQ(c.callbacks.ckpt_save_freq, 50);
+  EXPECT_EQ(c.callbacks.tb_update_freq, 0);
+  EXPECT_EQ(c.callbacks.tb_histogram_freq, 2);
+  EXPECT_EQ(c.callbacks.profiler_start_step, 3);
+  EXPECT_EQ(c.effective.at("callbacks.checkpoint.save_freq"), "50");
+  TrainConfig other = load_config(p, {"callbacks.checkpoint.keep_last=5"});
+  EXPECT_EQ(other.sha256, c.sha256);
+  EXPECT_NE(load_config(p, {"training.seed=7"}).sha256, c.sha256);
+  ::setenv("TERN_DETERMINISTIC", "1", 1);
+  EXPECT_TRUE(load_config(p).deterministic);
+  ::unsetenv("TERN_DETERMINISTIC");
+  EXPECT_TERN_ERROR(
+      load_config(p, {"callbacks.checkpoint.save_freq=0"}), ErrorCode::kInvalidArgument,
+      "callbacks.checkpoint.save_freq' must be \"epoch\" or a positive number of batches");
+  EXPECT_TERN_ERROR(load_config(p, {"callbacks.tensorboard.log_dri=\"x\""}),
+                    ErrorCode::kInvalidArgument, "did you mean 'callbacks.tensorboard.log_dir'");
+}
+
+}  // namespace
+}  // namespace tern::tools
