@@ -2,6 +2,7 @@
 // does not depend on the optimizer, data or callback modules.
 #include <chrono>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 
@@ -118,6 +119,10 @@ void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr
   TERN_CHECK_ARG(optimizer != nullptr, "compile: optimizer is null");
   TERN_CHECK_ARG(loss != nullptr, "compile: loss is null");
   auto s = std::make_shared<TrainingState>();
+  // Determinism mode for every model of the process (DESIGN.md §4).
+  if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1") {
+    s->compile_options.deterministic = true;
+  }
   s->optimizer = std::move(optimizer);
   s->loss = std::move(loss);
   s->metrics = std::move(metrics);

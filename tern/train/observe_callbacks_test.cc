@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
@@ -198,6 +199,17 @@ TEST_F(ObserveTest, DeterministicRunsAreBitwiseEqual) {
   a->fit(make_pipeline(x_, y_), o);
   b->fit(make_pipeline(x_, y_), o);
   EXPECT_TRUE(bitwise_equal(weights_of(*a), weights_of(*b)));
+}
+
+TEST(DeterminismMode, EnvironmentTurnsItOnForCompile) {
+  ::setenv("TERN_DETERMINISTIC", "1", 1);
+  nn::Sequential on({nn::Dense(2)}, Shape{3});
+  on.compile(std::make_shared<optim::Adam>(1e-2), std::make_shared<nn::SparseCategoricalCrossentropy>(true));
+  ::unsetenv("TERN_DETERMINISTIC");
+  nn::Sequential off({nn::Dense(2)}, Shape{3});
+  off.compile(std::make_shared<optim::Adam>(1e-2), std::make_shared<nn::SparseCategoricalCrossentropy>(true));
+  EXPECT_TRUE(on.training_state()->compile_options.deterministic);
+  EXPECT_FALSE(off.training_state()->compile_options.deterministic);
 }
 
 }  // namespace
