@@ -39,7 +39,9 @@ void register_unary_grads(GradRegistry& r) {
         [](GradContext& c) -> Grads { return {mul(c, c.dy(), mul(c, c.x(0), k(c, 2)))}; });
   r.add("tanh", [](GradContext& c) -> Grads { return {c.op("tanh_grad", {c.dy(), c.y()})}; });
   r.add("sigmoid", [](GradContext& c) -> Grads { return {c.op("sigmoid_grad", {c.dy(), c.y()})}; });
-  r.add("relu", [](GradContext& c) -> Grads { return {c.op("relu_grad", {c.dy(), c.x(0)})}; });
+  // relu(x) > 0 exactly where x > 0, so the mask comes from the output: the pre-activation then
+  // dies at the relu and epilogue fusion can fold the activation into its matmul/conv.
+  r.add("relu", [](GradContext& c) -> Grads { return {c.op("relu_grad", {c.dy(), c.y(0)})}; });
   r.add("gelu", [](GradContext& c) -> Grads {
     return {
         c.op("gelu_grad", {c.dy(), c.x(0)}, {{"approximate", c.attrs().get_bool("approximate")}})};

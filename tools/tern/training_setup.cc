@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 
 #include "tern/base/sha256.h"
 #include "tern/data/idx_dataset.h"
@@ -206,24 +207,51 @@ std::string weights_sha256(const nn::Model& model) {
 std::string save_weights(const nn::Model& model, const std::string& dir) {
   std::filesystem::create_directories(dir);
   io::NamedTensors tensors;
-  for (const auto& w : model.weights()) tensors.push_back({w.name, model.variables().get(w.name)});
+  nlohmann::json order = nlohmann::json::array();
+  for (const auto& w : model.weights()) {
+    tensors.push_back({w.name, model.variables().get(w.name)});
+    order.push_back(w.name);
+  }
   std::string path = dir + "/weights.safetensors";
-  io::save_safetensors(path, tensors, {{"model", model.name()}, {"format", "tern"}});
+  io::save_safetensors(path, tensors, {{"model", model.name()}, {"format", "tern"}, {"weight_order", order.dump()}});
   return path;
 }
 
 void load_weights(nn::Model& model, const std::string& path) {
   io::SafetensorsFile f = io::load_safetensors(path);
   std::map<std::string, Tensor> by_name(f.tensors.begin(), f.tensors.end());
-  for (const auto& w : model.weights()) {
-    auto it = by_name.find(w.name);
+  std::vector<nn::WeightSpec> weights = model.weights();
+  bool all_named = true;
+  for (const auto& w : weights) all_named = all_named && by_name.count(w.name);
+  // Auto-generated layer names depend on what a process built before; then the saved model order
+  // (metadata "weight_order") pairs weights by position.
+  std::vector<std::string> source;
+  if (all_named) {
+    for (const auto& w : weights) source.push_back(w.name);
+  } else {
+    auto it = f.metadata.find("weight_order");
+    nlohmann::json order;
+    if (it != f.metadata.end()) order = nlohmann::json::parse(it->second, nullptr, false);
+    if (!order.is_array() || order.size() != weights.size()) {
+      std::string missing;
+      for (const auto& w : weights) {
+        if (!by_name.count(w.name)) missing = w.name;
+      }
+      throw_error(ErrorCode::kInvalidArgument, "weights file '", path, "' has no tensor '", missing,
+                  "' and no matching weight order (was it saved from a different model?)");
+    }
+    for (const auto& n : order) source.push_back(n.is_string() ? n.get<std::string>() : "");
+  }
+  for (size_t i = 0; i < weights.size(); ++i) {
+    const nn::WeightSpec& w = weights[i];
+    auto it = by_name.find(source[i]);
     if (it == by_name.end()) {
-      throw_error(ErrorCode::kInvalidArgument, "weights file '", path, "' has no tensor '", w.name,
-                  "' (was it saved from a different model?)");
+      throw_error(ErrorCode::kDataLoss, "weights file '", path, "': weight_order names '", source[i],
+                  "' but the file has no such tensor");
     }
     if (it->second.type() != w.type) {
-      throw_error(ErrorCode::kInvalidArgument, "weights file '", path, "': tensor '", w.name, "' is ",
-                  it->second.type().to_string(), " but the model expects ", w.type.to_string());
+      throw_error(ErrorCode::kInvalidArgument, "weights file '", path, "': tensor '", source[i], "' is ",
+                  it->second.type().to_string(), " but the model's weight '", w.name, "' is ", w.type.to_string());
     }
     model.variables().assign(w.name, it->second);
   }
