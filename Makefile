@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan train bench format check-format clean
+.PHONY: all build test test-unit test-asan fuzz train bench format check-format clean
 
 all: build
 
@@ -20,12 +20,21 @@ test: test-unit test-asan
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# Parsers (IR text, safetensors/event files, IDX/TFRecord/CSV) under ASan+UBSan.
-ASAN_TESTS = tern_ir_test tern_io_test tern_data_test
+# Parsers (IR text, safetensors/event files, IDX/TFRecord/CSV) under ASan+UBSan, and the fuzz
+# targets replaying seeds and random mutations (cmake/tern_fuzz.cmake).
+ASAN_TESTS = tern_ir_test tern_io_test tern_data_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|io|data)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|io|data|fuzz_.*)$$'
+
+# Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
+FUZZ_BUILD ?= build-fuzz
+FUZZ_SECONDS ?= 10
+fuzz:
+	cmake -S . -B $(FUZZ_BUILD) -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DTERN_FUZZ=ON -DTERN_FUZZ_SECONDS=$(FUZZ_SECONDS) $(CMAKE_FLAGS)
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz
+	ctest --test-dir $(FUZZ_BUILD) --output-on-failure -L fuzz
 
 # The main job: train the default example (a CNN on Fashion-MNIST) and print the final metrics.
 train: build
@@ -38,4 +47,4 @@ check-format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

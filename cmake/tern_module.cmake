@@ -1,7 +1,7 @@
 # tern_module(<name> DIR <folder> DEPS <modules...> [PRIVATE_DEPS <libs...>])
 # One CMake target per folder under tern/ (tern_<name>): sources are the folder's *.cc files
 # except *_test.cc and *_fuzz.cc; tests are the folder's *_test.cc files, built into one gtest
-# binary per module and registered with CTest.
+# binary per module and registered with CTest; *_fuzz.cc files become fuzz targets.
 function(tern_module name)
   cmake_parse_arguments(M "" "DIR" "DEPS;PRIVATE_DEPS;TEST_DEPS" ${ARGN})
   file(GLOB srcs CONFIGURE_DEPENDS ${M_DIR}/*.cc ${M_DIR}/analysis/*.cc)
@@ -18,4 +18,5 @@ function(tern_module name)
       add_test(NAME ${name} COMMAND tern_${name}_test)
     endif()
   endif()
+  tern_fuzz_targets(${name} ${M_DIR})  # *_fuzz.cc, see cmake/tern_fuzz.cmake
 endfunction()
