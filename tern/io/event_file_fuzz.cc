@@ -27,13 +27,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     std::vector<io::SummaryValue> writable;
     for (const auto& v : e.summary) {
-      if (v.kind == io::SummaryKind::kScalar || v.kind == io::SummaryKind::kHistogram) writable.push_back(v);
+      if (v.kind == io::SummaryKind::kScalar || v.kind == io::SummaryKind::kHistogram)
+        writable.push_back(v);
     }
     e.summary = writable;
     io::Event back = io::decode_event(io::encode_event(e), "re-encoded");
     if (back.step != e.step || back.summary.size() != e.summary.size()) std::abort();
     for (size_t i = 0; i < e.summary.size(); ++i) {
-      if (back.summary[i].tag != e.summary[i].tag || back.summary[i].kind != e.summary[i].kind) std::abort();
+      if (back.summary[i].tag != e.summary[i].tag || back.summary[i].kind != e.summary[i].kind)
+        std::abort();
     }
   }
   return 0;

@@ -16,7 +16,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (e.code() != ErrorCode::kDataLoss) std::abort();  // corrupt input is DataLoss, nothing else
     return 0;
   }
-  io::SafetensorsFile again = io::decode_safetensors(io::encode_safetensors(f.tensors, f.metadata), "re-encoded");
+  io::SafetensorsFile again =
+      io::decode_safetensors(io::encode_safetensors(f.tensors, f.metadata), "re-encoded");
   if (again.tensors.size() != f.tensors.size() || again.metadata != f.metadata) std::abort();
   for (const auto& [name, t] : f.tensors) {
     bool found = false;

@@ -204,10 +204,12 @@ TEST_F(ObserveTest, DeterministicRunsAreBitwiseEqual) {
 TEST(DeterminismMode, EnvironmentTurnsItOnForCompile) {
   ::setenv("TERN_DETERMINISTIC", "1", 1);
   nn::Sequential on({nn::Dense(2)}, Shape{3});
-  on.compile(std::make_shared<optim::Adam>(1e-2), std::make_shared<nn::SparseCategoricalCrossentropy>(true));
+  on.compile(std::make_shared<optim::Adam>(1e-2),
+             std::make_shared<nn::SparseCategoricalCrossentropy>(true));
   ::unsetenv("TERN_DETERMINISTIC");
   nn::Sequential off({nn::Dense(2)}, Shape{3});
-  off.compile(std::make_shared<optim::Adam>(1e-2), std::make_shared<nn::SparseCategoricalCrossentropy>(true));
+  off.compile(std::make_shared<optim::Adam>(1e-2),
+              std::make_shared<nn::SparseCategoricalCrossentropy>(true));
   EXPECT_TRUE(on.training_state()->compile_options.deterministic);
   EXPECT_FALSE(off.training_state()->compile_options.deterministic);
 }

@@ -80,8 +80,8 @@ void TensorBoard::on_epoch_end(int epoch, Logs& logs) {
     }
   }
   if (seconds > 0 && epoch_steps_ > 0) {
-    train_->add_scalar("epoch_samples_per_second",
-                       static_cast<double>(epoch_samples_) / seconds, epoch);
+    train_->add_scalar("epoch_samples_per_second", static_cast<double>(epoch_samples_) / seconds,
+                       epoch);
     train_->add_scalar("epoch_steps_per_second", static_cast<double>(epoch_steps_) / seconds,
                        epoch);
   }

@@ -54,7 +54,8 @@ std::string mutate(std::string s, std::mt19937_64& rng) {
       case 5: {  // a little-endian u64: small, huge, or all ones
         uint64_t values[] = {0, 1, rng() % 256, uint64_t{1} << (rng() % 64), ~uint64_t{0}};
         uint64_t v = values[rng() % 5];
-        for (int i = 0; i < 8 && at + i < s.size(); ++i) s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
+        for (int i = 0; i < 8 && at + i < s.size(); ++i)
+          s[at + i] = static_cast<char>((v >> (8 * i)) & 0xff);
         break;
       }
       default:  // a digit changed (sizes and offsets in text headers)
@@ -104,7 +105,8 @@ int main(int argc, char** argv) {
     } else if (std::filesystem::is_regular_file(a)) {
       seeds.push_back(read_all(a));
     } else {
-      std::fprintf(stderr, "fuzz_main: '%s' is neither a flag nor a seed file or folder\n", a.c_str());
+      std::fprintf(stderr, "fuzz_main: '%s' is neither a flag nor a seed file or folder\n",
+                   a.c_str());
       return 2;
     }
   }
