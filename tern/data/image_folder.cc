@@ -1,0 +1,170 @@
+// Image folders: listing classes and files, and image_dataset_from_directory.
+#include "tern/data/image_folder.h"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "tern/base/error.h"
+#include "tern/base/philox.h"
+#include "tern/data/image_codec.h"
+#include "tern/data/list_files_dataset.h"
+
+namespace tern::data {
+namespace {
+
+namespace fs = std::filesystem;
+
+bool is_image_file(const fs::path& p) {
+  std::string ext = p.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char ch) { return static_cast<char>(std::tolower(ch)); });
+  return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
+}
+
+std::vector<std::string> image_files_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (fs::recursive_directory_iterator
+           it(dir, fs::directory_options::follow_directory_symlink, ec),
+       end;
+       it != end; it.increment(ec)) {
+    if (ec) break;
+    if (it->is_regular_file(ec) && is_image_file(it->path())) out.push_back(it->path().string());
+  }
+  if (ec) throw_error(ErrorCode::kUnavailable, dir.string(), ": cannot list (", ec.message(), ")");
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+}  // namespace
+
+ImageFolder list_image_folder(const std::string& root,
+                              const std::vector<std::string>& class_names) {
+  std::error_code ec;
+  if (!fs::is_directory(root, ec)) {
+    throw_error(ErrorCode::kNotFound, root, ": not a directory (expected one subfolder per class)");
+  }
+  ImageFolder out;
+  if (class_names.empty()) {
+    for (const fs::directory_entry& e : fs::directory_iterator(root)) {
+      if (e.is_directory()) out.class_names.push_back(e.path().filename().string());
+    }
+    std::sort(out.class_names.begin(), out.class_names.end());
+  } else {
+    out.class_names = class_names;
+    for (const std::string& c : class_names) {
+      TERN_CHECK_ARG(fs::is_directory(fs::path(root) / c, ec), root, ": class '", c,
+                     "' has no subfolder");
+    }
+  }
+  TERN_CHECK_ARG(!out.class_names.empty(), root, ": no class subfolders");
+  for (size_t label = 0; label < out.class_names.size(); ++label) {
+    for (std::string& f : image_files_under(fs::path(root) / out.class_names[label])) {
+      out.files.push_back(std::move(f));
+      out.labels.push_back(static_cast<int64_t>(label));
+    }
+  }
+  return out;
+}
+
+void shuffle_file_list(std::vector<std::string>& files, std::vector<int64_t>& labels,
+                       uint64_t seed) {
+  TERN_CHECK_ARG(files.size() == labels.size(), "shuffle_file_list: ", files.size(), " files but ",
+                 labels.size(), " labels");
+  PhiloxStream rng(seed);
+  for (size_t i = files.size(); i > 1; --i) {
+    const size_t j = static_cast<size_t>(rng.next_below(i));
+    std::swap(files[i - 1], files[j]);
+    std::swap(labels[i - 1], labels[j]);
+  }
+}
+
+DatasetPtr file_label_dataset(const std::vector<std::string>& files,
+                              const std::vector<int64_t>& labels) {
+  TERN_CHECK_ARG(files.size() == labels.size(), "file_label_dataset: ", files.size(), " files but ",
+                 labels.size(), " labels");
+  std::vector<Element> elements;
+  elements.reserve(files.size());
+  for (size_t i = 0; i < files.size(); ++i) {
+    elements.push_back(
+        {bytes_tensor(files[i]), Tensor::scalar(DType::kI64, static_cast<double>(labels[i]))});
+  }
+  return from_elements(std::move(elements));
+}
+
+ImageDirectoryDataset image_dataset_from_directory(const std::string& root,
+                                                   const ImageDatasetOptions& options) {
+  const ImageDatasetOptions& o = options;
+  TERN_CHECK_ARG(o.channels == 1 || o.channels == 3 || o.channels == 4,
+                 "image_dataset_from_directory: channels must be 1, 3 or 4, got ", o.channels);
+  TERN_CHECK_ARG(o.image_height > 0 && o.image_width > 0,
+                 "image_dataset_from_directory: image size ", o.image_height, "x", o.image_width,
+                 " must be positive");
+  TERN_CHECK_ARG(o.batch_size >= 0, "image_dataset_from_directory: batch_size ", o.batch_size,
+                 " < 0");
+  TERN_CHECK_ARG(o.validation_split >= 0 && o.validation_split < 1,
+                 "image_dataset_from_directory: validation_split must be in [0, 1), got ",
+                 o.validation_split);
+  const bool split = o.validation_split > 0;
+  TERN_CHECK_ARG(!split || o.subset == "training" || o.subset == "validation",
+                 "image_dataset_from_directory: with validation_split, subset must be 'training' "
+                 "or 'validation', got '",
+                 o.subset, "'");
+  TERN_CHECK_ARG(split || o.subset.empty(), "image_dataset_from_directory: subset '", o.subset,
+                 "' needs a validation_split");
+  TERN_CHECK_ARG(!(split && o.shuffle && !o.seed),
+                 "image_dataset_from_directory: with "
+                 "validation_split and shuffle, give a seed so both subsets split the same files");
+
+  ImageFolder folder = list_image_folder(root, o.class_names);
+  const int64_t num_classes = static_cast<int64_t>(folder.class_names.size());
+  TERN_CHECK_ARG(o.labels != LabelMode::kBinary || num_classes == 2, root,
+                 ": binary labels need exactly 2 classes, found ", num_classes);
+  const uint64_t seed = o.seed.value_or(0);
+  if (o.shuffle) shuffle_file_list(folder.files, folder.labels, seed);
+  if (split) {
+    const auto n = static_cast<int64_t>(folder.files.size());
+    const auto n_val = static_cast<int64_t>(o.validation_split * static_cast<double>(n));
+    const int64_t begin = o.subset == "training" ? 0 : n - n_val;
+    const int64_t end = o.subset == "training" ? n - n_val : n;
+    folder.files = {folder.files.begin() + begin, folder.files.begin() + end};
+    folder.labels = {folder.labels.begin() + begin, folder.labels.begin() + end};
+  }
+  TERN_CHECK_ARG(!folder.files.empty(), root, ": no .jpg/.jpeg/.png files",
+                 split ? " in the " + o.subset + " subset" : std::string());
+
+  DatasetPtr ds = file_label_dataset(folder.files, folder.labels);
+  if (o.shuffle) ds = ds->shuffle(std::max<int64_t>(o.batch_size, 1) * 8, seed);
+  const LabelMode labels = o.labels;
+  const int channels = o.channels;
+  const int64_t h = o.image_height, w = o.image_width;
+  const ResizeMethod method = o.interpolation;
+  ds = ds->map(
+      [labels, channels, h, w, method, num_classes](Element e) {
+        const std::string path = tensor_bytes(e[0], "image path");
+        Tensor image = read_image_file(path, {.channels = channels});
+        image = resize_image(image, h, w, method);
+        if (image.dtype() != DType::kF32) image = image.cast(DType::kF32);
+        const auto label = static_cast<int64_t>(e[1].get(0));
+        switch (labels) {
+          case LabelMode::kInt:
+            return Element{image, Tensor::scalar(DType::kI32, static_cast<double>(label))};
+          case LabelMode::kCategorical: {
+            Tensor one_hot(DType::kF32, Shape{num_classes});
+            one_hot.data<float>()[label] = 1.0f;
+            return Element{image, one_hot};
+          }
+          case LabelMode::kBinary:
+            return Element{image, Tensor::full(DType::kF32, Shape{1}, static_cast<double>(label))};
+          case LabelMode::kNone:
+            break;
+        }
+        return Element{image};
+      },
+      {.num_parallel_calls = o.num_parallel_calls});
+  if (o.batch_size > 0) ds = ds->batch(o.batch_size);
+  ds = ds->prefetch(kAutotune);
+  return {ds, std::move(folder.class_names), std::move(folder.files), std::move(folder.labels)};
+}
+
+}  // namespace tern::data
