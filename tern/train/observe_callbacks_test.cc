@@ -9,10 +9,14 @@
 
 #include "tern/io/atomic_file.h"
 #include "tern/io/event_file.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
+#include "tern/runtime/runtime.h"
 #include "tern/train/csv_logger.h"
 #include "tern/train/observe_test_util.h"
 #include "tern/train/profiler.h"
 #include "tern/train/tensorboard.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::train {
 namespace {
@@ -212,6 +216,28 @@ TEST(DeterminismMode, EnvironmentTurnsItOnForCompile) {
               std::make_shared<nn::SparseCategoricalCrossentropy>(true));
   EXPECT_TRUE(on.training_state()->compile_options.deterministic);
   EXPECT_FALSE(off.training_state()->compile_options.deterministic);
+}
+
+TEST(DeterminismMode, AnOpWithoutADeterministicKernelIsNamed) {
+  runtime::initialize();
+  kernels::KernelRegistry registry;  // a private registry: one fast, non-reproducible candidate
+  registry.add("relu", kernels::KernelCandidate{.name = "atomic_fast",
+                                                .dtypes = {DType::kF32},
+                                                .priority = 10,
+                                                .deterministic = false,
+                                                .create = [](const kernels::KernelSignature&) {
+                                                  return std::unique_ptr<kernels::Kernel>();
+                                                }});
+  kernels::KernelSignature sig;
+  sig.op = &ops::OpRegistry::global().get("relu");
+  ops::Attrs attrs;
+  sig.attrs = &attrs;
+  sig.inputs = {{DType::kF32, Shape{4}}};
+  sig.outputs = {{DType::kF32, Shape{4}}};
+  EXPECT_EQ(registry.select(sig).candidate->name, "atomic_fast");
+  sig.deterministic = true;
+  EXPECT_TERN_ERROR(registry.select(sig), ErrorCode::kFailedPrecondition,
+                    "op 'relu' has no deterministic kernel for dtype f32");
 }
 
 }  // namespace
