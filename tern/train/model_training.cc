@@ -203,6 +203,11 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
     s.progress.epoch = epoch;
     s.progress.epoch_complete = false;
     s.progress.iterator = &it;
+    // Cleared before `it` dies, also when a step throws, so no callback sees a dangling pointer.
+    struct ClearLive {
+      train::FitProgress& p;
+      ~ClearLive() { p.iterator = nullptr, p.batch = nullptr; }
+    } clear_live{s.progress};
     while (!stop_training && (options.steps_per_epoch < 0 || step < options.steps_per_epoch)) {
       std::optional<data::Element> e;
       {
