@@ -64,8 +64,10 @@ std::unique_ptr<IteratorBase> RandomKeysDataset::make_stage_iterator(
 
 Tensor load_image(const Tensor& component, const ImageAugment& a) {
   switch (a.source) {
-    case ImageSource::kTensor:
-      return component;
+    case ImageSource::kTensor:  // [H, W] images (IDX) are one channel
+      return component.rank() == 2
+                 ? component.reshape(Shape{component.shape().dim(0), component.shape().dim(1), 1})
+                 : component;
     case ImageSource::kEncodedBytes:
       TERN_CHECK_ARG(component.dtype() == DType::kU8 && component.rank() == 1,
                      "augment_images: expected encoded image bytes (u8[n]), got ",

@@ -9,6 +9,7 @@ int cmd_train(int argc, char** argv);
 int cmd_eval(int argc, char** argv);
 int cmd_predict(int argc, char** argv);
 int cmd_summary(int argc, char** argv);
+int cmd_data(int argc, char** argv);
 int cmd_logs(int argc, char** argv);
 int cmd_ckpt(int argc, char** argv);
 int cmd_profile(int argc, char** argv);

@@ -18,6 +18,7 @@ void print_usage(std::ostream& os) {
         "  predict    predict classes for test images, as CSV\n"
         "  summary    print the model a config describes\n"
         "  ops        list every registered op: dtypes, fast kernel or ref only, gradient\n"
+        "  data       inspect, convert and benchmark input data (TFRecord, IDX, CSV, images)\n"
         "  profile    trace training steps of a config (Chrome trace) and rank ops by time\n"
         "  logs       print what TensorBoard event files hold\n"
         "  ckpt       inspect (validate and describe) a training checkpoint\n"
@@ -39,6 +40,7 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return tern::tools::cmd_eval(argc - 1, argv + 1);
     if (cmd == "predict") return tern::tools::cmd_predict(argc - 1, argv + 1);
     if (cmd == "summary") return tern::tools::cmd_summary(argc - 1, argv + 1);
+    if (cmd == "data") return tern::tools::cmd_data(argc - 1, argv + 1);
     if (cmd == "profile") return tern::tools::cmd_profile(argc - 1, argv + 1);
     if (cmd == "logs") return tern::tools::cmd_logs(argc - 1, argv + 1);
     if (cmd == "ckpt") return tern::tools::cmd_ckpt(argc - 1, argv + 1);
