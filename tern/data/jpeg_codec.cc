@@ -16,6 +16,10 @@
 namespace tern::data {
 namespace {
 
+// A progressive JPEG may hold any number of scans, each a pass over the whole image; crafted
+// files use that to make decoding take minutes (libjpeg-turbo's advice: cap the scan count).
+constexpr int kMaxProgressiveScans = 1000;
+
 struct JpegErrorManager {
   jpeg_error_mgr pub;  // first: libjpeg sees a jpeg_error_mgr*
   std::jmp_buf jump;
@@ -39,6 +43,16 @@ void on_emit_message(j_common_ptr cinfo, int level) {
 
 void on_output_message(j_common_ptr) {}
 
+void on_progress(j_common_ptr cinfo) {
+  auto* d = reinterpret_cast<j_decompress_ptr>(cinfo);
+  if (d->is_decompressor && d->input_scan_number > kMaxProgressiveScans) {
+    auto* err = reinterpret_cast<JpegErrorManager*>(cinfo->err);
+    std::snprintf(err->message, sizeof(err->message), "more than %d progressive scans",
+                  kMaxProgressiveScans);
+    std::longjmp(err->jump, 1);
+  }
+}
+
 void install_error_manager(JpegErrorManager* err) {
   jpeg_std_error(&err->pub);
   err->pub.error_exit = on_error_exit;
@@ -57,6 +71,7 @@ enum class Status { kOk, kError, kTooLarge, kAllocFailed };
 struct DecodeJob {
   jpeg_decompress_struct cinfo;
   JpegErrorManager err;
+  jpeg_progress_mgr progress;
   const unsigned char* data;
   size_t size;
   int channels;  // wanted, 0: as stored
@@ -81,6 +96,8 @@ Status run_decode(DecodeJob* job) {
     return Status::kError;
   }
   jpeg_create_decompress(cinfo);
+  job->progress.progress_monitor = on_progress;
+  cinfo->progress = &job->progress;
   jpeg_mem_src(cinfo, job->data, static_cast<unsigned long>(job->size));
   jpeg_read_header(cinfo, TRUE);
   job->height = cinfo->image_height;
