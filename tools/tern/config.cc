@@ -11,6 +11,7 @@
 #include "tern/base/sha256.h"
 #include "tern/ops/registry.h"
 #include "tools/tern/config_section.h"
+#include "tools/tern/pipeline_config.h"
 
 namespace tern::tools {
 namespace {
@@ -99,7 +100,6 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   data.read("validation_split", c.validation_split);
   data.read("validate_on_test", c.validate_on_test);
   data.read("prefetch", c.prefetch);
-  data.finish();
 
   Section loss = top.sub("loss");
   loss.read("name", c.loss);
@@ -150,6 +150,8 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   train.read("check_numerics", c.check_numerics);
   train.finish();
   if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1") c.deterministic = true;
+  read_pipeline_config(data, c);  // data.source and its transforms (defaults from [training])
+  data.finish();
 
   Section cbs = top.sub("callbacks");
   Section es = cbs.sub("early_stopping");

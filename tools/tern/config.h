@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "tern/data/pipeline_spec.h"
 #include "tern/ops/attrs.h"
 
 namespace tern::tools {
@@ -52,6 +53,18 @@ struct CallbackConfig {
   int64_t profiler_steps = 5;
 };
 
+// [data] with `source`: an input pipeline (source + transforms) instead of in-memory tensors;
+// read by pipeline_config.cc, documented in docs/config.md.
+struct DataPipelineConfig {
+  std::string source;  // empty: the in-memory `dataset` path
+  data::PipelineSpec spec;
+  // Inputs per split (glob patterns, the IDX image + label files, or an image folder); empty
+  // validation: none.
+  std::vector<std::string> train, test, validation;
+  bool validation_from_split = false;  // image_dir: validation = the held-out data.validation_split
+  bool enabled() const { return !source.empty(); }
+};
+
 struct TrainConfig {
   std::string path;  // the config file
   // [model]
@@ -66,6 +79,7 @@ struct TrainConfig {
   double validation_split = 0;     // fraction of training data held out for per-epoch validation
   bool validate_on_test = false;   // per-epoch validation on the test split
   int64_t prefetch = -1;           // -1 = AUTOTUNE
+  DataPipelineConfig pipeline;     // data.source and [[data.transforms]]
   // [loss]
   std::string loss = "sparse_categorical_crossentropy";
   bool from_logits = true;

@@ -133,6 +133,17 @@ class Section {
       out = convert<std::vector<double>>(*n, key);
     }
   }
+  // A string or an array of strings, as an array.
+  void read_strings(const std::string& key, std::vector<std::string>& out) {
+    known_.insert(key);
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (!n) return;
+    if (n->is_string()) {
+      out = {convert<std::string>(*n, key)};
+    } else {
+      out = convert<std::vector<std::string>>(*n, key);
+    }
+  }
   // An error at `key`'s line (the table's when the key is absent).
   [[noreturn]] void error(const std::string& key, const std::string& msg) const {
     const toml::node* n = table_ ? table_->get(key) : nullptr;

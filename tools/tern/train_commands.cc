@@ -27,7 +27,8 @@ struct CommonFlags {
 };
 
 void add_common(CLI::App& app, CommonFlags& f) {
-  app.add_option("config", f.config, "training config (TOML), e.g. examples/fashion_mnist.toml")->required();
+  app.add_option("config", f.config, "training config (TOML), e.g. examples/fashion_mnist.toml")
+      ->required();
   app.add_option("--set", f.sets, "override a config key: --set training.epochs=1 (repeatable)");
 }
 
@@ -46,7 +47,20 @@ TrainConfig setup(const CommonFlags& f) {
   return c;
 }
 
-std::string default_weights(const TrainConfig& c) { return c.output_dir + "/weights.safetensors"; }
+std::string default_weights(const TrainConfig& c) {
+  return c.output_dir + "/weights.safetensors";
+}
+
+// Row i's class: the index itself, or the argmax of a one-hot / probability row.
+int64_t label_at(const Tensor& y, int64_t i) {
+  if (y.rank() <= 1) return static_cast<int64_t>(y.get(i));
+  const int64_t k = y.num_elements() / y.shape()[0];
+  int64_t best = 0;
+  for (int64_t j = 1; j < k; ++j) {
+    if (y.get(i * k + j) > y.get(i * k + best)) best = j;
+  }
+  return best;
+}
 
 }  // namespace
 
@@ -56,49 +70,45 @@ int cmd_train(int argc, char** argv) {
   std::string metrics_json;
   bool quiet = false;
   add_common(app, f);
-  app.add_option("--metrics-json", metrics_json,
-                 "write test_accuracy, test_loss, epochs, train_seconds, samples_per_second, weights_sha256");
+  app.add_option(
+      "--metrics-json", metrics_json,
+      "write test_accuracy, test_loss, epochs, train_seconds, samples_per_second, weights_sha256");
   app.add_flag("--quiet", quiet, "no per-epoch output");
   bool resume = false, ignore_config_change = false;
   app.add_flag("--resume", resume,
-               "continue from the newest complete checkpoint in [callbacks.checkpoint] dir (exact data position)");
-  app.add_flag("--ignore-config-change", ignore_config_change, "--resume even if the config hash differs");
+               "continue from the newest complete checkpoint in [callbacks.checkpoint] dir (exact "
+               "data position)");
+  app.add_flag("--ignore-config-change", ignore_config_change,
+               "--resume even if the config hash differs");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
   TrainConfig c = setup(f);
-  ClassificationData d = load_data(c);
-  Tensor train_x = d.train_x, train_y = d.train_y;
-  data::DatasetPtr validation;
-  if (c.validation_split > 0) {
-    int64_t n = train_x.shape()[0];
-    int64_t n_val = static_cast<int64_t>(static_cast<double>(n) * c.validation_split);
-    validation = eval_pipeline(c, train_x.slice_rows(n - n_val, n), train_y.slice_rows(n - n_val, n));
-    train_x = train_x.slice_rows(0, n - n_val);
-    train_y = train_y.slice_rows(0, n - n_val);
-  } else if (c.validate_on_test) {
-    validation = eval_pipeline(c, d.test_x, d.test_y);
-  }
-  int64_t steps = (train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
-  if (c.steps_per_epoch > 0) steps = std::min(steps, c.steps_per_epoch);
+  TrainingData d = make_training_data(c, /*with_train=*/true);
+  int64_t steps = d.steps_per_epoch;
   std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
   compile_model(*model, c, steps);
   if (!quiet) {
     std::cout << "tern train " << c.path << ": model " << c.model << " (" << model->count_params()
-              << " params), " << train_x.shape()[0] << " training samples, batch " << c.batch_size << ", "
-              << c.epochs << " epochs, " << runtime::intra_op_threads() << " threads\n";
+              << " params), ";
+    if (c.pipeline.enabled()) std::cout << "data.source " << c.pipeline.source << ", ";
+    if (d.train_samples >= 0) std::cout << d.train_samples << " training samples, ";
+    std::cout << "batch " << c.batch_size << ", " << c.epochs << " epochs, "
+              << runtime::intra_op_threads() << " threads\n";
   }
   if (resume) {
     std::optional<std::string> from = resume_from_checkpoint(*model, c, ignore_config_change);
     const auto& r = model->training_state()->resume;
     if (!quiet && from) {
-      std::cout << "resuming from " << *from << " (epoch " << r->epoch << ", step " << r->global_step << ")\n";
+      std::cout << "resuming from " << *from << " (epoch " << r->epoch << ", step "
+                << r->global_step << ")\n";
     } else if (!quiet) {
-      std::cout << "--resume: no checkpoint in " << checkpoint_dir(c) << "; starting from scratch\n";
+      std::cout << "--resume: no checkpoint in " << checkpoint_dir(c)
+                << "; starting from scratch\n";
     }
   }
   nn::FitOptions fo;
   fo.epochs = c.epochs;
-  fo.validation_data = validation;
+  fo.validation_data = d.validation;
   fo.callbacks = make_callbacks(c);
   for (auto& cb : make_observe_callbacks(c)) fo.callbacks.push_back(std::move(cb));
   fo.steps_per_epoch = c.steps_per_epoch;
@@ -106,13 +116,17 @@ int cmd_train(int argc, char** argv) {
   fo.gradient_accumulation_steps = c.gradient_accumulation_steps;
   fo.seed = static_cast<uint64_t>(c.seed);
   auto t0 = std::chrono::steady_clock::now();
-  train::History h = model->fit(training_pipeline(c, train_x, train_y), fo);
-  double train_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  train::History h = model->fit(d.train, fo);
+  double train_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   int epochs_run = static_cast<int>(h.epoch.size());
-  int64_t samples = std::min(train_x.shape()[0], (c.steps_per_epoch > 0 ? c.steps_per_epoch * c.batch_size
-                                                                        : train_x.shape()[0])) *
-                    epochs_run;
-  nn::EvaluateResult test = model->evaluate(eval_pipeline(c, d.test_x, d.test_y));
+  int64_t samples = h.stats.samples;  // a pipeline of unknown size: what fit saw
+  if (d.train_samples >= 0) {
+    samples = std::min(d.train_samples, (c.steps_per_epoch > 0 ? c.steps_per_epoch * c.batch_size
+                                                               : d.train_samples)) *
+              epochs_run;
+  }
+  nn::EvaluateResult test = model->evaluate(d.test);
   std::string weights = save_weights(*model, c.output_dir);
   std::string sha = weights_sha256(*model);
   nlohmann::ordered_json j;
@@ -135,9 +149,9 @@ int cmd_train(int argc, char** argv) {
   j["weights"] = weights;
   std::cout << "test_loss: " << std::fixed << std::setprecision(4) << test.loss;
   for (const auto& [name, v] : test.metrics) std::cout << " - test_" << name << ": " << v;
-  std::cout << "\ntrained " << epochs_run << " epochs in " << std::setprecision(1) << train_seconds << " s ("
-            << std::setprecision(0) << j["samples_per_second"].get<double>() << " samples/s); weights: " << weights
-            << "\nweights_sha256: " << sha << "\n";
+  std::cout << "\ntrained " << epochs_run << " epochs in " << std::setprecision(1) << train_seconds
+            << " s (" << std::setprecision(0) << j["samples_per_second"].get<double>()
+            << " samples/s); weights: " << weights << "\nweights_sha256: " << sha << "\n";
   if (!metrics_json.empty()) {
     std::filesystem::path p(metrics_json);
     if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
@@ -154,11 +168,11 @@ int cmd_eval(int argc, char** argv) {
   app.add_option("--weights", weights, "weights file (default: <output.dir>/weights.safetensors)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig c = setup(f);
-  ClassificationData d = load_data(c);
+  TrainingData d = make_training_data(c, /*with_train=*/false);
   std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
   load_weights(*model, weights.empty() ? default_weights(c) : weights);
   compile_model(*model, c, 1);
-  nn::EvaluateResult r = model->evaluate(eval_pipeline(c, d.test_x, d.test_y));
+  nn::EvaluateResult r = model->evaluate(d.test);
   std::cout << std::fixed << std::setprecision(4) << "test_loss: " << r.loss;
   for (const auto& [name, v] : r.metrics) std::cout << " - test_" << name << ": " << v;
   std::cout << "\n";
@@ -166,8 +180,10 @@ int cmd_eval(int argc, char** argv) {
 }
 
 int cmd_predict(int argc, char** argv) {
-  CLI::App app{"Predict classes for the config's test images; writes CSV (index, predicted, label, probabilities).",
-               "tern predict"};
+  CLI::App app{
+      "Predict classes for the config's test images; writes CSV (index, predicted, label, "
+      "probabilities).",
+      "tern predict"};
   CommonFlags f;
   std::string weights, output;
   int64_t limit = 10;
@@ -177,13 +193,27 @@ int cmd_predict(int argc, char** argv) {
   app.add_option("--limit", limit, "number of test images (-1 = all)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig c = setup(f);
-  ClassificationData d = load_data(c);
-  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
+  TERN_CHECK_ARG(limit != 0, "predict: nothing to predict (--limit ", limit, ")");
+  Tensor test_x, test_y;
+  Shape sample_shape;
+  if (c.pipeline.enabled()) {
+    TrainingData d = make_training_data(c, /*with_train=*/false);
+    data::Element rows = first_rows(d.test, limit);
+    test_x = rows[0];
+    test_y = rows[1];
+    sample_shape = d.sample_shape;
+  } else {
+    ClassificationData d = load_data(c);
+    test_x = d.test_x;
+    test_y = d.test_y;
+    sample_shape = d.sample_shape;
+  }
+  std::shared_ptr<nn::Model> model = make_model(c, sample_shape);
   load_weights(*model, weights.empty() ? default_weights(c) : weights);
-  int64_t n = d.test_x.shape()[0];
+  int64_t n = test_x.shape()[0];
   if (limit >= 0) n = std::min(n, limit);
   TERN_CHECK_ARG(n > 0, "predict: nothing to predict (--limit ", limit, ")");
-  Tensor logits = model->predict(d.test_x.slice_rows(0, n), std::max<int64_t>(c.batch_size, 256));
+  Tensor logits = model->predict(test_x.slice_rows(0, n), std::max<int64_t>(c.batch_size, 256));
   std::ofstream file;
   if (!output.empty()) {
     file.open(output);
@@ -206,22 +236,26 @@ int cmd_predict(int argc, char** argv) {
     }
     double z = 0;
     for (int64_t k = 0; k < classes; ++k) z += std::exp(logits.get(i * classes + k) - mx);
-    os << i << "," << arg << "," << d.test_y.get(i);
-    for (int64_t k = 0; k < classes; ++k) os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
+    os << i << "," << arg << "," << label_at(test_y, i);
+    for (int64_t k = 0; k < classes; ++k)
+      os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
     os << "\n";
   }
   return 0;
 }
 
 int cmd_summary(int argc, char** argv) {
-  CLI::App app{"Print the model a config describes: layers, output shapes, parameter counts.", "tern summary"};
+  CLI::App app{"Print the model a config describes: layers, output shapes, parameter counts.",
+               "tern summary"};
   CommonFlags f;
   add_common(app, f);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig c = setup(f);
-  // The input shape comes from the data files' headers.
-  ClassificationData d = load_data(c);
-  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
+  // The input shape comes from the data files' headers (or a pipeline's first test batch).
+  Shape sample_shape = c.pipeline.enabled()
+                           ? make_training_data(c, /*with_train=*/false).sample_shape
+                           : load_data(c).sample_shape;
+  std::shared_ptr<nn::Model> model = make_model(c, sample_shape);
   model->summary(std::cout);
   return 0;
 }

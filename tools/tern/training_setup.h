@@ -24,6 +24,20 @@ ClassificationData load_data(const TrainConfig& c);
 data::DatasetPtr training_pipeline(const TrainConfig& c, const Tensor& x, const Tensor& y);
 data::DatasetPtr eval_pipeline(const TrainConfig& c, const Tensor& x, const Tensor& y);
 
+// The datasets a command reads, from data.dataset (in-memory tensors, the functions above) or
+// data.source (an input pipeline, training_data.cc). All are batched.
+struct TrainingData {
+  data::DatasetPtr train;       // null unless asked for
+  data::DatasetPtr validation;  // per-epoch validation, or null
+  data::DatasetPtr test;
+  Shape sample_shape;            // per-sample model input shape
+  int64_t train_samples = -1;    // -1: not known without reading the data
+  int64_t steps_per_epoch = -1;  // batches per epoch (capped by training.steps_per_epoch); -1: unknown
+};
+TrainingData make_training_data(const TrainConfig& c, bool with_train);
+// The first `limit` rows (all if negative) of a batched dataset, stacked: (x, y, ...).
+data::Element first_rows(const data::DatasetPtr& batched, int64_t limit);
+
 std::shared_ptr<nn::Model> make_model(const TrainConfig& c, const Shape& sample_shape);
 std::shared_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, int64_t steps_per_epoch);
 std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& c);
