@@ -1,6 +1,11 @@
 // Format detection, dispatch to the JPEG / PNG codecs, and whole-file helpers.
 #include "tern/data/image_codec.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -66,21 +71,33 @@ std::string encode_image(const Tensor& image, ImageFormat format, int jpeg_quali
 }
 
 std::string read_file_bytes(const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr)
-    throw_error(ErrorCode::kNotFound, path, ": cannot open (", std::strerror(errno), ")");
+  // open + fstat + read into the final buffer: the fewest syscalls and copies for small files.
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw_error(ErrorCode::kNotFound, path, ": cannot open (", std::strerror(errno), ")");
+  struct stat st {};
   std::string out;
-  if (std::fseek(f, 0, SEEK_END) == 0) {
-    const long size = std::ftell(f);
-    if (size > 0) out.reserve(static_cast<size_t>(size));
-    std::rewind(f);
+  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.resize(static_cast<size_t>(st.st_size));
+  size_t filled = 0;
+  char tail[4096];  // reads past the expected size (a growing file) land here first
+  while (true) {
+    const bool spare = filled < out.size();
+    const ssize_t n = spare ? ::read(fd, out.data() + filled, out.size() - filled)
+                            : ::read(fd, tail, sizeof(tail));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw_error(ErrorCode::kUnavailable, path, ": read error (", std::strerror(err), ")");
+    }
+    if (n == 0) break;
+    if (!spare) {
+      out.resize(filled + static_cast<size_t>(n));
+      std::memcpy(out.data() + filled, tail, static_cast<size_t>(n));
+    }
+    filled += static_cast<size_t>(n);
   }
-  char buf[1 << 16];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), f)) > 0) out.append(buf, n);
-  const bool failed = std::ferror(f) != 0;
-  std::fclose(f);
-  if (failed) throw_error(ErrorCode::kUnavailable, path, ": read error");
+  ::close(fd);
+  out.resize(filled);
   return out;
 }
 
