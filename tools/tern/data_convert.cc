@@ -112,6 +112,13 @@ Tensor prepare(Tensor img, const ConvertOptions& o) {
   return img;
 }
 
+// `img` as a jpeg, png or raw file body.
+std::string encode_as(const Tensor& img, const std::string& format, const ConvertOptions& o) {
+  if (format == "raw") return data::tensor_bytes(img);
+  return data::encode_image(
+      img, format == "jpeg" ? data::ImageFormat::kJpeg : data::ImageFormat::kPng, o.jpeg_quality);
+}
+
 std::string extension_for(const std::string& format) {
   return format == "jpeg" ? ".jpg" : ".png";
 }
@@ -172,12 +179,7 @@ ConvertResult idx_to_tfrecord(const std::string& input, const std::string& outpu
   std::vector<std::string> records(static_cast<size_t>(in.n));
   parallel_for(in.n, [&](int64_t i) {
     const Tensor img = prepare(idx_row(in, i), o);
-    const std::string encoded =
-        format == "raw"
-            ? data::tensor_bytes(img)
-            : data::encode_image(
-                  img, format == "jpeg" ? data::ImageFormat::kJpeg : data::ImageFormat::kPng,
-                  o.jpeg_quality);
+    const std::string encoded = encode_as(img, format, o);
     Example ex =
         image_example(encoded, format, img.shape().dim(0), img.shape().dim(1), img.shape().dim(2));
     if (in.labels.defined())
@@ -216,11 +218,7 @@ ConvertResult idx_to_folder(const std::string& input, const std::string& output,
     const auto label = static_cast<size_t>(in.labels.get(i));
     const fs::path file =
         fs::path(output) / names[label] / (padded(i, in.n - 1) + extension_for(format));
-    data::write_file_bytes(
-        file.string(),
-        data::encode_image(img,
-                           format == "jpeg" ? data::ImageFormat::kJpeg : data::ImageFormat::kPng,
-                           o.jpeg_quality));
+    data::write_file_bytes(file.string(), encode_as(img, format, o));
   });
   return {in.n, str_cat("wrote ", in.n, " ", format, " images into ", names.size(),
                         " class folders under ", output)};
@@ -241,11 +239,7 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
     if (transforms(o) || (!o.image_format.empty() && o.image_format != format)) {
       const Tensor img = prepare(data::decode_image(bytes, {}, path), o);
       format = o.image_format.empty() ? format : o.image_format;
-      bytes = format == "raw"
-                  ? data::tensor_bytes(img)
-                  : data::encode_image(
-                        img, format == "jpeg" ? data::ImageFormat::kJpeg : data::ImageFormat::kPng,
-                        o.jpeg_quality);
+      bytes = encode_as(img, format, o);
       info = {data::ImageFormat::kUnknown, img.shape().dim(0), img.shape().dim(1),
               static_cast<int>(img.shape().dim(2))};
     }
@@ -328,9 +322,7 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
       }
       img = prepare(img, o);
       format = o.image_format.empty() || o.image_format == "raw" ? "png" : o.image_format;
-      out_bytes = data::encode_image(
-          img, format == "jpeg" ? data::ImageFormat::kJpeg : data::ImageFormat::kPng,
-          o.jpeg_quality);
+      out_bytes = encode_as(img, format, o);
     }
     {
       std::lock_guard<std::mutex> lock(mu);
