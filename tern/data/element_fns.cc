@@ -75,14 +75,20 @@ Tensor center_crop(const Tensor& image, int64_t height, int64_t width) {
   return crop_image(image, (d.height - height) / 2, (d.width - width) / 2, height, width);
 }
 
-Tensor one_hot(const Tensor& label, int64_t depth) {
-  TERN_CHECK_ARG(label.num_elements() == 1 && is_integer(label.dtype()),
-                 "one_hot: expected one integer class index, got ", element_signature({label}));
-  const auto k = static_cast<int64_t>(label.get(0));
-  TERN_CHECK_ARG(k >= 0 && k < depth, "one_hot: class index ", k, " is outside [0, ", depth, ")");
-  Tensor out(DType::kF32, Shape{depth});
-  std::fill_n(out.data<float>(), depth, 0.0f);
-  out.data<float>()[k] = 1.0f;
+// Integer class indices of shape S -> f32 S + [depth].
+Tensor one_hot(const Tensor& labels, int64_t depth) {
+  TERN_CHECK_ARG(is_integer(labels.dtype()), "one_hot: expected integer class indices, got ",
+                 element_signature({labels}));
+  std::vector<int64_t> dims = labels.shape().dims();
+  dims.push_back(depth);
+  Tensor out(DType::kF32, Shape(dims));
+  float* o = out.data<float>();
+  std::fill_n(o, out.num_elements(), 0.0f);
+  for (int64_t i = 0; i < labels.num_elements(); ++i) {
+    const auto k = static_cast<int64_t>(labels.get(i));
+    TERN_CHECK_ARG(k >= 0 && k < depth, "one_hot: class index ", k, " is outside [0, ", depth, ")");
+    o[i * depth + k] = 1.0f;
+  }
   return out;
 }
 

@@ -24,7 +24,7 @@ enum class ElementFnKind {
   kRandomFlip,        // image, left-right with probability 1/2; evaluation: identity
   kRandomBrightness,  // image + delta, delta uniform in [-max_delta, max_delta] ([0, 1] units)
   kRandomContrast,    // image, factor uniform in [lower, upper] around the channel mean
-  kOneHot,            // integer class index [] -> f32 [depth]
+  kOneHot,            // integer class indices S -> f32 S + [depth]
   kDecodeImage,       // JPEG / PNG bytes u8 [n] -> u8 [H, W, C]
 };
 

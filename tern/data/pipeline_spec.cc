@@ -309,9 +309,24 @@ DatasetPtr build_source(const SourceSpec& source, const std::vector<std::string>
 
 DatasetPtr apply_transforms(DatasetPtr input, const PipelineSpec& spec, PipelineMode mode) {
   DatasetPtr ds = std::move(input);
+  std::vector<const TransformSpec*> ts;
   for (const auto& t : spec.transforms) {
-    if (!applies(t, mode)) continue;
+    if (applies(t, mode)) ts.push_back(&t);
+  }
+  for (size_t i = 0; i < ts.size(); ++i) {
+    const TransformSpec& t = *ts[i];
     try {
+      if (t.kind == TransformKind::kBatch && i + 1 < ts.size() &&
+          ts[i + 1]->kind == TransformKind::kParse) {
+        // Batch, then parse the batch in one call: one map element per batch instead of per record.
+        const TransformSpec& p = *ts[++i];
+        TERN_CHECK_ARG(spec.source.kind == SourceKind::kTFRecord,
+                       "parse reads tf.train.Example records: it needs a tfrecord source");
+        ds = parse_example_batched(
+            ds, t.size, spec.source.features, t.drop_remainder,
+            {.num_parallel_calls = p.num_parallel_calls, .deterministic = p.deterministic});
+        continue;
+      }
       ds = add_transform(ds, t, spec.source, mode);
     } catch (const Error& e) {
       if (e.message().rfind(t.origin, 0) == 0) throw;

@@ -14,6 +14,7 @@
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
 #include "tools/tern/config.h"
+#include "tools/tern/data_tools.h"
 
 namespace tern::tools {
 namespace {
@@ -215,6 +216,34 @@ TEST_F(PipelineCommand, IdxWithAugmentationValidationSplitAndOneHot) {
   EXPECT_NE(out.find("1184"), std::string::npos) << out;  // 6 * 6 inputs -> 32 units
 }
 
+TEST_F(PipelineCommand, ExampleConfigTrainsFromConvertedTFRecords) {
+  // examples/fashion_mnist_tfrecord.toml on 28x28 images that `tern data convert` wrote.
+  std::string images, labels;
+  PhiloxStream rng(5);
+  for (int i = 0; i < 96; ++i) {
+    for (int p = 0; p < 784; ++p) images += static_cast<char>(rng.next_below(256));
+    labels += static_cast<char>(i % 10);
+  }
+  write_idx(dir_ + "/fm-images.idx", {96, 28, 28}, images);
+  write_idx(dir_ + "/fm-labels.idx", {96}, labels);
+  std::filesystem::create_directories(dir_ + "/fm");
+  ConvertOptions o;
+  o.labels = dir_ + "/fm-labels.idx";
+  o.image_format = "raw";
+  EXPECT_EQ(data_convert(dir_ + "/fm-images.idx", dir_ + "/fm/train.tfrecord", o).written, 96);
+  EXPECT_EQ(data_convert(dir_ + "/fm-images.idx", dir_ + "/fm/test.tfrecord", o).written, 96);
+  std::string metrics = dir_ + "/fm.json";
+  ASSERT_EQ(run({"train", "examples/fashion_mnist_tfrecord.toml", "--quiet", "--metrics-json",
+                 metrics, "--set", "data.train_files=" + dir_ + "/fm/train*.tfrecord", "--set",
+                 "data.test_files=" + dir_ + "/fm/test*.tfrecord", "--set", "training.epochs=2",
+                 "--set", "output.dir=" + dir_ + "/fm_run"},
+                cmd_train),
+            0);
+  nlohmann::json j = nlohmann::json::parse(io::read_file(metrics));
+  EXPECT_EQ(j["monitor"]["steps"].get<int64_t>(), 2);  // 96 records: one batch of 128 per epoch
+  EXPECT_TRUE(j.contains("test_accuracy"));
+}
+
 // --- errors ---
 
 // "cfg.toml:N" for the line holding `marker`.
@@ -251,8 +280,13 @@ TEST_F(PipelineCommand, BadOpIsAnErrorWithLineAndSuggestion) {
   cfg = config(tfrecord_data(""));
   EXPECT_TERN_ERROR(load_config(cfg), ErrorCode::kInvalidArgument,
                     "needs a [[data.transforms]] with op = \"parse\"");
+  // Parse right after a batch parses batches; further away it would see batched records.
   cfg = config(
       tfrecord_data("[[data.transforms]]\nop = \"batch\"\n[[data.transforms]]\nop = \"parse\"\n"));
+  EXPECT_NO_THROW(load_config(cfg));
+  cfg = config(
+      tfrecord_data("[[data.transforms]]\nop = \"batch\"\n[[data.transforms]]\nop = \"cache\"\n"
+                    "[[data.transforms]]\nop = \"parse\"\n"));
   EXPECT_TERN_ERROR(load_config(cfg), ErrorCode::kInvalidArgument, "must come before the batch");
   cfg = config(
       tfrecord_data("[[data.transforms]]\nop = \"parse\"\n[[data.transforms]]\nop = \"repeat\"\n"));

@@ -167,11 +167,15 @@ void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
       if (t.apply_to != data::ApplyTo::kAll)
         tables[i].error("apply_to", "op \"parse\" must apply to all splits");
       ++parses;
-      for (size_t j = 0; j < i; ++j) {
-        if (ts[j].kind == TransformKind::kBatch)
+      // Right after a batch it parses whole batches (one call per batch); otherwise records.
+      const bool after_batch = i > 0 && ts[i - 1].kind == TransformKind::kBatch &&
+                               ts[i - 1].apply_to == data::ApplyTo::kAll;
+      for (size_t j = 0; j + (after_batch ? 1 : 0) < i; ++j) {
+        if (ts[j].kind == TransformKind::kBatch || ts[j].kind == TransformKind::kUnbatch) {
           tables[i].error("op",
                           str_cat(tables[i].path(), ": op \"parse\" must come before the batch in ",
-                                  tables[j].path()));
+                                  tables[j].path(), " or right after it"));
+        }
       }
     }
     if (t.kind == TransformKind::kRepeat && t.size < 0 && applies(t, data::PipelineMode::kTrain) &&
