@@ -21,6 +21,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_elementwise_unary_kernels(r);
   register_elementwise_binary_kernels(r);
   register_fused_elementwise_kernels(r);
+  register_batch_norm_kernels(r);
 }
 
 }  // namespace tern::cpu

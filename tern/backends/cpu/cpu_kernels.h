@@ -17,5 +17,6 @@ void register_dropout_kernels(kernels::KernelRegistry& r);       // dropout_cpu.
 void register_reduce_kernels(kernels::KernelRegistry& r);     // reduce_sum.cc
 void register_transpose_kernels(kernels::KernelRegistry& r);  // transpose_vec.cc
 void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
+void register_batch_norm_kernels(kernels::KernelRegistry& r);  // batch_norm_cpu.cc
 
 }  // namespace tern::cpu
