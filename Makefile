@@ -40,6 +40,13 @@ fuzz:
 train: build
 	$(BUILD)/tools/tern/tern train examples/fashion_mnist.toml --metrics-json runs/fashion_mnist/metrics.json
 
+# The benchmark suite: tern vs PyTorch (python3-torch) on the same machine, one run; prints the
+# table and rewrites BENCHMARKS.md (~20 minutes on 2 cores). Options: BENCH_ARGS="--repeats 1".
+BENCH_ARGS ?=
+bench: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target workloads_bench ops_bench
+	TERN_BENCH_FROM_MAKE=1 /usr/bin/python3 bench/run_suite.py --build-dir $(BUILD) $(BENCH_ARGS)
+
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 

@@ -9,12 +9,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
-#include "tern/base/trace.h"
+#include "bench/op_time_sink.h"
 #include "tern/data/iterator.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
@@ -34,34 +32,6 @@ double cpu_seconds() {
 double wall_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-double thread_cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-// Sums op durations by node name: wall time, and the calling thread's CPU time since the previous
-// op ended (all of an op's CPU time when it runs on one thread).
-class SumSink : public TraceSink {
- public:
-  void record(std::string_view name, std::string_view category, int64_t,
-              int64_t duration_ns) override {
-    if (category != "op") return;
-    std::lock_guard<std::mutex> lock(mu_);
-    double now = thread_cpu_seconds();
-    ns_[std::string(name)] += duration_ns;
-    cpu_[std::string(name)] += now - last_cpu_;
-    last_cpu_ = now;
-  }
-  void start() { last_cpu_ = thread_cpu_seconds(); }
-  std::map<std::string, int64_t> ns_;
-  std::map<std::string, double> cpu_;
-
- private:
-  std::mutex mu_;
-  double last_cpu_ = 0;
-};
 
 struct Args {
   std::string config;
@@ -149,32 +119,12 @@ int run(int argc, char** argv) {
               wall * 1e3, cpu * 1e3, a.steps, runtime::intra_op_threads(),
               static_cast<double>(exe.arena_bytes()) / 1e6);
 
-  SumSink sink;
+  bench::OpTimeSink sink;
   sink.start();
   set_trace_sink(&sink);
   for (int i = 0; i < a.steps; ++i) exe.run();
   set_trace_sink(nullptr);
-  std::map<std::string, const runtime::StepInfo*> info;
-  for (const auto& si : exe.steps()) info[si.node] = &si;
-  std::vector<std::pair<int64_t, std::string>> ranked;
-  int64_t total = 0;
-  for (const auto& [name, ns] : sink.ns_) {
-    ranked.push_back({ns, name});
-    total += ns;
-  }
-  std::sort(ranked.rbegin(), ranked.rend());
-  std::printf("%-44s %-26s %-10s %9s %6s %9s\n", "node", "op", "kernel", "ms/step", "%", "cpu ms");
-  for (const auto& [ns, name] : ranked) {
-    const runtime::StepInfo* si = info.count(name) ? info[name] : nullptr;
-    std::printf("%-44s %-26s %-10s %9.3f %6.1f %9.3f\n", name.c_str(), si ? si->op.c_str() : "?",
-                si ? si->kernel.c_str() : "?", static_cast<double>(ns) / 1e6 / a.steps,
-                100.0 * static_cast<double>(ns) / static_cast<double>(total),
-                sink.cpu_[name] * 1e3 / a.steps);
-  }
-  double cpu_total = 0;
-  for (const auto& [name, sec] : sink.cpu_) cpu_total += sec;
-  std::printf("sum of ops: %.2f ms/step wall, %.2f ms/step cpu of the calling thread\n",
-              static_cast<double>(total) / 1e6 / a.steps, cpu_total * 1e3 / a.steps);
+  sink.print(stdout, exe, a.steps);
   return 0;
 }
 

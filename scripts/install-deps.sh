@@ -22,6 +22,8 @@ PACKAGES=(
   dataset-fashion-mnist
   # peers for the side-by-side benchmarks (never linked by tern)
   python3 python3-numpy python3-torch python3-torchvision
+  # an optimized BLAS for python3-torch (Debian's default libblas3 is the reference one, ~30x slower)
+  libopenblas0-openmp
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -1,0 +1,284 @@
+// tern side of the benchmark suite (bench/run_suite.py runs it next to bench/workloads_torch.py):
+// one workload per process, one JSON line on stdout.
+//   w1  MLP 784-1024-10 relu, Adam 1e-3, batch 128, one epoch of Fashion-MNIST (+ test accuracy)
+//   w2  MLP 784-512-256-10 with BatchNorm and Dropout(0.2), same setting
+//   w3  the CNN of examples/fashion_mnist.toml (constant lr), same setting
+//   w4  ResNet-18 (CIFAR stem), 32x32x3 synthetic batches of 32, SGD momentum 0.9: ms per step
+//   w6  Transformer encoder classifier (4 layers, d 256, 4 heads, ff 1024, seq 128, vocab 8000,
+//       batch 32, Adam 1e-3) on synthetic tokens: ms per step
+// Epoch workloads time fit() over one epoch (step compilation and the input pipeline included);
+// step workloads time each step after --warmup steps and report the median. FLOPs per step are
+// counted on the compiled train step (matmul and convolution nodes, forward and backward).
+//
+// Usage: workloads_bench --workload w1 [--steps N] [--warmup N] [--seed S] [--threads N]
+//                        [--precision float32|mixed_bfloat16] [--data DIR] [--profile]
+// --profile (step workloads): afterwards, runs --steps more steps traced and prints the nodes
+// ranked by time to stderr.
+#include <sys/resource.h>
+#include <time.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/op_time_sink.h"
+#include "tern/data/tensor_slice_dataset.h"
+#include "tern/runtime/openmp_wait.h"
+#include "tern/runtime/runtime.h"
+#include "tern/train/training_state.h"
+#include "tools/tern/training_setup.h"
+
+namespace tern::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string workload;
+  int64_t steps = 20;
+  int64_t warmup = 3;
+  int64_t seed = 42;
+  int threads = 0;
+  std::string precision = "float32";
+  bool profile = false;
+  std::string data_dir = "/usr/share/datasets/fashion-mnist";
+};
+
+Args parse_args(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    std::string s = argv[i];
+    if (s == "--profile") {
+      a.profile = true;
+      continue;
+    }
+    TERN_CHECK_ARG(i + 1 < argc, "flag ", s, " needs a value");
+    std::string v = argv[++i];
+    if (s == "--workload") {
+      a.workload = v;
+    } else if (s == "--steps") {
+      a.steps = std::stoll(v);
+    } else if (s == "--warmup") {
+      a.warmup = std::stoll(v);
+    } else if (s == "--seed") {
+      a.seed = std::stoll(v);
+    } else if (s == "--threads") {
+      a.threads = std::stoi(v);
+    } else if (s == "--precision") {
+      a.precision = v;
+    } else if (s == "--data") {
+      a.data_dir = v;
+    } else {
+      throw_error(ErrorCode::kInvalidArgument, "unknown flag ", s);
+    }
+  }
+  TERN_CHECK_ARG(!a.workload.empty(), "--workload is required (w1 w2 w3 w4 w6)");
+  return a;
+}
+
+double cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
+double peak_rss_mb() {
+  rusage r{};
+  getrusage(RUSAGE_SELF, &r);
+  return static_cast<double>(r.ru_maxrss) / 1024.0;
+}
+
+// 2 * multiply-adds of the matmul and convolution nodes of a compiled graph.
+double graph_flops(const ir::Graph& g) {
+  double flops = 0;
+  for (const ir::Node* n : g.nodes()) {
+    const std::string& op = n->op_name();
+    if (n->num_outputs() < 1 || n->num_inputs() < 2) continue;
+    if (op == "matmul" || op == "fused_matmul") {
+      const Shape& a = n->input(0)->shape();
+      bool ta = n->attrs().has("transpose_a") && n->attrs().get_bool("transpose_a");
+      int64_t k = ta ? a.dim(a.rank() - 2) : a.dim(a.rank() - 1);
+      flops +=
+          2.0 * static_cast<double>(n->output()->shape().num_elements()) * static_cast<double>(k);
+    } else if (op == "conv2d" || op == "fused_conv2d" || op == "conv2d_backprop_input" ||
+               op == "conv2d_backprop_filter") {
+      // Every form does out(conv) * kh * kw * in_per_group multiply-adds.
+      const Shape& f = op == "conv2d_backprop_filter" ? n->output()->shape() : n->input(1)->shape();
+      const Shape& y = op == "conv2d_backprop_filter"  ? n->input(1)->shape()
+                       : op == "conv2d_backprop_input" ? n->input(0)->shape()
+                                                       : n->output()->shape();
+      flops += 2.0 * static_cast<double>(y.num_elements()) *
+               static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
+    }
+  }
+  return flops;
+}
+
+// Records the wall time of every training step.
+class StepTimer : public train::Callback {
+ public:
+  void on_train_batch_begin(int64_t, train::Logs&) override { start_ = Clock::now(); }
+  void on_train_batch_end(int64_t, train::Logs&) override {
+    seconds_.push_back(std::chrono::duration<double>(Clock::now() - start_).count());
+  }
+  std::vector<double> seconds_;
+
+ private:
+  Clock::time_point start_;
+};
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+tools::TrainConfig config_for(const Args& a) {
+  tools::TrainConfig c;
+  c.path = "workload " + a.workload;
+  c.data_dir = a.data_dir;
+  c.batch_size = 128;
+  c.seed = a.seed;
+  c.precision = a.precision;
+  c.optimizer = "adam";
+  c.learning_rate = 1e-3;
+  c.schedule = "constant";
+  c.metrics = {"accuracy"};
+  const std::string& w = a.workload;
+  if (w == "w1") {
+    c.model = "mlp";
+    c.model_args = {{"units", std::vector<int64_t>{1024}}};
+  } else if (w == "w2") {
+    c.model = "mlp";
+    c.model_args = {
+        {"units", std::vector<int64_t>{512, 256}}, {"batch_norm", true}, {"dropout", 0.2}};
+  } else if (w == "w3") {
+    c.model = "cnn";
+    c.model_args = {{"filters", std::vector<int64_t>{32, 64}},
+                    {"dense_units", int64_t{128}},
+                    {"dropout", 0.25}};
+  } else if (w == "w4") {
+    c.model = "resnet18";
+    c.batch_size = 32;
+    c.optimizer = "sgd";
+    c.learning_rate = 0.01;
+    c.momentum = 0.9;
+  } else if (w == "w6") {
+    c.model = "transformer_classifier";
+    c.batch_size = 32;
+    c.model_args = {{"vocab_size", int64_t{8000}}, {"num_layers", int64_t{4}},
+                    {"d_model", int64_t{256}},     {"num_heads", int64_t{4}},
+                    {"ff_dim", int64_t{1024}},     {"dropout", 0.1}};
+  } else {
+    throw_error(ErrorCode::kInvalidArgument, "unknown workload '", w, "' (w1 w2 w3 w4 w6)");
+  }
+  return c;
+}
+
+// Four synthetic batches (repeated): images in [0, 1) or token ids, and labels.
+data::DatasetPtr synthetic(const Args& a, const tools::TrainConfig& c, Shape* sample) {
+  std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  int64_t n = 4 * c.batch_size;
+  Tensor x, y(DType::kI64, Shape({n}));
+  if (a.workload == "w6") {
+    *sample = Shape({128});
+    x = Tensor(DType::kI64, Shape({n, 128}));
+    for (int64_t i = 0; i < x.num_elements(); ++i)
+      x.data<int64_t>()[i] = static_cast<int64_t>(rng() % 8000);
+  } else {
+    *sample = Shape({32, 32, 3});
+    x = Tensor(DType::kF32, Shape({n, 32, 32, 3}));
+    for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
+  }
+  for (int64_t i = 0; i < n; ++i) y.data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
+  return data::from_tensor_slices({x, y})->batch(c.batch_size)->repeat();
+}
+
+const runtime::Executable* train_step(nn::Model& model) {
+  for (const auto& [key, step] : model.training_state()->steps) {
+    if (step.exe && step.exe->graph().name() == "train_step") return step.exe.get();
+  }
+  return nullptr;
+}
+
+double train_step_flops(nn::Model& model) {
+  const runtime::Executable* exe = train_step(model);
+  return exe ? graph_flops(exe->graph()) : 0;
+}
+
+int run(const Args& a) {
+  runtime::set_intra_op_threads(a.threads);
+  TERN_CHECK_ARG(a.precision == "float32", "precision '", a.precision, "' is not supported");
+  tools::TrainConfig c = config_for(a);
+  bool epoch_mode = a.workload == "w1" || a.workload == "w2" || a.workload == "w3";
+  std::printf(
+      "{\"workload\": \"%s\", \"framework\": \"tern\", \"threads\": %d, \"precision\": \"%s\"",
+      a.workload.c_str(), runtime::intra_op_threads(), a.precision.c_str());
+  auto timer = std::make_shared<StepTimer>();
+  nn::FitOptions fo;
+  fo.verbose = 0;
+  fo.seed = static_cast<uint64_t>(a.seed);
+  fo.callbacks = {timer};
+  if (epoch_mode) {
+    tools::ClassificationData d = tools::load_data(c);
+    int64_t steps = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
+    std::shared_ptr<nn::Model> model = tools::make_model(c, d.sample_shape);
+    tools::compile_model(*model, c, steps);
+    data::DatasetPtr train = tools::training_pipeline(c, d.train_x, d.train_y);
+    double w0 = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+    double c0 = cpu_seconds();
+    model->fit(train, fo);
+    double wall = std::chrono::duration<double>(Clock::now().time_since_epoch()).count() - w0;
+    double cpu = cpu_seconds() - c0;
+    nn::EvaluateResult r = model->evaluate(tools::eval_pipeline(c, d.test_x, d.test_y));
+    double flops = train_step_flops(*model) * static_cast<double>(d.train_x.shape()[0]) /
+                   static_cast<double>(c.batch_size);
+    std::printf(
+        ", \"seconds\": %.4f, \"cpu_seconds\": %.4f, \"steps\": %lld, \"flops\": %.6g, "
+        "\"test_accuracy\": %.5f",
+        wall, cpu, static_cast<long long>(timer->seconds_.size()), flops, r.metric("accuracy"));
+  } else {
+    Shape sample;
+    data::DatasetPtr ds = synthetic(a, c, &sample);
+    std::shared_ptr<nn::Model> model = tools::make_model(c, sample);
+    tools::compile_model(*model, c, a.warmup + a.steps);
+    fo.steps_per_epoch = a.warmup;
+    model->fit(ds, fo);
+    timer->seconds_.clear();
+    fo.steps_per_epoch = a.steps;
+    double c0 = cpu_seconds();
+    model->fit(ds, fo);
+    double cpu = (cpu_seconds() - c0) / static_cast<double>(a.steps);
+    std::printf(", \"seconds\": %.6f, \"cpu_seconds\": %.6f, \"steps\": %lld, \"flops\": %.6g",
+                median(timer->seconds_), cpu, static_cast<long long>(a.steps),
+                train_step_flops(*model));
+    if (a.profile) {
+      OpTimeSink sink;
+      sink.start();
+      set_trace_sink(&sink);
+      model->fit(ds, fo);
+      set_trace_sink(nullptr);
+      sink.print(stderr, *train_step(*model), a.steps);
+    }
+  }
+  std::printf(", \"peak_rss_mb\": %.1f}\n", peak_rss_mb());
+  return 0;
+}
+
+}  // namespace
+}  // namespace tern::bench
+
+int main(int argc, char** argv) {
+  tern::runtime::use_passive_openmp_wait(argv);
+  try {
+    return tern::bench::run(tern::bench::parse_args(argc, argv));
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "workloads_bench: %s\n", e.what());
+    return 1;
+  }
+}
