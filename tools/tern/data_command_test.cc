@@ -142,6 +142,22 @@ TEST(DataInspect, DescribesEachFormat) {
   EXPECT_NE(csv.str().find("3 rows after the header, 3 columns"), std::string::npos) << csv.str();
   EXPECT_NE(csv.str().find("b: float, 1 empty"), std::string::npos) << csv.str();
   EXPECT_NE(csv.str().find("c: string"), std::string::npos) << csv.str();
+  {
+    data::TFRecordWriter w(dir.file("seq.tfrecord"));
+    data::SequenceExample ex;
+    ex.context["id"] = data::Feature::int64s({7});
+    ex.feature_lists["frames"] = {data::Feature::floats({1, 2}), data::Feature::floats({3, 4})};
+    w.write(data::serialize_sequence_example(ex));
+    w.write("not a protobuf \xff\xff");
+    w.close();
+  }
+  std::ostringstream seq;
+  data_inspect(dir.file("seq.tfrecord"), {}, seq);
+  EXPECT_NE(seq.str().find("2 records"), std::string::npos) << seq.str();
+  EXPECT_NE(seq.str().find("tf.train.SequenceExample"), std::string::npos) << seq.str();
+  EXPECT_NE(seq.str().find("frames  2 steps of float_list"), std::string::npos) << seq.str();
+  EXPECT_NE(seq.str().find("record 1: 17 bytes, not a tf.train.Example"), std::string::npos)
+      << seq.str();
   std::ofstream(dir.file("junk.bin")) << "just some bytes here";
   std::ostringstream junk;
   EXPECT_THROW(data_inspect(dir.file("junk.bin"), {}, junk), Error);
