@@ -108,6 +108,17 @@ TEST(ImageCodec, JpegRoundTripIsClose) {
     ASSERT_EQ(back.type(), img.type());
     EXPECT_LE(max_abs_diff(back, img), 3) << c;
   }
+  // A gray JPEG expands to RGB / RGBA with equal color channels.
+  const std::string gray = encode_jpeg(smooth(8, 8, 1));
+  for (int c : {3, 4}) {
+    Tensor rgb = decode_jpeg(gray, {.channels = c});
+    ASSERT_EQ(rgb.shape().dim(2), c);
+    EXPECT_EQ(pixel(rgb, 3, 5)[0], pixel(rgb, 3, 5)[2]);
+    EXPECT_EQ(pixel(rgb, 3, 5)[1], pixel(rgb, 3, 5)[0]);
+    if (c == 4) {
+      EXPECT_EQ(pixel(rgb, 3, 5)[3], 255);
+    }
+  }
   EXPECT_EQ(code_of([] { encode_jpeg(gradient(4, 4, 4)); }), ErrorCode::kInvalidArgument);
   EXPECT_EQ(code_of([] {
               encode_png(Tensor(DType::kF32, Shape{4, 4, 3}));
