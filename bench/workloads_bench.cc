@@ -213,7 +213,6 @@ double train_step_flops(nn::Model& model) {
 
 int run(const Args& a) {
   runtime::set_intra_op_threads(a.threads);
-  TERN_CHECK_ARG(a.precision == "float32", "precision '", a.precision, "' is not supported");
   tools::TrainConfig c = config_for(a);
   bool epoch_mode = a.workload == "w1" || a.workload == "w2" || a.workload == "w3";
   std::printf(

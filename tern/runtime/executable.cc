@@ -7,6 +7,7 @@
 #include "tern/base/trace.h"
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/ir/clone.h"
+#include "tern/passes/amp.h"
 #include "tern/passes/memory_plan.h"
 #include "tern/runtime/runtime.h"
 
@@ -29,6 +30,14 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
   exe->graph_ = ir::clone_graph(graph);
   exe->check_numerics_ = options.check_numerics;
   ir::Graph& g = *exe->graph_;
+  if (options.mixed_precision != DType::kF32) {
+    passes::AmpOptions amp{options.mixed_precision, [&](std::string_view op, DType d) {
+                             return kernels::KernelRegistry::global().has_fast(op, options.device, d);
+                           }};
+    passes::PassPipeline p;
+    p.add(std::make_unique<passes::AutoMixedPrecision>(std::move(amp)));
+    exe->pass_stats_ = p.run(g);
+  }
   if (options.optimize) {
     passes::PipelineOptions po;
     po.deterministic = options.deterministic;
@@ -40,7 +49,7 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
     po.evaluator = [eager](const ir::Node& n, const std::vector<Tensor>& inputs) {
       return eager_call(n.op_name(), inputs, n.attrs(), eager);
     };
-    exe->pass_stats_ = passes::default_pipeline(po).run(g);
+    for (auto& st : passes::default_pipeline(po).run(g)) exe->pass_stats_.push_back(std::move(st));
   }
   std::vector<ir::Node*> order = ir::live_topo_order(g);
   passes::MemoryPlan plan = passes::plan_memory(g, order);

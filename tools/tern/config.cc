@@ -216,7 +216,8 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   check(c.learning_rate > 0, "optimizer.learning_rate", "must be positive");
   check(c.validation_split >= 0 && c.validation_split < 1, "data.validation_split", "must be in [0, 1)");
   check(c.num_classes >= 1, "data.num_classes", "must be >= 1");
-  check(c.precision == "float32", "training.precision", "must be \"float32\" (the only policy this build supports)");
+  check(c.precision == "float32" || c.precision == "mixed_bfloat16", "training.precision",
+        "must be \"float32\" or \"mixed_bfloat16\" (mixed_float16 needs loss scaling, not in this build)");
   check(c.gradient_accumulation_steps >= 1, "training.gradient_accumulation_steps", "must be >= 1");
   check(c.callbacks.tb_histogram_freq >= 0, "callbacks.tensorboard.histogram_freq", "must be >= 0");
   check(c.callbacks.ckpt_keep_last >= 0, "callbacks.checkpoint.keep_last", "must be >= 0 (0 keeps all)");

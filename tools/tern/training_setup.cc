@@ -14,6 +14,7 @@
 #include "tern/optim/adam.h"
 #include "tern/optim/rmsprop.h"
 #include "tern/optim/sgd.h"
+#include "tern/train/mixed_precision.h"
 #include "tern/train/training_state.h"
 
 namespace tern::tools {
@@ -190,6 +191,7 @@ void compile_model(nn::Model& model, const TrainConfig& c, int64_t steps_per_epo
   }
   model.training_state()->compile_options.deterministic = c.deterministic;
   model.training_state()->compile_options.check_numerics = c.check_numerics;
+  train::set_precision_policy(model, c.precision);
 }
 
 std::string weights_sha256(const nn::Model& model) {

@@ -22,6 +22,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_elementwise_binary_kernels(r);
   register_fused_elementwise_kernels(r);
   register_batch_norm_kernels(r);
+  register_layer_norm_kernels(r);
 }
 
 }  // namespace tern::cpu

@@ -18,5 +18,6 @@ void register_reduce_kernels(kernels::KernelRegistry& r);     // reduce_sum.cc
 void register_transpose_kernels(kernels::KernelRegistry& r);  // transpose_vec.cc
 void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
 void register_batch_norm_kernels(kernels::KernelRegistry& r);  // batch_norm_cpu.cc
+void register_layer_norm_kernels(kernels::KernelRegistry& r);  // layer_norm_cpu.cc
 
 }  // namespace tern::cpu

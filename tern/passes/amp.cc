@@ -1,0 +1,179 @@
+// Automatic mixed precision: classify, paint follow-list ops between allow-listed ones, rewrite.
+#include "tern/passes/amp.h"
+
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "tern/ir/analysis/topo_order.h"
+#include "tern/passes/pass_util.h"
+
+namespace tern::passes {
+namespace {
+
+const std::unordered_set<std::string_view>& allow_list() {
+  static const std::unordered_set<std::string_view> ops = {
+      "matmul",       "fused_matmul",          "conv2d",
+      "fused_conv2d", "conv2d_backprop_input"};
+  return ops;
+}
+
+const std::unordered_set<std::string_view>& follow_list() {
+  static const std::unordered_set<std::string_view> ops = {"add",         "sub",
+                                                           "mul",         "neg",
+                                                           "relu",        "relu_grad",
+                                                           "gelu",        "gelu_grad",
+                                                           "max_pool2d",  "max_pool2d_grad",
+                                                           "avg_pool2d",  "avg_pool2d_grad",
+                                                           "dropout",     "dropout_grad",
+                                                           "reshape",     "transpose",
+                                                           "expand_dims", "squeeze",
+                                                           "slice",       "concat",
+                                                           "pad",         "broadcast_to"};
+  return ops;
+}
+
+enum class Kind { kNone, kAllow, kFollow };
+
+bool all_float_f32(const ir::Node& n) {
+  bool any = false;
+  for (const ir::Value* v : n.inputs()) {
+    if (!is_floating(v->dtype())) continue;
+    if (v->dtype() != DType::kF32) return false;
+    any = true;
+  }
+  for (int k = 0; k < n.num_outputs(); ++k) {
+    DType d = n.output(k)->dtype();
+    if (is_floating(d) && d != DType::kF32) return false;
+  }
+  return any;
+}
+
+class Rewriter {
+ public:
+  Rewriter(ir::Graph& g, const AmpOptions& o) : g_(g), o_(o) {}
+
+  bool run() {
+    std::vector<ir::Node*> order = ir::topo_order(g_);
+    std::unordered_map<const ir::Node*, Kind> kind;
+    std::unordered_set<const ir::Node*> fwd, bwd;
+    for (ir::Node* n : order) {
+      Kind k = classify(*n);
+      kind[n] = k;
+      if (k == Kind::kAllow) {
+        fwd.insert(n);
+      } else if (k == Kind::kFollow) {
+        for (const ir::Value* v : n->inputs()) {
+          if (fwd.count(v->node())) {
+            fwd.insert(n);
+            break;
+          }
+        }
+      }
+    }
+    for (auto it = order.rbegin(); it != order.rend(); ++it) {
+      ir::Node* n = *it;
+      if (kind[n] == Kind::kAllow) {
+        bwd.insert(n);
+      } else if (kind[n] == Kind::kFollow && reaches(*n, bwd)) {
+        bwd.insert(n);
+      }
+    }
+    bool changed = false;
+    for (ir::Node* n : order) {
+      Kind k = kind[n];
+      if (k == Kind::kAllow || (k == Kind::kFollow && fwd.count(n) && bwd.count(n))) {
+        convert(n);
+        changed = true;
+      }
+    }
+    for (ir::Node* c : up_casts_) {
+      if (c->output()->uses().empty() && !is_graph_output(g_, c->output()) &&
+          control_successors_of(g_, {c}).empty()) {
+        g_.remove_node(c);
+      }
+    }
+    return changed;
+  }
+
+ private:
+  Kind classify(const ir::Node& n) const {
+    const std::string& op = n.op_name();
+    bool allow = allow_list().count(op) > 0;
+    if (!allow && !follow_list().count(op)) return Kind::kNone;
+    if (n.op().has_trait(ops::kTraitStateful) || n.op().has_trait(ops::kTraitMutatesInputs))
+      return Kind::kNone;
+    if (!all_float_f32(n) || !n.op().claims(o_.dtype)) return Kind::kNone;
+    if (o_.has_fast_kernel) {
+      bool fast16 = o_.has_fast_kernel(op, o_.dtype);
+      if (allow && !fast16) return Kind::kNone;
+      if (!allow && !fast16 && o_.has_fast_kernel(op, DType::kF32)) return Kind::kNone;
+    }
+    return allow ? Kind::kAllow : Kind::kFollow;
+  }
+
+  // True if some output of `n` is read by a node in `set`.
+  static bool reaches(const ir::Node& n, const std::unordered_set<const ir::Node*>& set) {
+    for (int k = 0; k < n.num_outputs(); ++k) {
+      for (const ir::Use& u : n.output(k)->uses()) {
+        if (set.count(u.node)) return true;
+      }
+    }
+    return false;
+  }
+
+  // The 16-bit twin of f32 value `v`: a converted op's own result, or a (shared) cast.
+  ir::Value* low(ir::Value* v) {
+    auto it = low_.find(v);
+    if (it != low_.end()) return it->second;
+    ir::Value* c = g_.add("cast", {v}, {{"dtype", o_.dtype}},
+                          str_cat(v->node()->name(), "/amp_", dtype_name(o_.dtype)));
+    low_[v] = c;
+    return c;
+  }
+
+  void convert(ir::Node* n) {
+    std::vector<ir::Value*> inputs;
+    for (ir::Value* v : n->inputs()) inputs.push_back(v->dtype() == DType::kF32 ? low(v) : v);
+    ir::Node* m = g_.add_node(n->op_name(), inputs, n->attrs(),
+                              str_cat(n->name(), "/", dtype_name(o_.dtype)));
+    inherit_control_edges(g_, {n}, m);
+    for (int k = 0; k < n->num_outputs(); ++k) {
+      ir::Value* old = n->output(k);
+      ir::Value* lo = m->output(k);
+      if (lo->dtype() == old->dtype()) {
+        g_.replace_all_uses(old, lo);
+        continue;
+      }
+      ir::Value* up =
+          g_.add("cast", {lo}, {{"dtype", DType::kF32}}, str_cat(n->name(), "/amp_f32"));
+      g_.replace_all_uses(old, up);
+      low_[up] = lo;
+      up_casts_.push_back(up->node());
+    }
+    g_.remove_node(n);
+  }
+
+  ir::Graph& g_;
+  const AmpOptions& o_;
+  std::unordered_map<const ir::Value*, ir::Value*> low_;
+  std::vector<ir::Node*> up_casts_;
+};
+
+}  // namespace
+
+bool AutoMixedPrecision::run(ir::Graph& g) {
+  TERN_CHECK_ARG(options_.dtype == DType::kBF16 || options_.dtype == DType::kF16,
+                 "amp: the compute dtype must be bf16 or f16, got ", dtype_name(options_.dtype));
+  return Rewriter(g, options_).run();
+}
+
+DType policy_compute_dtype(std::string_view policy) {
+  if (policy == "float32") return DType::kF32;
+  if (policy == "mixed_bfloat16") return DType::kBF16;
+  if (policy == "mixed_float16") return DType::kF16;
+  throw_error(ErrorCode::kInvalidArgument, "precision policy '", policy,
+              "' is not one of float32, mixed_bfloat16, mixed_float16");
+}
+
+}  // namespace tern::passes
