@@ -1,17 +1,16 @@
 // Input-pipeline overhead on training: one epoch of a config's model (default: the CNN of
-// examples/fashion_mnist.toml) fed four ways in the same process, the same compiled step and the
-// same batch signature, rounds alternating the order:
-//   memory    batches made once before timing (shuffled, stacked): no input work at all
-//   tensors   in-memory tensors -> shuffle -> batch -> prefetch (`data.dataset`, tern train's
-//   default) tfrecord  the real pipeline of examples/fashion_mnist_tfrecord.toml: TFRecord file ->
-//   shuffle
-//             records -> parse tf.Examples (AUTOTUNE) -> scale -> batch -> prefetch
-//   idx       IDX files -> shuffle -> scale (AUTOTUNE) -> batch -> prefetch (data.source =
-//   "fashion_mnist")
+// examples/fashion_mnist.toml) fed four ways in the same process, with the same compiled step and
+// batch signature, rounds alternating the order:
+//   memory:   batches made once before timing (shuffled, stacked): no input work at all
+//   tensors:  in-memory tensors, shuffle, batch, prefetch (`data.dataset`, tern train's default)
+//   tfrecord: the pipeline of examples/fashion_mnist_tfrecord.toml: TFRecord file, shuffle the
+//             records, batch, parse the tf.Examples (AUTOTUNE), scale, prefetch
+//   idx:      the same transforms over the IDX files (data.source = "fashion_mnist")
 // Prints each epoch's wall and process CPU time, the per-variant minimum and mean, the ratios to
 // `memory` (target for tfrecord: <= 1.05), the per-stage statistics of the last tfrecord epoch and
 // the pipeline alone cut after each stage.
-//   build/bench/pipeline_overhead_bench [--rounds 2] [--steps N] [--dir DIR] [--set key=value]...
+//   build/bench/pipeline_overhead_bench [--rounds 2] [--steps N] [--variants memory,tfrecord]
+//       [--dir DIR] [--config TOML] [--tfrecord-config TOML] [--set key=value]... [--pipeline-only]
 // The TFRecord files are written to DIR (default /tmp/tern_pipeline_bench) by `tern data convert`'s
 // library function when missing.
 #include <time.h>
@@ -44,6 +43,7 @@ struct Args {
   int rounds = 2;
   int64_t steps = -1;
   bool pipeline_only = false;  // just the per-stage breakdown
+  std::string variants = "memory,tensors,tfrecord,idx";
 };
 
 Args parse_args(int argc, char** argv) {
@@ -66,6 +66,8 @@ Args parse_args(int argc, char** argv) {
       a.config = next();
     } else if (s == "--tfrecord-config") {
       a.tfrecord_config = next();
+    } else if (s == "--variants") {
+      a.variants = next();
     } else if (s == "--pipeline-only") {
       a.pipeline_only = true;
     } else {
@@ -166,9 +168,9 @@ int run(int argc, char** argv) {
 
   tools::ClassificationData d = tools::load_data(c);
   std::vector<Variant> variants;
-  variants.push_back({"memory", batches_in_memory(c, d.train_x, d.train_y), {}, {}});
-  variants.push_back({"tensors", tools::training_pipeline(c, d.train_x, d.train_y), {}, {}});
-  variants.push_back({"tfrecord", tools::make_training_data(tf, true).train, {}, {}});
+  variants.push_back({"memory", batches_in_memory(c, d.train_x, d.train_y), {}, {}, {}});
+  variants.push_back({"tensors", tools::training_pipeline(c, d.train_x, d.train_y), {}, {}, {}});
+  variants.push_back({"tfrecord", tools::make_training_data(tf, true).train, {}, {}, {}});
   // The same transforms over the IDX source.
   tools::TrainConfig idx = tf;
   idx.pipeline.source = "fashion_mnist";
@@ -181,7 +183,7 @@ int run(int argc, char** argv) {
   ts.erase(std::remove_if(ts.begin(), ts.end(),
                           [](const auto& t) { return t.kind == data::TransformKind::kParse; }),
            ts.end());
-  variants.push_back({"idx", tools::make_training_data(idx, true).train, {}, {}});
+  variants.push_back({"idx", tools::make_training_data(idx, true).train, {}, {}, {}});
 
   std::shared_ptr<nn::Model> model = tools::make_model(c, d.sample_shape);
   const int64_t steps = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
@@ -198,18 +200,25 @@ int run(int argc, char** argv) {
               static_cast<long long>(a.steps > 0 ? std::min(a.steps, steps) : steps),
               static_cast<long long>(c.batch_size), runtime::intra_op_threads(), a.rounds);
   for (int r = 0; r < a.rounds; ++r) {
-    std::vector<size_t> order = {0, 1, 2, 3};
+    std::vector<size_t> order;
+    for (size_t i = 0; i < variants.size(); ++i) {
+      if (("," + a.variants + ",").find("," + variants[i].name + ",") != std::string::npos)
+        order.push_back(i);
+    }
+    TERN_CHECK_ARG(!order.empty() && order[0] == 0,
+                   "--variants must include memory (the baseline)");
     if (r % 2 == 1) std::reverse(order.begin(), order.end());
     for (size_t i : order) {
       Variant& v = variants[i];
       fo.callbacks = v.name == "tfrecord" ? std::vector<train::CallbackPtr>{report}
                                           : std::vector<train::CallbackPtr>{};
-      double t0 = now();
+      double t0 = now(), c0 = cpu_now();
       train::History h = model->fit(v.dataset, fo);
       v.seconds.push_back(now() - t0);
+      v.cpu.push_back(cpu_now() - c0);
       v.wait.push_back(h.stats.input_wait_seconds);
-      std::printf("round %d %-9s %8.3f s (input wait %.3f s)\n", r, v.name.c_str(),
-                  v.seconds.back(), v.wait.back());
+      std::printf("round %d %-9s %8.3f s wall %8.3f s cpu (input wait %.3f s)\n", r, v.name.c_str(),
+                  v.seconds.back(), v.cpu.back(), v.wait.back());
       std::fflush(stdout);
     }
   }
@@ -225,19 +234,26 @@ int run(int argc, char** argv) {
   std::printf("\n%-9s %9s %9s %9s %9s %9s %9s %9s\n", "variant", "min s", "mean s", "min x",
               "mean x", "cpu s", "cpu x", "wait s");
   for (const auto& v : variants) {
+    if (v.seconds.empty()) continue;
     std::printf("%-9s %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f %9.3f\n", v.name.c_str(),
                 min_of(v.seconds), mean_of(v.seconds), min_of(v.seconds) / min_of(base.seconds),
                 mean_of(v.seconds) / mean_of(base.seconds), min_of(v.cpu),
                 min_of(v.cpu) / min_of(base.cpu), mean_of(v.wait));
   }
+  // Epochs of the same round ran next to each other (ABBA order), under similar load from
+  // anything else on the machine: the median of the per-round ratios is the steadiest figure.
+  for (const auto& v : variants) {
+    if (v.seconds.empty() || &v == &base) continue;
+    std::vector<double> ratios;
+    for (size_t r = 0; r < v.seconds.size(); ++r) ratios.push_back(v.seconds[r] / base.seconds[r]);
+    std::sort(ratios.begin(), ratios.end());
+    const size_t m = ratios.size() / 2;
+    const double median = ratios.size() % 2 ? ratios[m] : (ratios[m - 1] + ratios[m]) / 2;
+    std::printf("%-9s per-round wall ratio to memory: median %.3f (min %.3f, max %.3f)\n",
+                v.name.c_str(), median, ratios.front(), ratios.back());
+  }
   std::printf("\nstages of the last tfrecord epoch:\n%s", report->report.c_str());
-  // The pipeline alone, as fast as it goes.
-  double t0 = now();
-  data::Iterator it = variants[2].dataset->make_iterator(99);
-  int64_t batches = 0;
-  while (it.next()) ++batches;
-  std::printf("tfrecord pipeline alone: %lld batches in %.3f s\n", static_cast<long long>(batches),
-              now() - t0);
+  pipeline_breakdown(tf);
   return 0;
 }
 

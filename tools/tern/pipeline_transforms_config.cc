@@ -105,7 +105,9 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
       t.read("seed", s.seed);
       [[fallthrough]];
     case TransformKind::kParse:
-      s.num_parallel_calls = data::kAutotune;
+      // Parsing is heavy: AUTOTUNE threads. Element functions run on the thread that asks for the
+      // element (tf.data's default; no hand-off), unless `parallel` says otherwise.
+      s.num_parallel_calls = s.kind == TransformKind::kParse ? data::kAutotune : 0;
       t.read("parallel", s.num_parallel_calls);
       if (s.num_parallel_calls < -1)
         t.error("parallel", "key 'parallel' must be -1 (AUTOTUNE), 0 or a thread count");
