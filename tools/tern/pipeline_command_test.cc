@@ -2,6 +2,7 @@
 // written by the test, trained through cmd_train; config errors in the pipeline keys.
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -9,6 +10,7 @@
 
 #include "tern/base/philox.h"
 #include "tern/data/example_proto.h"
+#include "tern/data/image_codec.h"
 #include "tern/data/tfrecord_writer.h"
 #include "tern/io/atomic_file.h"
 #include "tests/support/random_tensor.h"
@@ -242,6 +244,29 @@ TEST_F(PipelineCommand, ExampleConfigTrainsFromConvertedTFRecords) {
   nlohmann::json j = nlohmann::json::parse(io::read_file(metrics));
   EXPECT_EQ(j["monitor"]["steps"].get<int64_t>(), 2);  // 96 records: one batch of 128 per epoch
   EXPECT_TRUE(j.contains("test_accuracy"));
+}
+
+TEST_F(PipelineCommand, TrainsFromImageFolders) {
+  // PNG files in one folder per class; validation is a seeded 25% of the training files.
+  for (const auto& [split, n, seed] : {std::tuple{"train", 256, 7}, std::tuple{"test", 64, 8}}) {
+    Samples s = make_samples(n, static_cast<uint64_t>(seed));
+    for (size_t i = 0; i < s.images.size(); ++i) {
+      std::string folder = dir_ + "/images/" + split + "/class" + std::to_string(s.labels[i]);
+      std::filesystem::create_directories(folder);
+      Tensor img(DType::kU8, Shape{8, 8, 1});
+      std::memcpy(img.raw_data(), s.images[i].data(), 64);
+      data::write_file_bytes(folder + "/" + std::to_string(i) + ".png", data::encode_png(img));
+    }
+  }
+  std::string cfg = config(
+      "[data]\nsource = \"image_dir\"\nnum_classes = 4\nvalidation_split = 0.25\ntrain_dir = \"" +
+          dir_ + "/images/train\"\ntest_dir = \"" + dir_ + "/images/test\"\n" +
+          "[data.image_dir]\nimage_size = [8, 8]\nchannels = 1\n" +
+          "[[data.transforms]]\nop = \"map\"\nfn = \"scale\"\n",
+      4);
+  nlohmann::json j = train(cfg);
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.9) << j.dump();
+  EXPECT_EQ(j["monitor"]["steps"].get<int64_t>(), 4 * 6);  // 192 training files, batch 32
 }
 
 // --- errors ---
