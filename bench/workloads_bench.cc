@@ -4,6 +4,7 @@
 //   w2  MLP 784-512-256-10 with BatchNorm and Dropout(0.2), same setting
 //   w3  the CNN of examples/fashion_mnist.toml (constant lr), same setting
 //   w4  ResNet-18 (CIFAR stem), 32x32x3 synthetic batches of 32, SGD momentum 0.9: ms per step
+//   peak  a 2048^3 matmul (f32 or bf16): the machine peak, in wall and CPU seconds per run
 //   w6  Transformer encoder classifier (4 layers, d 256, 4 heads, ff 1024, seq 128, vocab 8000,
 //       batch 32, Adam 1e-3) on synthetic tokens: ms per step
 // Epoch workloads time fit() over one epoch (step compilation and the input pipeline included);
@@ -26,6 +27,7 @@
 
 #include "bench/op_time_sink.h"
 #include "tern/data/tensor_slice_dataset.h"
+#include "tern/ir/graph.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/training_state.h"
@@ -211,8 +213,45 @@ double train_step_flops(nn::Model& model) {
   return exe ? graph_flops(exe->graph()) : 0;
 }
 
+// The machine's matmul peak as the suite's denominator: a 2048^3 matmul (f32, or bf16 for
+// --precision mixed_bfloat16) run --steps times; wall seconds (median) and CPU seconds per run.
+int run_peak(const Args& a) {
+  const int64_t m = 2048;
+  DType d = a.precision == "float32" ? DType::kF32 : DType::kBF16;
+  ir::Graph g("peak");
+  ir::Value* x = g.input("a", {d, Shape({m, m})});
+  ir::Value* y = g.input("b", {d, Shape({m, m})});
+  g.add_output("c", g.add("matmul", {x, y}));
+  runtime::VariableStore vars;
+  auto exe = runtime::Executable::compile(g, vars);
+  std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
+  std::uniform_real_distribution<double> unit(-1.0, 1.0);
+  for (const char* name : {"a", "b"}) {
+    Tensor t(d, Shape({m, m}));
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, unit(rng));
+    exe->feed(name, t);
+  }
+  for (int i = 0; i < 3; ++i) exe->run();
+  std::vector<double> wall;
+  double c0 = cpu_seconds();
+  for (int64_t i = 0; i < a.steps; ++i) {
+    auto t0 = Clock::now();
+    exe->run();
+    wall.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+  }
+  double cpu = (cpu_seconds() - c0) / static_cast<double>(a.steps);
+  std::printf(
+      "{\"workload\": \"peak\", \"framework\": \"tern\", \"threads\": %d, \"precision\": \"%s\", "
+      "\"seconds\": %.6f, \"cpu_seconds\": %.6f, \"steps\": %lld, \"flops\": %.6g, \"kernel\": "
+      "\"%s\"}\n",
+      runtime::intra_op_threads(), a.precision.c_str(), median(wall), cpu,
+      static_cast<long long>(a.steps), 2.0 * m * m * m, exe->steps()[0].kernel.c_str());
+  return 0;
+}
+
 int run(const Args& a) {
   runtime::set_intra_op_threads(a.threads);
+  if (a.workload == "peak") return run_peak(a);
   tools::TrainConfig c = config_for(a);
   bool epoch_mode = a.workload == "w1" || a.workload == "w2" || a.workload == "w3";
   std::printf(
