@@ -19,6 +19,8 @@ void register_nn_misc_ops(OpRegistry& r);    // dropout, embedding
 void register_random_ops(OpRegistry& r);     // uniform, normal, truncated normal
 void register_optimizer_ops(OpRegistry& r);  // fused sgd/adam/adamw/rmsprop updates
 void register_fused_ops(OpRegistry& r);      // ops the fusion passes create
+// all_finite, loss_scale_update (dynamic loss scaling)
+void register_loss_scale_ops(OpRegistry& r);
 
 // Registers all of the above (OpRegistry::global() calls this once).
 void register_builtin_ops(OpRegistry& r);

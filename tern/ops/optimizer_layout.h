@@ -1,7 +1,10 @@
 // Input layout of the fused optimizer-update ops (sgd_update, adam_update, adamw_update,
 // rmsprop_update): leading hyper-parameter scalars, then `num_params` parameters, then as many
-// gradients, then one list of `num_params` tensors per optimizer slot. Shared by the OpDefs, the
-// reference kernels and the fast kernels so that all three read the same positions.
+// gradients, then one list of `num_params` tensors per optimizer slot, then (only with attribute
+// has_apply = true) one bool scalar `apply`: false skips the whole update, leaving every parameter
+// and slot bitwise unchanged (dynamic loss scaling skips steps whose gradients overflowed). Shared
+// by the OpDefs, the reference kernels and the fast kernels so that all three read the same
+// positions.
 #pragma once
 
 #include <string>
@@ -16,10 +19,15 @@ struct OptimizerLayout {
   std::vector<std::string> hypers;  // names of the leading scalar inputs ("lr", "step")
   std::vector<std::string> slots;   // names of the slot lists, in input order
   int num_params = 0;
+  bool has_apply = false;  // a trailing bool scalar input `apply`
 
   int num_hypers() const { return static_cast<int>(hypers.size()); }
   int num_slots() const { return static_cast<int>(slots.size()); }
-  int num_inputs() const { return num_hypers() + (2 + num_slots()) * num_params; }
+  int num_inputs() const {
+    return num_hypers() + (2 + num_slots()) * num_params + (has_apply ? 1 : 0);
+  }
+  // Input index of `apply` (only when has_apply).
+  int apply() const { return num_hypers() + (2 + num_slots()) * num_params; }
   // Input index of parameter i, its gradient, and its entry in slot list s.
   int param(int i) const { return num_hypers() + i; }
   int grad(int i) const { return num_hypers() + num_params + i; }
@@ -39,6 +47,7 @@ struct OptimizerLayout {
 inline OptimizerLayout optimizer_layout(std::string_view op, const Attrs& attrs) {
   OptimizerLayout l;
   l.num_params = static_cast<int>(attrs.get_int("num_params"));
+  l.has_apply = attrs.has("has_apply") && attrs.get_bool("has_apply");
   if (op == "sgd_update") {
     l.hypers = {"lr"};
     if (attrs.get_float("momentum") != 0.0) l.slots = {"velocity"};

@@ -8,6 +8,10 @@
 //   adamw_update    lr, step, p[N], g[N], m[N], v[N], (vhat[N] if amsgrad)
 //   rmsprop_update  lr, p[N], g[N], rms[N], (mom[N] if momentum != 0), (mg[N] if centered)
 //   assign          var, value
+// With attribute has_apply = true, each update op takes one more input after the slots: `apply`,
+// a bool scalar; when it is false the kernel returns without writing anything (every parameter
+// and slot stays bitwise unchanged). Dynamic loss scaling (tern/optim/loss_scale.h) feeds it the
+// finiteness of the gradients.
 // lr: a floating scalar (any float dtype). step: a scalar (i32, i64, f32 or f64) holding t >= 1,
 // the 1-based count of the update being applied (Keras `iterations + 1`). Every parameter, its
 // gradient and its slots must have the same dtype (f32 or f64) and shape; parameters may differ
@@ -76,8 +80,8 @@ std::vector<TensorType> infer_update(const InferContext& ctx) {
     for (const auto& h : l.hypers) hypers += (hypers.empty() ? "" : ", ") + h;
     for (const auto& s : l.slots) lists += ", " + s;
     ctx.fail("expects ", hypers, ", then ", 2 + l.num_slots(), " lists (", lists,
-             ") of num_params = ", l.num_params, " tensors each: ", l.num_inputs(), " inputs, got ",
-             ctx.inputs.size());
+             ") of num_params = ", l.num_params, " tensors each", l.has_apply ? ", then apply" : "",
+             ": ", l.num_inputs(), " inputs, got ", ctx.inputs.size());
   }
   for (int h = 0; h < l.num_hypers(); ++h) {
     const std::string& name = l.hypers[static_cast<size_t>(h)];
@@ -86,6 +90,8 @@ std::vector<TensorType> infer_update(const InferContext& ctx) {
         name == "step" ? std::vector<DType>{DType::kI32, DType::kI64, DType::kF32, DType::kF64}
                        : kFloatDTypes);
   }
+  if (l.has_apply)
+    require_scalar_input(ctx, static_cast<size_t>(l.apply()), "apply", {DType::kBool});
   for (int i = 0; i < l.num_params; ++i) {
     const TensorType& p = ctx.input(static_cast<size_t>(l.param(i)));
     if (std::find(kOptimizerDTypes.begin(), kOptimizerDTypes.end(), p.dtype) ==
@@ -145,6 +151,7 @@ std::vector<AttrSpec> adam_attrs(bool decoupled) {
                              {"beta2", AttrKind::kFloat, 0.999},
                              {"epsilon", AttrKind::kFloat, 1e-7},
                              {"amsgrad", AttrKind::kBool, false}};
+  a.push_back({"has_apply", AttrKind::kBool, false});
   if (decoupled) a.push_back({"weight_decay", AttrKind::kFloat, 0.004});
   return a;
 }
@@ -155,14 +162,15 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "sgd_update",
          .family = "optimizer",
          .doc = "SGD with optional (Nesterov) momentum and L2 weight decay over num_params "
-                "parameters in place. Inputs: lr, params, grads, [velocity].",
+                "parameters in place. Inputs: lr, params, grads, [velocity], [apply].",
          .inputs = {"lr", "tensors"},
          .variadic = true,
          .min_inputs = 3,
          .attrs = {{"num_params", AttrKind::kInt, std::nullopt},
                    {"momentum", AttrKind::kFloat, 0.0},
                    {"nesterov", AttrKind::kBool, false},
-                   {"weight_decay", AttrKind::kFloat, 0.0}},
+                   {"weight_decay", AttrKind::kFloat, 0.0},
+                   {"has_apply", AttrKind::kBool, false}},
          .dtypes = kOptimizerDTypes,
          .key_input = 1,
          .traits = kUpdateTraits,
@@ -170,7 +178,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "adam_update",
          .family = "optimizer",
          .doc = "Adam (Keras form: bias-corrected lr, epsilon outside sqrt), optional AMSGrad, "
-                "in place. Inputs: lr, step, params, grads, m, v, [vhat].",
+                "in place. Inputs: lr, step, params, grads, m, v, [vhat], [apply].",
          .inputs = {"lr", "step", "tensors"},
          .variadic = true,
          .min_inputs = 6,
@@ -182,7 +190,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "adamw_update",
          .family = "optimizer",
          .doc = "AdamW: decoupled weight decay p -= lr * weight_decay * p, then Adam. Inputs: lr, "
-                "step, params, grads, m, v, [vhat].",
+                "step, params, grads, m, v, [vhat], [apply].",
          .inputs = {"lr", "step", "tensors"},
          .variadic = true,
          .min_inputs = 6,
@@ -194,7 +202,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "rmsprop_update",
          .family = "optimizer",
          .doc = "RMSprop (Keras form: epsilon inside sqrt), optional momentum and centering, in "
-                "place. Inputs: lr, params, grads, rms, [momentum], [mg].",
+                "place. Inputs: lr, params, grads, rms, [momentum], [mg], [apply].",
          .inputs = {"lr", "tensors"},
          .variadic = true,
          .min_inputs = 4,
@@ -202,7 +210,8 @@ void register_optimizer_ops(OpRegistry& r) {
                    {"rho", AttrKind::kFloat, 0.9},
                    {"momentum", AttrKind::kFloat, 0.0},
                    {"epsilon", AttrKind::kFloat, 1e-7},
-                   {"centered", AttrKind::kBool, false}},
+                   {"centered", AttrKind::kBool, false},
+                   {"has_apply", AttrKind::kBool, false}},
          .dtypes = kOptimizerDTypes,
          .key_input = 1,
          .traits = kUpdateTraits,

@@ -32,6 +32,12 @@ InputSpec lr() {
 InputSpec step(double t, DType d = DType::kI64) {
   return Fixed(Tensor::scalar(d, t));
 }
+// The trailing `apply` input of a has_apply update (true here: a case must mutate something;
+// apply = false is tests/e2e/optimizer_apply_test.cc).
+std::vector<InputSpec> with_apply(std::vector<InputSpec> in) {
+  in.push_back(Fixed(Tensor::scalar(DType::kBool, 1)));
+  return in;
+}
 
 const Range kVelocity{-0.1, 0.1}, kFirstMoment{-0.1, 0.1}, kSecondMoment{0.0, 0.01},
     kVhat{0.0, 0.02}, kRms{0.1, 1.0}, kMeanGrad{-0.2, 0.2};
@@ -152,6 +158,34 @@ TERN_OP_CASES(optimizer) {
        {},
        0,
        "large-centered-momentum"},
+      {"sgd_update",
+       with_apply(update_inputs({lr()}, kLarge, {kVelocity})),
+       {{"num_params", n_large()}, {"momentum", 0.9}, {"has_apply", true}},
+       false,
+       {},
+       0,
+       "apply"},
+      {"adam_update",
+       with_apply(update_inputs({lr(), step(4)}, kLarge, {kFirstMoment, kSecondMoment})),
+       {{"num_params", n_large()}, {"has_apply", true}},
+       false,
+       {},
+       0,
+       "apply"},
+      {"adamw_update",
+       with_apply(update_inputs({lr(), step(2)}, kSmall, {kFirstMoment, kSecondMoment, kVhat})),
+       {{"num_params", n_small()}, {"amsgrad", true}, {"has_apply", true}},
+       false,
+       {},
+       0,
+       "apply"},
+      {"rmsprop_update",
+       with_apply(update_inputs({lr()}, kSmall, {kRms, kVelocity, kMeanGrad})),
+       {{"num_params", n_small()}, {"centered", true}, {"momentum", 0.5}, {"has_apply", true}},
+       false,
+       {},
+       0,
+       "apply"},
       {"assign", {In({3, 4}), In({3, 4}, -5, 5)}, {}, false, {}, 0, "copy"},
   };
 }

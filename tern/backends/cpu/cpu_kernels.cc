@@ -23,6 +23,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_fused_elementwise_kernels(r);
   register_batch_norm_kernels(r);
   register_layer_norm_kernels(r);
+  register_all_finite_kernels(r);
 }
 
 }  // namespace tern::cpu

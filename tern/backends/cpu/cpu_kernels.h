@@ -19,5 +19,6 @@ void register_transpose_kernels(kernels::KernelRegistry& r);  // transpose_vec.c
 void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
 void register_batch_norm_kernels(kernels::KernelRegistry& r);  // batch_norm_cpu.cc
 void register_layer_norm_kernels(kernels::KernelRegistry& r);  // layer_norm_cpu.cc
+void register_all_finite_kernels(kernels::KernelRegistry& r);  // all_finite_cpu.cc
 
 }  // namespace tern::cpu

@@ -2,7 +2,7 @@
 // pass over all parameters, split into fixed-size chunks planned once per node, chunks spread over
 // OpenMP threads, and `omp simd` inner loops in the parameter dtype. Formulas and input layout:
 // tern/ops/optimizer_ops.cc. Every element is updated independently, so results do not depend on
-// the thread count (deterministic).
+// the thread count (deterministic). With has_apply and apply = false a run writes nothing.
 #include <algorithm>
 #include <cmath>
 #include <memory>
@@ -154,8 +154,8 @@ struct Chunk {
   int64_t size;
 };
 
-// Everything but lr and step is fixed per node, so attributes and slot positions are read once
-// here and a run only reads the two scalars and walks the chunks.
+// Everything but lr, step and apply is fixed per node, so attributes and slot positions are read
+// once here and a run only reads those scalars and walks the chunks.
 class OptimizerUpdateKernel final : public kernels::Kernel {
  public:
   explicit OptimizerUpdateKernel(const kernels::KernelSignature& sig)
@@ -186,6 +186,7 @@ class OptimizerUpdateKernel final : public kernels::Kernel {
   }
 
   void run(kernels::KernelContext& ctx) override {
+    if (layout_.has_apply && ctx.inputs[static_cast<size_t>(layout_.apply())].get(0) == 0.0) return;
     DType d = ctx.inputs[static_cast<size_t>(layout_.param(0))].dtype();
     if (d == DType::kF32) return run_typed<float>(ctx);
     if (d == DType::kF64) return run_typed<double>(ctx);

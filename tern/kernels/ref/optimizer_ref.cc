@@ -1,6 +1,7 @@
 // Reference kernels for the optimizer op family: one plain loop per parameter, every update
 // computed in double from the formulas in tern/ops/optimizer_ops.cc and rounded once per stored
-// value. Parameters and slots are written in place.
+// value. Parameters and slots are written in place; with has_apply and apply = false nothing is
+// written at all.
 #include <algorithm>
 #include <cmath>
 
@@ -30,9 +31,15 @@ double step_count(KernelContext& ctx, std::string_view op) {
   return t;
 }
 
+// True when the node has an `apply` input and it is false: the update is skipped.
+bool skipped(KernelContext& ctx, const ops::OptimizerLayout& l) {
+  return l.has_apply && ctx.inputs[static_cast<size_t>(l.apply())].get(0) == 0.0;
+}
+
 template <typename T>
 void sgd_ref(KernelContext& ctx) {
   ops::OptimizerLayout l = ops::optimizer_layout("sgd_update", ctx.attrs);
+  if (skipped(ctx, l)) return;
   double lr = ctx.inputs[0].get(0);
   double momentum = ctx.attrs.get_float("momentum");
   double wd = ctx.attrs.get_float("weight_decay");
@@ -59,6 +66,7 @@ void sgd_ref(KernelContext& ctx) {
 template <typename T>
 void adam_ref(KernelContext& ctx, std::string_view op) {
   ops::OptimizerLayout l = ops::optimizer_layout(op, ctx.attrs);
+  if (skipped(ctx, l)) return;
   bool decoupled = op == "adamw_update";
   double lr = ctx.inputs[0].get(0);
   double t = step_count(ctx, op);
@@ -96,6 +104,7 @@ void adam_ref(KernelContext& ctx, std::string_view op) {
 template <typename T>
 void rmsprop_ref(KernelContext& ctx) {
   ops::OptimizerLayout l = ops::optimizer_layout("rmsprop_update", ctx.attrs);
+  if (skipped(ctx, l)) return;
   double lr = ctx.inputs[0].get(0);
   double rho = ctx.attrs.get_float("rho"), momentum = ctx.attrs.get_float("momentum");
   double eps = ctx.attrs.get_float("epsilon");

@@ -23,6 +23,7 @@ void register_nn_misc_ref(KernelRegistry& r);
 void register_random_ref(KernelRegistry& r);
 void register_optimizer_ref(KernelRegistry& r);
 void register_fused_ref(KernelRegistry& r);
+void register_loss_scale_ref(KernelRegistry& r);
 
 // Adds a "ref" candidate for `op` (priority 0, deterministic).
 inline void add_ref(KernelRegistry& r, std::string_view op, std::vector<DType> dtypes,
