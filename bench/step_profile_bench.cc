@@ -131,7 +131,7 @@ int run(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  tern::runtime::use_passive_openmp_wait(argv);
+  tern::runtime::use_bounded_openmp_spin(argv);
   try {
     return run(argc, argv);
   } catch (const std::exception& e) {

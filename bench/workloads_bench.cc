@@ -312,7 +312,7 @@ int run(const Args& a) {
 }  // namespace tern::bench
 
 int main(int argc, char** argv) {
-  tern::runtime::use_passive_openmp_wait(argv);
+  tern::runtime::use_bounded_openmp_spin(argv);
   try {
     return tern::bench::run(tern::bench::parse_args(argc, argv));
   } catch (const std::exception& e) {

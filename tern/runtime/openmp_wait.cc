@@ -1,4 +1,4 @@
-// OpenMP wait policy: re-executes the program once with OMP_WAIT_POLICY=PASSIVE.
+// OpenMP wait policy: re-executes the program once with a bounded GOMP_SPINCOUNT.
 #include "tern/runtime/openmp_wait.h"
 
 #include <unistd.h>
@@ -7,11 +7,11 @@
 
 namespace tern::runtime {
 
-void use_passive_openmp_wait(char** argv) {
+void use_bounded_openmp_spin(char** argv) {
   constexpr const char* kGuard = "TERN_OPENMP_REEXEC";
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT") || std::getenv(kGuard))
     return;
-  if (setenv("OMP_WAIT_POLICY", "PASSIVE", 0) != 0 || setenv(kGuard, "1", 1) != 0) return;
+  if (setenv("GOMP_SPINCOUNT", kDefaultSpinCount, 0) != 0 || setenv(kGuard, "1", 1) != 0) return;
   execv("/proc/self/exe", argv);
   // execv returned: keep running as we are (the policy does not change results, only speed).
 }
