@@ -186,5 +186,25 @@ TEST(ConvOps, InferredShapes) {
   EXPECT_EQ(gap.check_and_infer("g", gin, flat)[0].shape, Shape({2, 4}));
 }
 
+TEST(ConvOps, BackpropFilterOutputDtype) {
+  const OpDef& bwd = OpRegistry::global().get("conv2d_backprop_filter");
+  std::vector<TensorType> in = {{DType::kBF16, {2, 6, 6, 3}}, {DType::kBF16, {2, 6, 6, 4}}};
+  Attrs attrs = {{"filter_shape", Ints{3, 3, 3, 4}}, {"padding", std::string("SAME")}};
+  EXPECT_EQ(bwd.check_and_infer("g", in, attrs)[0], (TensorType{DType::kBF16, {3, 3, 3, 4}}));
+  attrs.set("dfilter_dtype", std::string("f32"));
+  EXPECT_EQ(bwd.check_and_infer("g", in, attrs)[0], (TensorType{DType::kF32, {3, 3, 3, 4}}));
+  attrs.set("dfilter_dtype", std::string("f64"));
+  EXPECT_NE(error_of([&] {
+              bwd.check_and_infer("g", in, attrs);
+            }).find("dfilter_dtype must be \"\" or \"f32\", got \"f64\""),
+            std::string::npos);
+  std::vector<TensorType> f64 = {{DType::kF64, {2, 6, 6, 3}}, {DType::kF64, {2, 6, 6, 4}}};
+  attrs.set("dfilter_dtype", std::string("f32"));
+  EXPECT_NE(error_of([&] {
+              bwd.check_and_infer("g", f64, attrs);
+            }).find("needs bf16, f16 or f32 inputs, got f64"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace tern::ops

@@ -31,6 +31,12 @@ std::vector<AttrSpec> with_shape_attr(std::string name, std::vector<AttrSpec> ba
   return base;
 }
 
+// conv2d_backprop_filter's output dtype: "" = the inputs' dtype, "f32" = f32 from 16-bit inputs.
+std::vector<AttrSpec> with_dfilter_dtype(std::vector<AttrSpec> base) {
+  base.push_back(AttrSpec{"dfilter_dtype", AttrKind::kString, std::string()});
+  return base;
+}
+
 // --- inference ---
 
 Conv2dGeometry conv_geometry_or_fail(const InferContext& ctx, const Shape& x, const Shape& filter) {
@@ -77,13 +83,23 @@ std::vector<TensorType> infer_conv2d_backprop_input(const InferContext& ctx) {
   return {{ctx.input(0).dtype, x}};
 }
 
-// conv2d_backprop_filter(x, dy){filter_shape} -> dfilter [filter_shape].
+// conv2d_backprop_filter(x, dy){filter_shape, dfilter_dtype} -> dfilter [filter_shape], in the
+// inputs' dtype, or f32 from 16-bit inputs when dfilter_dtype = "f32" (mixed precision: the
+// weight gradient accumulates and is stored in f32).
 std::vector<TensorType> infer_conv2d_backprop_filter(const InferContext& ctx) {
   require_same_dtype(ctx, 0, 1);
   Shape filter = shape_attr(ctx, "filter_shape");
   Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
   require_dy_shape(ctx, 1, g.output_shape());
-  return {{ctx.input(0).dtype, filter}};
+  DType in = ctx.input(0).dtype;
+  const std::string& out = ctx.attrs.get_string("dfilter_dtype");
+  if (out.empty()) return {{in, filter}};
+  if (out != "f32" && out != "float32")
+    ctx.fail("dfilter_dtype must be \"\" or \"f32\", got \"", out, "\"");
+  if (in != DType::kBF16 && in != DType::kF16 && in != DType::kF32) {
+    ctx.fail("dfilter_dtype \"f32\" needs bf16, f16 or f32 inputs, got ", dtype_name(in));
+  }
+  return {{DType::kF32, filter}};
 }
 
 std::vector<TensorType> infer_pool2d(const InferContext& ctx) {
@@ -137,7 +153,7 @@ void register_conv_ops(OpRegistry& r) {
          .family = "conv",
          .doc = "Gradient of conv2d with respect to its filter (shape filter_shape).",
          .inputs = {"x", "dy"},
-         .attrs = with_shape_attr("filter_shape", conv2d_attrs()),
+         .attrs = with_dfilter_dtype(with_shape_attr("filter_shape", conv2d_attrs())),
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_conv2d_backprop_filter});

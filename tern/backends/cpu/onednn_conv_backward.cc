@@ -16,11 +16,27 @@ ConvDescs backward_data_descs(const kernels::KernelSignature& sig) {
                     false);
 }
 
-// conv2d_backprop_filter(x, dy){filter_shape}.
-ConvDescs backward_weights_descs(const kernels::KernelSignature& sig) {
+// conv2d_backprop_filter(x, dy){filter_shape}: descriptors in the inputs' dtype (also the forward
+// hint) and the filter-gradient descriptors in the output's dtype (f32 from bf16 inputs when
+// dfilter_dtype = "f32": oneDNN's bf16 backward-weights kernel accumulates in f32 and stores f32
+// directly, at the speed of its bf16 result).
+struct BackwardWeightsDescs {
+  ConvDescs d;                    // src, diff_dst and the hint's weights: the inputs' dtype
+  dnnl::memory::desc dw, dw_any;  // the filter gradient: the output's dtype
+};
+
+BackwardWeightsDescs backward_weights_descs(const kernels::KernelSignature& sig) {
   Shape filter(sig.attrs->get_ints("filter_shape"));
-  return conv_descs(ops::conv2d_geometry(sig.inputs[0].shape, filter, *sig.attrs),
-                    sig.inputs[0].dtype, false);
+  ops::Conv2dGeometry geo = ops::conv2d_geometry(sig.inputs[0].shape, filter, *sig.attrs);
+  BackwardWeightsDescs b{conv_descs(geo, sig.inputs[0].dtype, false), {}, {}};
+  b.dw = b.d.weights;
+  b.dw_any = b.d.weights_any;
+  if (sig.outputs[0].dtype != sig.inputs[0].dtype) {
+    ConvDescs out = conv_descs(geo, sig.outputs[0].dtype, false);
+    b.dw = out.weights;
+    b.dw_any = out.weights_any;
+  }
+  return b;
 }
 
 dnnl::convolution_backward_data::primitive_desc backward_data_pd(const ConvDescs& d) {
@@ -31,9 +47,11 @@ dnnl::convolution_backward_data::primitive_desc backward_data_pd(const ConvDescs
                                                          conv_forward_pd(d));
 }
 
-dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(const ConvDescs& d) {
+dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
+    const BackwardWeightsDescs& b) {
+  const ConvDescs& d = b.d;
   dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d.src,
-                                                d.weights_any, d.dst, d.strides, d.dilates, d.pad_l,
+                                                b.dw_any, d.dst, d.strides, d.dilates, d.pad_l,
                                                 d.pad_r);
   return dnnl::convolution_backward_weights::primitive_desc(desc, make_attr(), engine(),
                                                             conv_forward_pd(d));
@@ -69,13 +87,13 @@ class ConvBackwardWeightsKernel {
  public:
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
-      ConvDescs d = backward_weights_descs(sig);
-      auto pd = backward_weights_pd(d);
+      BackwardWeightsDescs b = backward_weights_descs(sig);
+      auto pd = backward_weights_pd(b);
       runner_.init<dnnl::convolution_backward_weights>(pd);
       runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
       runner_.add_arg(DNNL_ARG_DIFF_DST, pd.diff_dst_desc());
       runner_.add_arg(DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc());
-      weights_ = WeightsReorder(d.weights, pd.diff_weights_desc(), /*from_user=*/false);
+      weights_ = WeightsReorder(b.dw, pd.diff_weights_desc(), /*from_user=*/false);
     });
   }
 

@@ -86,8 +86,8 @@ void conv2d_backprop_input_ref(const ops::Conv2dGeometry& g, const T* dy, const 
 }
 
 // df[r, s, ic, oc] = sum over (n, oh, ow) of x[n, ih, iw, g * cin_g + ic] * dy[n, oh, ow, oc].
-template <typename T>
-void conv2d_backprop_filter_ref(const ops::Conv2dGeometry& g, const T* x, const T* dy, T* df) {
+template <typename T, typename O>
+void conv2d_backprop_filter_ref(const ops::Conv2dGeometry& g, const T* x, const T* dy, O* df) {
   int64_t cin_g = g.c_in_per_group(), cout_g = g.c_out_per_group();
   for (int64_t r = 0; r < g.kh; ++r) {
     for (int64_t s = 0; s < g.kw; ++s) {
@@ -107,7 +107,7 @@ void conv2d_backprop_filter_ref(const ops::Conv2dGeometry& g, const T* x, const 
               }
             }
           }
-          df[((r * g.kw + s) * cin_g + ic) * g.c_out + oc] = store<T>(acc);
+          df[((r * g.kw + s) * cin_g + ic) * g.c_out + oc] = store<O>(acc);
         }
       }
     }
@@ -144,7 +144,12 @@ void register_conv_ref(KernelRegistry& r) {
         ops::conv2d_geometry(x.shape(), shape_attr(ctx.attrs, "filter_shape"), ctx.attrs);
     dispatch_float(x.dtype(), "conv2d_backprop_filter", [&](auto tag) {
       using T = decltype(tag);
-      conv2d_backprop_filter_ref<T>(g, x.data<T>(), dy.data<T>(), ctx.outputs[0].data<T>());
+      Tensor& df = ctx.outputs[0];
+      if (df.dtype() == x.dtype()) {
+        conv2d_backprop_filter_ref<T, T>(g, x.data<T>(), dy.data<T>(), df.data<T>());
+      } else {  // dfilter_dtype "f32" from 16-bit inputs
+        conv2d_backprop_filter_ref<T, float>(g, x.data<T>(), dy.data<T>(), df.data<float>());
+      }
     });
   });
   register_pool_ref(r);
