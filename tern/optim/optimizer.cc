@@ -63,7 +63,7 @@ std::vector<ir::Value*> Optimizer::clip_gradients(ir::Graph& g,
 
 ir::Node* Optimizer::apply_gradients(ir::Graph& g, runtime::VariableStore& store,
                                      const std::vector<ParamGrad>& params, ir::Value* lr,
-                                     ir::Value* step) {
+                                     ir::Value* step, ir::Value* apply) {
   TERN_CHECK_ARG(!params.empty(), "optimizer ", name(), ": no trainable parameters to update");
   std::vector<ir::Value*> grads;
   for (const auto& p : params) grads.push_back(p.grad);
@@ -71,6 +71,7 @@ ir::Node* Optimizer::apply_gradients(ir::Graph& g, runtime::VariableStore& store
 
   ops::Attrs attrs = update_attrs();
   attrs.set("num_params", static_cast<int64_t>(params.size()));
+  if (apply) attrs.set("has_apply", true);
   ops::OptimizerLayout layout = ops::optimizer_layout(update_op(), attrs);
   std::vector<ir::Value*> inputs;
   for (const auto& h : layout.hypers) inputs.push_back(h == "lr" ? lr : step);
@@ -83,6 +84,7 @@ ir::Node* Optimizer::apply_gradients(ir::Graph& g, runtime::VariableStore& store
       inputs.push_back(g.variable(sname, p.param->type()));
     }
   }
+  if (apply) inputs.push_back(apply);
   ir::Node* update = g.add_node(update_op(), inputs, attrs, "optimizer/" + update_op());
   // Every other reader of a parameter runs before the in-place update.
   for (const auto& p : params) {

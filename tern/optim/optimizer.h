@@ -37,9 +37,11 @@ class Optimizer {
 
   // Adds clipping and the fused update node to `g`; creates slot variables in `store` (zeros) if
   // missing. `lr` is an f32 scalar value, `step` an i64 scalar holding iterations + 1. Every other
-  // reader of a parameter is ordered before the update (control inputs).
+  // reader of a parameter is ordered before the update (control inputs). `apply` (optional, a
+  // bool scalar) gates the update: false leaves parameters and slots untouched (loss scaling).
   ir::Node* apply_gradients(ir::Graph& g, runtime::VariableStore& store,
-                            const std::vector<ParamGrad>& params, ir::Value* lr, ir::Value* step);
+                            const std::vector<ParamGrad>& params, ir::Value* lr, ir::Value* step,
+                            ir::Value* apply = nullptr);
 
   // Learning rate for a 0-based step.
   double learning_rate(int64_t step) const { return (*learning_rate_)(step); }

@@ -14,7 +14,7 @@ namespace {
 const std::unordered_set<std::string_view>& allow_list() {
   static const std::unordered_set<std::string_view> ops = {
       "matmul",       "fused_matmul",          "conv2d",
-      "fused_conv2d", "conv2d_backprop_input"};
+      "fused_conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"};
   return ops;
 }
 
@@ -106,7 +106,7 @@ class Rewriter {
     if (!all_float_f32(n) || !n.op().claims(o_.dtype)) return Kind::kNone;
     if (o_.has_fast_kernel) {
       bool fast16 = o_.has_fast_kernel(op, o_.dtype);
-      if (allow && !fast16) return Kind::kNone;
+      if (allow && !fast16 && !o_.convert_without_fast_kernel) return Kind::kNone;
       if (!allow && !fast16 && o_.has_fast_kernel(op, DType::kF32)) return Kind::kNone;
     }
     return allow ? Kind::kAllow : Kind::kFollow;
@@ -135,8 +135,11 @@ class Rewriter {
   void convert(ir::Node* n) {
     std::vector<ir::Value*> inputs;
     for (ir::Value* v : n->inputs()) inputs.push_back(v->dtype() == DType::kF32 ? low(v) : v);
-    ir::Node* m = g_.add_node(n->op_name(), inputs, n->attrs(),
-                              str_cat(n->name(), "/", dtype_name(o_.dtype)));
+    ops::Attrs attrs = n->attrs();
+    // Weight gradients: 16-bit inputs, accumulated and stored in f32 (no cast back up).
+    if (n->op_name() == "conv2d_backprop_filter") attrs.set("dfilter_dtype", std::string("f32"));
+    ir::Node* m =
+        g_.add_node(n->op_name(), inputs, attrs, str_cat(n->name(), "/", dtype_name(o_.dtype)));
     inherit_control_edges(g_, {n}, m);
     for (int k = 0; k < n->num_outputs(); ++k) {
       ir::Value* old = n->output(k);

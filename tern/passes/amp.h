@@ -1,12 +1,12 @@
 // amp: automatic mixed precision. Rewrites an f32 graph so that its compute-heavy ops run in a
-// 16-bit float type (bf16 for the Keras-style policy "mixed_bfloat16") while variables, the
-// optimizer update, losses, reductions and normalizations stay f32:
+// 16-bit float type (bf16 for the Keras-style policy "mixed_bfloat16", f16 for "mixed_float16")
+// while variables, the optimizer update, losses, reductions and normalizations stay f32:
 //   - allow list (always converted): matmul, conv2d, conv2d_backprop_input and their fused forms:
 //     f32 inputs are cast down, the op runs in 16 bits, its result is cast back up.
-//     conv2d_backprop_filter stays f32 (weight gradients accumulate in f32): oneDNN's bf16
-//     weight-gradient kernels with a bf16 result ran up to 3x slower than f32 on this CPU (ResNet-18
-//     512-channel 4x4 layers: 40-48 ms vs 12-14 ms); with it in f32 the ResNet-18 step is 1.4x
-//     faster than all-f32, with it in bf16 no faster.
+//     conv2d_backprop_filter takes 16-bit inputs and produces its weight gradient in f32
+//     (dfilter_dtype = "f32": accumulated and stored in f32, no cast): oneDNN's bf16
+//     backward-weights kernel with an f32 result runs at its bf16 speed (3x3x64 at 32x32, batch
+//     32: 6.2 ms vs 10.4 ms in f32), where a bf16 result would round every weight gradient.
 //   - follow list (cheap ops that work in 16 bits: elementwise add/sub/mul, relu, gelu and their
 //     grads, pooling and its grads, dropout, reshape/transpose and other pure data movement):
 //     converted only when they sit between allow-listed ops, i.e. some input comes (through
@@ -20,8 +20,13 @@
 // it is removed when there are none). A node's control edges move to its converted form.
 // Run on the whole training step (after autodiff), so backward matmuls/convolutions convert too;
 // weight gradients come back as f32 for the optimizer (f32 master weights).
+// Allow-listed ops convert only where a fast 16-bit kernel exists (has_fast_kernel), unless
+// convert_without_fast_kernel is set: the runtime sets it for f16 ("mixed_float16" is a policy
+// for GPUs; on a CPU without f16 arithmetic it still converts, and the f16 matmuls and
+// convolutions run on reference kernels, which is how the policy is tested on CPUs).
 // Does not: change f64 graphs, keep a variable's 16-bit copy between steps (the cast runs every
-// step), or scale losses (mixed_float16 needs dynamic loss scaling in the optimizer).
+// step), or scale losses (mixed_float16's loss scaling is added to the train step by tern/train,
+// tern/optim/loss_scale.h, before this pass runs).
 #pragma once
 
 #include <functional>
@@ -37,6 +42,8 @@ struct AmpOptions {
   // only if its 16-bit kernel is not slower in kind than its f32 one (fast in 16 bits, or ref-only
   // in both). Empty: assume every op has one.
   std::function<bool(std::string_view op, DType dtype)> has_fast_kernel;
+  // Convert allow-listed ops even when their 16-bit kernel is only the reference one.
+  bool convert_without_fast_kernel = false;
 };
 
 class AutoMixedPrecision final : public Pass {

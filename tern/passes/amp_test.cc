@@ -75,7 +75,7 @@ TEST(Amp, FollowOpsOutsideAllowChainsStayF32) {
   EXPECT_EQ(g->nodes_of("matmul")[0]->output()->dtype(), DType::kBF16);
 }
 
-TEST(Amp, WeightGradientStaysF32AndF64GraphsAreUntouched) {
+TEST(Amp, WeightGradientTakesSixteenBitInputsAndStaysF32AndF64GraphsAreUntouched) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[2, 8, 8, 3]}
     %dy = input() {dtype=f32, name="dy", shape=[2, 8, 8, 4]}
@@ -87,8 +87,14 @@ TEST(Amp, WeightGradientStaysF32AndF64GraphsAreUntouched) {
   AutoMixedPrecision pass({DType::kBF16, {}});
   EXPECT_TRUE(run_pass(pass, *g));
   EXPECT_EQ(g->nodes_of("conv2d")[0]->output()->dtype(), DType::kBF16);
-  EXPECT_EQ(output_node(*g, "df").op_name(), "conv2d_backprop_filter");
-  EXPECT_EQ(output_node(*g, "df").input(0)->dtype(), DType::kF32);
+  const ir::Node& df = output_node(*g, "df");
+  EXPECT_EQ(df.op_name(), "conv2d_backprop_filter");
+  EXPECT_EQ(df.input(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(df.input(1)->dtype(), DType::kBF16);
+  EXPECT_EQ(df.output()->dtype(), DType::kF32);  // no cast back up: f32 straight from the op
+  EXPECT_EQ(df.attrs().get_string("dfilter_dtype"), "f32");
+  // x is cast down once, shared by the forward conv and the weight gradient.
+  EXPECT_EQ(df.input(0), g->nodes_of("conv2d")[0]->input(0));
 
   auto g64 = parse(R"(graph @g {
     %a = input() {dtype=f64, name="a", shape=[4, 4]}
@@ -116,6 +122,31 @@ TEST(Amp, SlowSixteenBitKernelsAreNotChosen) {
   EXPECT_EQ(g->nodes_of("relu")[0]->output()->dtype(), DType::kF32);
   EXPECT_EQ(count_ops(*g, "matmul"), 2u);
   for (const ir::Node* m : g->nodes_of("matmul")) EXPECT_EQ(m->output()->dtype(), DType::kBF16);
+}
+
+TEST(Amp, F16WithoutFastKernelsConvertsOnlyWhenAsked) {
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 16]}
+    %h = matmul(%x, %w)
+    %r = relu(%h)
+    %y = matmul(%r, %w)
+    return {"y": %y}
+  })";
+  // A CPU-like registry: fast f32 everything, fast f16 elementwise, matmul f16 on ref only.
+  auto fast = [](std::string_view op, DType d) { return d == DType::kF32 || op == "relu"; };
+  auto g = parse(text);
+  AutoMixedPrecision skip({DType::kF16, fast});
+  EXPECT_FALSE(run_pass(skip, *g));
+  for (const ir::Node* m : g->nodes_of("matmul")) EXPECT_EQ(m->output()->dtype(), DType::kF32);
+
+  g = parse(text);
+  AmpOptions o{DType::kF16, fast};
+  o.convert_without_fast_kernel = true;  // what the runtime sets for mixed_float16
+  AutoMixedPrecision pass(o);
+  EXPECT_TRUE(run_pass(pass, *g));
+  for (const ir::Node* m : g->nodes_of("matmul")) EXPECT_EQ(m->output()->dtype(), DType::kF16);
+  EXPECT_EQ(g->nodes_of("relu")[0]->output()->dtype(), DType::kF16);
 }
 
 TEST(Amp, PolicyNames) {

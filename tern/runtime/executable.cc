@@ -34,6 +34,8 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
     passes::AmpOptions amp{options.mixed_precision, [&](std::string_view op, DType d) {
                              return kernels::KernelRegistry::global().has_fast(op, options.device, d);
                            }};
+    // mixed_float16 is honoured on devices without fast f16 kernels (reference kernels).
+    amp.convert_without_fast_kernel = options.mixed_precision == DType::kF16;
     passes::PassPipeline p;
     p.add(std::make_unique<passes::AutoMixedPrecision>(std::move(amp)));
     exe->pass_stats_ = p.run(g);

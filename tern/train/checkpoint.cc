@@ -88,8 +88,14 @@ json state_to_json(const CheckpointState& s) {
                     {"iterations", s.optimizer_iterations},
                     {"micro_step", s.micro_step}};
   j["lr_schedule"] = {{"schedule", s.lr_schedule}, {"learning_rate", s.learning_rate}};
-  // float32 training keeps no loss scale; mixed_float16 would record its scale and counters here.
-  j["loss_scale"] = {{"enabled", false}};
+  // Only mixed_float16 scales the loss; its scale and clean-step count are also variables.
+  const LossScaleRecord& ls = s.loss_scale;
+  j["loss_scale"] = {{"enabled", ls.enabled}};
+  if (ls.enabled) {
+    j["loss_scale"]["dynamic"] = ls.dynamic;
+    j["loss_scale"]["scale"] = ls.scale;
+    j["loss_scale"]["good_steps"] = ls.good_steps;
+  }
   j["rng"] = {{"dropout_offset", s.rng_offset}};
   j["config_sha256"] = s.config_sha256;
   j["weight_order"] = s.weight_order;
@@ -121,6 +127,13 @@ CheckpointState state_from_json(const json& j, const std::string& path) {
     s.lr_schedule = j.at("lr_schedule").at("schedule").get<std::string>();
     s.learning_rate = j.at("lr_schedule").at("learning_rate").get<double>();
     s.rng_offset = j.at("rng").at("dropout_offset").get<int64_t>();
+    const json& ls = j.at("loss_scale");
+    s.loss_scale.enabled = ls.at("enabled").get<bool>();
+    if (s.loss_scale.enabled) {
+      s.loss_scale.dynamic = ls.at("dynamic").get<bool>();
+      s.loss_scale.scale = ls.at("scale").get<double>();
+      s.loss_scale.good_steps = ls.at("good_steps").get<int64_t>();
+    }
     s.config_sha256 = j.at("config_sha256").get<std::string>();
     s.weight_order = j.at("weight_order").get<std::vector<std::string>>();
     s.logs = j.at("logs").get<std::map<std::string, double>>();
@@ -131,6 +144,10 @@ CheckpointState state_from_json(const json& j, const std::string& path) {
   if (s.position.global_step < 0 || s.position.epoch < 0 || s.position.step_in_epoch < 0 ||
       s.optimizer_iterations < 0) {
     bad_manifest(path, "negative step, epoch or iteration count");
+  }
+  if (s.loss_scale.enabled && (!(s.loss_scale.scale >= 1.0) || s.loss_scale.good_steps < 0)) {
+    bad_manifest(path, str_cat("loss_scale: scale must be >= 1 and good_steps >= 0, got ",
+                               s.loss_scale.scale, " and ", s.loss_scale.good_steps));
   }
   return s;
 }

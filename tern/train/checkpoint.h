@@ -28,6 +28,15 @@ class Model;
 
 namespace tern::train {
 
+// Dynamic loss scaling ("mixed_float16"): recorded in the manifest for people and tools; the
+// scale and counter themselves are variables, saved and restored with optimizer.safetensors.
+struct LossScaleRecord {
+  bool enabled = false;
+  bool dynamic = true;
+  double scale = 0;
+  int64_t good_steps = 0;
+};
+
 struct CheckpointState {
   ResumePoint position;  // epoch, step, iterator blob
   std::string optimizer_name;
@@ -36,6 +45,7 @@ struct CheckpointState {
   double learning_rate = 0;   // the rate at the next step
   std::string lr_schedule;    // LearningRateSchedule::describe()
   int64_t rng_offset = 0;     // the dropout RNG offset of the next step
+  LossScaleRecord loss_scale;
   std::string config_sha256;  // set by the caller (tern train hashes the effective config)
   std::vector<std::string> weight_order;     // model.weights() names, in model order
   std::map<std::string, double> logs;        // e.g. the monitored metric at save time

@@ -88,6 +88,14 @@ CheckpointState capture_checkpoint_state(nn::Model& model) {
   c.lr_schedule = opt.schedule()->describe();
   c.rng_offset = opt.iterations * s.gradient_accumulation_steps + s.micro_step;
   for (const auto& w : model.weights()) c.weight_order.push_back(w.name);
+  if (s.loss_scale) {
+    c.loss_scale.enabled = true;
+    c.loss_scale.dynamic = s.loss_scale->dynamic;
+    // Before the first train step the state variables do not exist yet: the initial values.
+    std::optional<optim::LossScaleState> ls = optim::read_loss_scale(model.variables());
+    c.loss_scale.scale = ls ? ls->scale : s.loss_scale->initial_scale;
+    c.loss_scale.good_steps = ls ? ls->good_steps : 0;
+  }
   return c;
 }
 

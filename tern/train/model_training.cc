@@ -246,7 +246,11 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
         stats.compute_seconds += seconds_since(run_start);
       }
       if (apply) {
-        ++opt.iterations;
+        // A step that dynamic loss scaling skipped (non-finite gradients) is no iteration: Adam's
+        // bias correction and the learning-rate schedule see only applied updates.
+        bool applied =
+            c.finite_output < 0 || c.exe->output(static_cast<size_t>(c.finite_output)).get(0) != 0;
+        if (applied) ++opt.iterations;
         s.micro_step = 0;
       } else {
         ++s.micro_step;

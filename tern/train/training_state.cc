@@ -13,6 +13,8 @@ std::string step_key(StepKind kind, const TensorType& x, const TensorType* y) {
 
 ir::Value* scalar_input(ir::Graph& g, const std::string& name, DType d) { return g.input(name, {d, Shape{}}); }
 
+constexpr const char* kFiniteOutput = "loss_scale/finite";
+
 }  // namespace
 
 std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& state, StepKind kind,
@@ -48,8 +50,14 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
   TERN_CHECK_ARG(!weights.empty(), "model '", model.name(), "' has no trainable weights");
   std::vector<ir::Value*> params;
   for (const auto& w : weights) params.push_back(g->variable(w.name, w.type));
-  std::vector<ir::Value*> grads = autodiff::gradients(*g, loss, params);
   runtime::VariableStore& store = model.variables();
+  // Loss scaling: differentiate loss * S, unscale right away (accumulators hold f32 unscaled sums;
+  // a non-finite micro-batch makes the sum non-finite and the update step skips it).
+  std::optional<optim::LossScaleGraph> scaling;
+  if (state.loss_scale) scaling.emplace(*g, store, *state.loss_scale);
+  std::vector<ir::Value*> grads =
+      autodiff::gradients(*g, scaling ? scaling->scale_loss(loss) : loss, params);
+  if (scaling) grads = scaling->unscale(grads);
   int k = state.gradient_accumulation_steps;
   if (k > 1) {
     // Sum gradients into accumulators; the train step adds the last micro-batch, averages and
@@ -74,7 +82,12 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
     for (size_t i = 0; i < weights.size(); ++i) pg.push_back({weights[i].name, params[i], grads[i]});
     ir::Value* lr = scalar_input(*g, "lr", DType::kF32);
     ir::Value* step = scalar_input(*g, "step", DType::kI64);
-    state.optimizer->apply_gradients(*g, store, pg, lr, step);
+    ir::Value* finite = scaling ? scaling->finite(grads) : nullptr;
+    state.optimizer->apply_gradients(*g, store, pg, lr, step, finite);
+    if (finite) {
+      scaling->update(finite);
+      g->add_output(kFiniteOutput, finite);
+    }
   }
   // Moving statistics (batch norm) and other layer-requested variable updates.
   for (const auto& [name, value] : updates) {
@@ -117,6 +130,9 @@ CompiledStep& TrainingState::get(nn::Model& model, StepKind kind, const TensorTy
       while (next < outs.size() && outs[next].name.rfind(m->name() + "/", 0) == 0) ++next;
     }
     c.metric_begin.push_back(next);
+    for (size_t i = next; i < outs.size(); ++i) {
+      if (outs[i].name == kFiniteOutput) c.finite_output = static_cast<int>(i);
+    }
   }
   return steps.emplace(key, std::move(c)).first->second;
 }

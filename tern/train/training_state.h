@@ -12,6 +12,7 @@
 #include "tern/nn/losses.h"
 #include "tern/nn/metrics.h"
 #include "tern/nn/model.h"
+#include "tern/optim/loss_scale.h"
 #include "tern/optim/optimizer.h"
 #include "tern/runtime/executable.h"
 #include "tern/train/fit_progress.h"
@@ -26,6 +27,9 @@ struct CompiledStep {
   int x = -1, y = -1, lr = -1, step = -1, rng = -1;  // input indices (-1: absent)
   int loss_output = -1;
   int pred_output = -1;
+  // Train steps under dynamic loss scaling: the bool output "loss_scale/finite" (false: the
+  // update was skipped and is not an optimizer iteration).
+  int finite_output = -1;
   // Metric i's statistics are outputs [metric_begin[i], metric_begin[i + 1]).
   std::vector<size_t> metric_begin;
 };
@@ -35,6 +39,9 @@ struct TrainingState {
   std::shared_ptr<nn::Loss> loss;
   std::vector<std::shared_ptr<nn::Metric>> metrics;
   runtime::CompileOptions compile_options;
+  // Loss scaling of the train steps (set with the "mixed_float16" policy; see
+  // tern/train/mixed_precision.h).
+  std::optional<optim::LossScaleOptions> loss_scale;
   int gradient_accumulation_steps = 1;
   int64_t micro_step = 0;  // micro-batches seen since the last update (accumulation)
   std::map<std::string, CompiledStep> steps;
