@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "tern/base/trace.h"
 #include "tern/ir/analysis/topo_order.h"
@@ -32,7 +33,8 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
   ir::Graph& g = *exe->graph_;
   if (options.mixed_precision != DType::kF32) {
     passes::AmpOptions amp{options.mixed_precision, [&](std::string_view op, DType d) {
-                             return kernels::KernelRegistry::global().has_fast(op, options.device, d);
+                             return kernels::KernelRegistry::global().has_fast(op, options.device,
+                                                                               d);
                            }};
     // mixed_float16 is honoured on devices without fast f16 kernels (reference kernels).
     amp.convert_without_fast_kernel = options.mixed_precision == DType::kF16;
@@ -67,6 +69,9 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
       bound[v] = Tensor(v->dtype(), v->shape());
     }
   };
+  // Values no step writes during a run: fed inputs, constants and views of them.
+  std::unordered_set<const ir::Value*> immutable, is_output;
+  for (const auto& o : g.outputs()) is_output.insert(o.value);
   // Every declared input gets a buffer, even one the outputs do not depend on: feeding it is
   // then a harmless copy rather than an error.
   for (ir::Node* n : g.nodes()) {
@@ -74,6 +79,7 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
     Tensor buf(n->output()->dtype(), n->output()->shape());
     exe->inputs_.push_back({n->attrs().get_string("name"), buf});
     bound[n->output()] = buf;
+    immutable.insert(n->output());
   }
   for (ir::Node* n : order) {
     const std::string& op = n->op_name();
@@ -90,6 +96,16 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
     }
     if (op == "constant") {
       bound[n->output()] = n->attrs().get_tensor("value");
+      immutable.insert(n->output());
+      continue;
+    }
+    // A reshape of a fed input or a constant (which no step writes) is a view, not a step: e.g.
+    // flattening the image batch costs no copy. Not for graph outputs, which must not change
+    // when the next batch is fed.
+    if ((op == "reshape" || op == "expand_dims" || op == "squeeze") &&
+        immutable.count(n->input(0)) && !is_output.count(n->output())) {
+      bound[n->output()] = bound.at(n->input(0)).reshape(n->output()->shape());
+      immutable.insert(n->output());
       continue;
     }
     Step step;
@@ -123,7 +139,8 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
         }
       }
       if (!step.kernel) {
-        throw_error(ErrorCode::kNotFound, "op '", op, "' has no kernel '", options.force_kernel, "'");
+        throw_error(ErrorCode::kNotFound, "op '", op, "' has no kernel '", options.force_kernel,
+                    "'");
       }
     }
     exe->step_info_.push_back({n->name(), op, kernel_name});
@@ -154,7 +171,9 @@ void Executable::feed_at(int index, const Tensor& value) {
   buf.copy_from(value);
 }
 
-void Executable::feed(std::string_view name, const Tensor& value) { feed_at(input_index(name), value); }
+void Executable::feed(std::string_view name, const Tensor& value) {
+  feed_at(input_index(name), value);
+}
 
 void Executable::run() {
   for (auto& step : steps_) {
@@ -198,9 +217,10 @@ void Executable::check_numerics(const Step& step) const {
         }
         ranges += str_cat(k ? ", " : "", in.type().to_string(), " in [", lo, ", ", hi, "]");
       }
-      throw_error(ErrorCode::kInvalidArgument, "check_numerics: node '", step.node->name(), "' (op ",
-                  step.node->op_name(), ") produced ", std::isnan(v) ? "NaN" : "Inf", " in output ",
-                  o, " at element ", i, " on run ", run_count_, "; inputs: ", ranges);
+      throw_error(ErrorCode::kInvalidArgument, "check_numerics: node '", step.node->name(),
+                  "' (op ", step.node->op_name(), ") produced ", std::isnan(v) ? "NaN" : "Inf",
+                  " in output ", o, " at element ", i, " on run ", run_count_,
+                  "; inputs: ", ranges);
     }
   }
 }
