@@ -2,6 +2,7 @@
 // pipeline_config.cc).
 #include "tools/tern/config.h"
 
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <sstream>
@@ -148,6 +149,12 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   train.read("gradient_accumulation_steps", c.gradient_accumulation_steps);
   train.read("deterministic", c.deterministic);
   train.read("check_numerics", c.check_numerics);
+  Section ls = train.sub("loss_scale");
+  ls.read("dynamic", c.loss_scale.dynamic);
+  ls.read("initial_scale", c.loss_scale.initial_scale);
+  ls.read("growth_interval", c.loss_scale.growth_interval);
+  ls.read("factor", c.loss_scale.factor);
+  ls.finish();
   train.finish();
   if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1") c.deterministic = true;
   read_pipeline_config(data, c);  // data.source and its transforms (defaults from [training])
@@ -216,8 +223,15 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   check(c.learning_rate > 0, "optimizer.learning_rate", "must be positive");
   check(c.validation_split >= 0 && c.validation_split < 1, "data.validation_split", "must be in [0, 1)");
   check(c.num_classes >= 1, "data.num_classes", "must be >= 1");
-  check(c.precision == "float32" || c.precision == "mixed_bfloat16", "training.precision",
-        "must be \"float32\" or \"mixed_bfloat16\" (mixed_float16 needs loss scaling, not in this build)");
+  check(c.precision == "float32" || c.precision == "mixed_bfloat16" || c.precision == "mixed_float16",
+        "training.precision", "must be \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"");
+  check(!ls.present() || c.precision == "mixed_float16", "training.loss_scale",
+        "applies only to training.precision = \"mixed_float16\"");
+  check(std::isfinite(c.loss_scale.initial_scale) && c.loss_scale.initial_scale >= 1,
+        "training.loss_scale.initial_scale", "must be finite and >= 1");
+  check(c.loss_scale.growth_interval >= 1, "training.loss_scale.growth_interval", "must be >= 1");
+  check(std::isfinite(c.loss_scale.factor) && c.loss_scale.factor > 1, "training.loss_scale.factor",
+        "must be finite and > 1");
   check(c.gradient_accumulation_steps >= 1, "training.gradient_accumulation_steps", "must be >= 1");
   check(c.callbacks.tb_histogram_freq >= 0, "callbacks.tensorboard.histogram_freq", "must be >= 0");
   check(c.callbacks.ckpt_keep_last >= 0, "callbacks.checkpoint.keep_last", "must be >= 0 (0 keeps all)");

@@ -10,6 +10,7 @@
 
 #include "tern/data/pipeline_spec.h"
 #include "tern/ops/attrs.h"
+#include "tern/optim/loss_scale.h"
 
 namespace tern::tools {
 
@@ -108,6 +109,7 @@ struct TrainConfig {
   int64_t batch_size = 32;
   int64_t seed = 42;
   std::string precision = "float32";
+  optim::LossScaleOptions loss_scale;  // [training.loss_scale] (precision "mixed_float16" only)
   int threads = 0;
   int64_t steps_per_epoch = -1;
   int gradient_accumulation_steps = 1;

@@ -60,6 +60,38 @@ TEST(Config, WrongTypeAndBadValues) {
   EXPECT_TERN_ERROR(load_config(p, {"noequals"}), ErrorCode::kInvalidArgument, "expected key=value");
 }
 
+TEST(Config, MixedFloat16AndItsLossScale) {
+  std::string p = write_config("f16.toml", R"(
+[training]
+precision = "mixed_float16"
+[training.loss_scale]
+initial_scale = 1024
+growth_interval = 100
+factor = 4
+dynamic = true
+)");
+  TrainConfig c = load_config(p);
+  EXPECT_EQ(c.precision, "mixed_float16");
+  EXPECT_EQ(c.loss_scale.initial_scale, 1024);
+  EXPECT_EQ(c.loss_scale.growth_interval, 100);
+  EXPECT_EQ(c.loss_scale.factor, 4);
+  EXPECT_TRUE(c.loss_scale.dynamic);
+  EXPECT_EQ(load_config(write_config("f16d.toml", "[training]\nprecision = \"mixed_float16\"\n")).loss_scale,
+            optim::LossScaleOptions{});
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.factor=1"}), ErrorCode::kInvalidArgument,
+                    "key 'training.loss_scale.factor' must be finite and > 1");
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.initial_scale=0.5"}), ErrorCode::kInvalidArgument,
+                    "key 'training.loss_scale.initial_scale' must be finite and >= 1");
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.growth_interval=0"}), ErrorCode::kInvalidArgument,
+                    "key 'training.loss_scale.growth_interval' must be >= 1");
+  EXPECT_TERN_ERROR(load_config(p, {"training.precision=mixed_bfloat16"}), ErrorCode::kInvalidArgument,
+                    "key 'training.loss_scale' applies only to training.precision = \"mixed_float16\"");
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.intial_scale=8"}), ErrorCode::kInvalidArgument,
+                    "did you mean 'training.loss_scale.initial_scale'?");
+  EXPECT_TERN_ERROR(load_config(p, {"training.precision=float16"}), ErrorCode::kInvalidArgument,
+                    "\"mixed_float16\"");
+}
+
 TEST(Config, ModelArgsAreCheckedAgainstTheZoo) {
   std::string p = write_config("args.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilter = [8]\n");
   TrainConfig c = load_config(p);

@@ -111,6 +111,17 @@ TEST_F(TrainCommand, TrainsEvaluatesAndPredicts) {
   EXPECT_GE(right, 4);
 }
 
+TEST_F(TrainCommand, MixedFloat16Trains) {
+  std::string metrics = dir_ + "/f16.json";
+  ASSERT_EQ(run({"train", config_, "--quiet", "--metrics-json", metrics, "--set", "training.precision=mixed_float16",
+                 "--set", "training.loss_scale.growth_interval=10"},
+                cmd_train),
+            0);
+  nlohmann::json j = nlohmann::json::parse(io::read_file(metrics));
+  EXPECT_GT(j["test_accuracy"].get<double>(), 0.9);
+  EXPECT_EQ(j["epochs"].get<int>(), 3);
+}
+
 TEST_F(TrainCommand, BadInputsAreClearErrors) {
   EXPECT_TERN_ERROR(run({"train", config_, "--quiet", "--set", "data.num_classes=3"}, cmd_train),
                     ErrorCode::kInvalidArgument, "outside [0, 3)");

@@ -191,7 +191,11 @@ void compile_model(nn::Model& model, const TrainConfig& c, int64_t steps_per_epo
   }
   model.training_state()->compile_options.deterministic = c.deterministic;
   model.training_state()->compile_options.check_numerics = c.check_numerics;
-  train::set_precision_policy(model, c.precision);
+  if (c.precision == "mixed_float16") {
+    train::set_precision_policy(model, c.precision, c.loss_scale);
+  } else {
+    train::set_precision_policy(model, c.precision);
+  }
 }
 
 std::string weights_sha256(const nn::Model& model) {
