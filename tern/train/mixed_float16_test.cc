@@ -8,6 +8,8 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 
+#include "tern/nn/conv2d.h"
+#include "tern/nn/reshaping.h"
 #include "tern/train/callbacks.h"
 #include "tern/train/checkpoint.h"
 #include "tern/train/mixed_precision.h"
@@ -120,6 +122,31 @@ TEST_F(MixedFloat16, TrainsLikeFloat32WithF16Matmuls) {
   double skipped = std::log2(32768.0 / scale_of(*m16));
   EXPECT_EQ(skipped, std::floor(skipped));
   EXPECT_EQ(iterations(*m16), 48 - static_cast<int64_t>(skipped));
+}
+
+TEST_F(MixedFloat16, ConvolutionsRunInF16) {
+  // The 8-D blobs as 2x4x1 images.
+  Tensor images = x_.reshape(Shape({512, 2, 4, 1}));
+  auto m = std::make_unique<nn::Sequential>(
+      std::vector<nn::LayerPtr>{nn::Conv2D(8, 3, {.padding = "same", .activation = "relu"}),
+                                nn::Conv2D(8, 3, {.padding = "same", .activation = "relu"}),
+                                nn::Flatten(), nn::Dense(4)},
+      Shape{2, 4, 1});
+  m->set_seed(9);
+  m->build();
+  m->compile(std::make_shared<optim::Adam>(1e-2),
+             std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+             std::vector<std::string>{"accuracy"});
+  set_precision_policy(*m, "mixed_float16");
+  History h = m->fit(images, y_, steps(-1, 4));
+  EXPECT_LT(h.at("loss").back(), 0.5 * h.at("loss").front());
+  std::map<std::string, int> f16;
+  for (const ir::Node* n : train_step(*m).graph().nodes()) {
+    if (n->num_outputs() == 1 && n->output()->dtype() == DType::kF16) ++f16[n->op_name()];
+  }
+  EXPECT_GE(f16["conv2d"] + f16["fused_conv2d"], 2);
+  EXPECT_GE(f16["conv2d_backprop_input"], 1);  // the second convolution's input gradient
+  EXPECT_GT(iterations(*m), 0);
 }
 
 TEST_F(MixedFloat16, OverflowSkipsTheStepBitwiseAndHalvesTheScale) {
