@@ -45,14 +45,16 @@ void verify(const Graph& g, std::string_view after) {
     std::vector<TensorType> in_types;
     for (int i = 0; i < n->num_inputs(); ++i) {
       Value* v = n->input(i);
-      if (!v || !nodes.count(v->node())) fail(after, "node '", n->name(), "' input ", i, " is not in the graph");
+      if (!v || !nodes.count(v->node()))
+        fail(after, "node '", n->name(), "' input ", i, " is not in the graph");
       bool found = false;
       for (const Use& u : v->uses()) found = found || (u.node == n && u.input_index == i);
       if (!found) fail(after, "use list of ", v->ref(), " misses node '", n->name(), "'");
       in_types.push_back(v->type());
     }
     for (Node* c : n->control_inputs()) {
-      if (!nodes.count(c)) fail(after, "node '", n->name(), "' has a control input outside the graph");
+      if (!nodes.count(c))
+        fail(after, "node '", n->name(), "' has a control input outside the graph");
     }
     for (int i = 0; i < n->num_outputs(); ++i) {
       for (const Use& u : n->output(i)->uses()) {
@@ -69,17 +71,20 @@ void verify(const Graph& g, std::string_view after) {
       fail(after, "node '", n->name(), "' no longer type-checks: ", e.message());
     }
     if (inferred.size() != static_cast<size_t>(n->num_outputs())) {
-      fail(after, "node '", n->name(), "' has ", n->num_outputs(), " outputs, op infers ", inferred.size());
+      fail(after, "node '", n->name(), "' has ", n->num_outputs(), " outputs, op infers ",
+           inferred.size());
     }
     for (size_t i = 0; i < inferred.size(); ++i) {
       if (inferred[i] != n->output(static_cast<int>(i))->type()) {
         fail(after, "node '", n->name(), "' output ", i, " is ",
-             n->output(static_cast<int>(i))->type().to_string(), " but infers ", inferred[i].to_string());
+             n->output(static_cast<int>(i))->type().to_string(), " but infers ",
+             inferred[i].to_string());
       }
     }
   }
   for (const auto& o : g.outputs()) {
-    if (!o.value || !nodes.count(o.value->node())) fail(after, "graph output '", o.name, "' is not defined");
+    if (!o.value || !nodes.count(o.value->node()))
+      fail(after, "graph output '", o.name, "' is not defined");
   }
   try {
     topo_order(g);  // throws on a cycle
@@ -95,8 +100,9 @@ void verify(const Graph& g, std::string_view after) {
       for (const Use& u : v->uses()) {
         if (u.node == n || u.node->op().has_trait(ops::kTraitMutatesInputs)) continue;
         if (!before.count(u.node)) {
-          fail(after, "node '", n->name(), "' mutates variable '", v->node()->attrs().get_string("name"),
-               "' but reader '", u.node->name(), "' is not ordered before it");
+          fail(after, "node '", n->name(), "' mutates variable '",
+               v->node()->attrs().get_string("name"), "' but reader '", u.node->name(),
+               "' is not ordered before it");
         }
       }
     }

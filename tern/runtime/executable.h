@@ -18,14 +18,14 @@ namespace tern::runtime {
 
 struct CompileOptions {
   DeviceType device = DeviceType::kCPU;
-  bool optimize = true;           // run the pass pipeline
-  bool deterministic = false;     // only deterministic kernels; bit-changing passes off
-  bool check_numerics = false;    // after each op, fail naming the first NaN/Inf producer
+  bool optimize = true;         // run the pass pipeline
+  bool deterministic = false;   // only deterministic kernels; bit-changing passes off
+  bool check_numerics = false;  // after each op, fail naming the first NaN/Inf producer
   std::vector<std::string> disabled_passes;
   // Mixed-precision compute dtype (passes/amp.h): kF32 = off; kBF16 for "mixed_bfloat16", kF16
   // for "mixed_float16". A policy, not an optimization: applied even with optimize = false.
   DType mixed_precision = DType::kF32;
-  std::string force_kernel;       // e.g. "ref": use only that candidate (tests)
+  std::string force_kernel;  // e.g. "ref": use only that candidate (tests)
 };
 
 struct StepInfo {

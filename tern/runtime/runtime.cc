@@ -20,8 +20,12 @@ void initialize() {
   });
 }
 
-void set_intra_op_threads(int n) { omp_set_num_threads(n > 0 ? n : available_cores()); }
+void set_intra_op_threads(int n) {
+  omp_set_num_threads(n > 0 ? n : available_cores());
+}
 
-int intra_op_threads() { return omp_get_max_threads(); }
+int intra_op_threads() {
+  return omp_get_max_threads();
+}
 
 }  // namespace tern::runtime

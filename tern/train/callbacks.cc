@@ -13,9 +13,11 @@ namespace {
 bool maximize_for(const std::string& monitor, const std::string& mode) {
   if (mode == "max") return true;
   if (mode == "min") return false;
-  TERN_CHECK_ARG(mode == "auto", "callback mode must be \"min\", \"max\" or \"auto\", got \"", mode, "\"");
+  TERN_CHECK_ARG(mode == "auto", "callback mode must be \"min\", \"max\" or \"auto\", got \"", mode,
+                 "\"");
   return monitor.find("acc") != std::string::npos || monitor.find("auc") != std::string::npos ||
-         monitor.find("precision") != std::string::npos || monitor.find("recall") != std::string::npos;
+         monitor.find("precision") != std::string::npos ||
+         monitor.find("recall") != std::string::npos;
 }
 
 const double* find_log(const Logs& logs, const std::string& name) {
@@ -100,16 +102,18 @@ void EarlyStopping::on_train_end(Logs&) {
 
 void LearningRateScheduler::on_epoch_begin(int epoch, Logs& logs) {
   double lr = schedule_(epoch, current_learning_rate(*model()));
-  TERN_CHECK_ARG(std::isfinite(lr), "LearningRateScheduler returned a non-finite learning rate at epoch ", epoch);
+  TERN_CHECK_ARG(std::isfinite(lr),
+                 "LearningRateScheduler returned a non-finite learning rate at epoch ", epoch);
   set_learning_rate(*model(), lr);
   logs["lr"] = lr;
 }
 
 // --- ReduceLROnPlateau ---
 
-ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions options) : options_(std::move(options)) {
-  TERN_CHECK_ARG(options_.factor > 0 && options_.factor < 1, "ReduceLROnPlateau: factor must be in (0, 1), got ",
-                 options_.factor);
+ReduceLROnPlateau::ReduceLROnPlateau(ReduceLROnPlateauOptions options)
+    : options_(std::move(options)) {
+  TERN_CHECK_ARG(options_.factor > 0 && options_.factor < 1,
+                 "ReduceLROnPlateau: factor must be in (0, 1), got ", options_.factor);
   maximize_ = maximize_for(options_.monitor, options_.mode);
 }
 

@@ -21,7 +21,8 @@ void regression_data(int64_t n, Tensor* x, Tensor* y) {
   for (int64_t i = 0; i < n; ++i) y->set(i, x->get(i * 4) - 2 * x->get(i * 4 + 1) + 0.5);
 }
 
-std::shared_ptr<nn::Sequential> linear_model(double lr, std::shared_ptr<optim::Optimizer>* opt_out = nullptr) {
+std::shared_ptr<nn::Sequential> linear_model(double lr,
+                                             std::shared_ptr<optim::Optimizer>* opt_out = nullptr) {
   auto m = std::make_shared<nn::Sequential>(std::vector<nn::LayerPtr>{nn::Dense(1)}, Shape{4});
   auto opt = std::make_shared<optim::SGD>(lr);
   if (opt_out) *opt_out = opt;
@@ -42,15 +43,16 @@ TEST(Callbacks, LearningRateSchedulerAndReduceOnPlateau) {
   Tensor x, y;
   regression_data(64, &x, &y);
   auto m = linear_model(0.1);
-  auto sched = std::make_shared<train::LearningRateScheduler>([](int epoch, double) { return 0.1 / (epoch + 1); });
+  auto sched = std::make_shared<train::LearningRateScheduler>(
+      [](int epoch, double) { return 0.1 / (epoch + 1); });
   nn::FitOptions o = quiet(3, 16);
   o.callbacks = {sched};
   train::History h = m->fit(x, y, o);
   EXPECT_NEAR(h.at("lr")[2], 0.1 / 3, 1e-12);
 
   auto m2 = linear_model(0.0);  // never improves: plateau every epoch
-  auto plateau = std::make_shared<train::ReduceLROnPlateau>(
-      train::ReduceLROnPlateauOptions{.monitor = "loss", .factor = 0.5, .patience = 1, .min_lr = 0});
+  auto plateau = std::make_shared<train::ReduceLROnPlateau>(train::ReduceLROnPlateauOptions{
+      .monitor = "loss", .factor = 0.5, .patience = 1, .min_lr = 0});
   train::set_learning_rate(*m2, 1e-9);  // tiny but nonzero so reductions are visible
   o.callbacks = {plateau};
   h = m2->fit(x, y, o);
@@ -80,7 +82,9 @@ TEST(Training, GradientAccumulationMatchesTheLargerBatch) {
   std::vector<nn::WeightSpec> wb = big->weights(), wa = acc->weights();
   ASSERT_EQ(wb.size(), wa.size());
   for (size_t i = 0; i < wb.size(); ++i) {
-    EXPECT_LT(max_abs_diff(big->variables().get(wb[i].name), acc->variables().get(wa[i].name)), 1e-5) << wb[i].name;
+    EXPECT_LT(max_abs_diff(big->variables().get(wb[i].name), acc->variables().get(wa[i].name)),
+              1e-5)
+        << wb[i].name;
   }
   std::shared_ptr<optim::Optimizer> opt;
   auto single = linear_model(0.05, &opt);
@@ -101,7 +105,8 @@ TEST(Training, GlobalClipNormBoundsTheUpdate) {
   double sq = 0;
   for (const auto& w : m->weights()) {
     Tensor d = m->variables().get(w.name);
-    for (int64_t i = 0; i < d.num_elements(); ++i) sq += std::pow(d.get(i) - before[w.name].get(i), 2);
+    for (int64_t i = 0; i < d.num_elements(); ++i)
+      sq += std::pow(d.get(i) - before[w.name].get(i), 2);
   }
   EXPECT_LE(std::sqrt(sq), 1e-3 * (1 + 1e-4));
   EXPECT_GT(std::sqrt(sq), 0.5e-3);
@@ -120,7 +125,9 @@ TEST(Progress, NonInteractiveSummaryLine) {
   train::ProgressBar live(tty, true, 1, 2, 4);
   live.update(4, {{"loss", 1.0}});
   EXPECT_NE(tty.str().find("Epoch 2/2\n"), std::string::npos);
-  EXPECT_NE(tty.str().find("4/4 [==============================] - ETA: 0s - loss: 1.0000"), std::string::npos) << tty.str();
+  EXPECT_NE(tty.str().find("4/4 [==============================] - ETA: 0s - loss: 1.0000"),
+            std::string::npos)
+      << tty.str();
 }
 
 }  // namespace

@@ -41,10 +41,10 @@ struct CheckpointState {
   ResumePoint position;  // epoch, step, iterator blob
   std::string optimizer_name;
   int64_t optimizer_iterations = 0;
-  int64_t micro_step = 0;     // gradient accumulation
-  double learning_rate = 0;   // the rate at the next step
-  std::string lr_schedule;    // LearningRateSchedule::describe()
-  int64_t rng_offset = 0;     // the dropout RNG offset of the next step
+  int64_t micro_step = 0;    // gradient accumulation
+  double learning_rate = 0;  // the rate at the next step
+  std::string lr_schedule;   // LearningRateSchedule::describe()
+  int64_t rng_offset = 0;    // the dropout RNG offset of the next step
   LossScaleRecord loss_scale;
   std::string config_sha256;  // set by the caller (tern train hashes the effective config)
   std::vector<std::string> weight_order;     // model.weights() names, in model order

@@ -58,9 +58,11 @@ TEST(Fit, EarlyStoppingStopsAndRestores) {
   make_blobs(256, 2, &x, &y);
   nn::Sequential model({nn::Dense(4)});
   // A learning rate of zero never improves the loss: patience 1 stops after epoch 2.
-  model.compile(std::make_shared<optim::SGD>(0.0), std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+  model.compile(std::make_shared<optim::SGD>(0.0),
+                std::make_shared<nn::SparseCategoricalCrossentropy>(true),
                 std::vector<std::string>{});
-  auto es = std::make_shared<train::EarlyStopping>(train::EarlyStoppingOptions{.monitor = "loss", .patience = 1});
+  auto es = std::make_shared<train::EarlyStopping>(
+      train::EarlyStoppingOptions{.monitor = "loss", .patience = 1});
   nn::FitOptions o;
   o.epochs = 10;
   o.verbose = 0;
@@ -75,7 +77,8 @@ TEST(Fit, ErrorsNameTheCulprit) {
   make_blobs(64, 3, &x, &y);
   nn::Sequential model({nn::Dense(4)});
   EXPECT_TERN_ERROR(model.fit(x, y), ErrorCode::kInvalidArgument, "not compiled");
-  model.compile(std::make_shared<optim::SGD>(0.1), std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+  model.compile(std::make_shared<optim::SGD>(0.1),
+                std::make_shared<nn::SparseCategoricalCrossentropy>(true),
                 std::vector<std::string>{});
   Tensor bad_y = Tensor::zeros(DType::kI64, {32});
   EXPECT_TERN_ERROR(model.fit(x, bad_y), ErrorCode::kInvalidArgument, "sample counts differ");

@@ -28,10 +28,11 @@ TrainingState& state_of(const Model& m) {
   return *s;
 }
 
-void split_batch(const data::Element& e, const Tensor** x, const Tensor** y, bool need_y, const std::string& what) {
+void split_batch(const data::Element& e, const Tensor** x, const Tensor** y, bool need_y,
+                 const std::string& what) {
   if (e.empty() || (need_y && e.size() < 2)) {
-    throw_error(ErrorCode::kInvalidArgument, what, ": dataset elements must be (x, y) pairs, got ", e.size(),
-                " components (", data::element_signature(e), ")");
+    throw_error(ErrorCode::kInvalidArgument, what, ": dataset elements must be (x, y) pairs, got ",
+                e.size(), " components (", data::element_signature(e), ")");
   }
   *x = &e[0];
   *y = e.size() >= 2 ? &e[1] : nullptr;
@@ -60,8 +61,10 @@ void update_metrics(TrainingState& s, const CompiledStep& c) {
   }
 }
 
-train::OrderedLogs current_logs(TrainingState& s, double loss_sum, int64_t samples, const std::string& prefix = "") {
-  train::OrderedLogs logs{{prefix + "loss", samples > 0 ? loss_sum / static_cast<double>(samples) : 0}};
+train::OrderedLogs current_logs(TrainingState& s, double loss_sum, int64_t samples,
+                                const std::string& prefix = "") {
+  train::OrderedLogs logs{
+      {prefix + "loss", samples > 0 ? loss_sum / static_cast<double>(samples) : 0}};
   for (auto& m : s.metrics) logs.push_back({prefix + m->name(), m->result()});
   return logs;
 }
@@ -97,7 +100,8 @@ data::DatasetPtr batched(const Tensor& x, const Tensor* y, int64_t batch_size) {
   data::Element e{x};
   if (y) {
     TERN_CHECK_ARG(x.rank() > 0 && y->rank() > 0 && x.shape().dim(0) == y->shape().dim(0), "x has ",
-                   x.rank() ? x.shape().dim(0) : 0, " samples but y has ", y->rank() ? y->shape().dim(0) : 0);
+                   x.rank() ? x.shape().dim(0) : 0, " samples but y has ",
+                   y->rank() ? y->shape().dim(0) : 0);
     e.push_back(*y);
   }
   return data::from_tensor_slices(e)->batch(batch_size);
@@ -110,7 +114,8 @@ void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr
   TERN_CHECK_ARG(loss != nullptr, "compile: loss is null");
   std::vector<std::shared_ptr<Metric>> ms;
   bool binary = loss->name() == "binary_crossentropy";
-  for (const auto& name : metrics) ms.push_back(metric_by_name(name, loss->sparse_labels(), binary, loss->from_logits()));
+  for (const auto& name : metrics)
+    ms.push_back(metric_by_name(name, loss->sparse_labels(), binary, loss->from_logits()));
   compile(std::move(optimizer), std::move(loss), std::move(ms));
 }
 
@@ -130,17 +135,19 @@ void Model::compile(std::shared_ptr<optim::Optimizer> optimizer, std::shared_ptr
 }
 
 train::History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& options) {
-  TERN_CHECK_ARG(x.rank() > 0 && y.rank() > 0 && x.shape().dim(0) == y.shape().dim(0), "fit: x has shape ",
-                 x.shape(), " but y has shape ", y.shape(), " (sample counts differ)");
+  TERN_CHECK_ARG(x.rank() > 0 && y.rank() > 0 && x.shape().dim(0) == y.shape().dim(0),
+                 "fit: x has shape ", x.shape(), " but y has shape ", y.shape(),
+                 " (sample counts differ)");
   int64_t n = x.shape().dim(0);
   FitOptions o = options;
   Tensor xt = x, yt = y;
   if (options.validation_split > 0) {
     TERN_CHECK_ARG(options.validation_split < 1, "fit: validation_split must be in [0, 1), got ",
                    options.validation_split);
-    int64_t n_val = static_cast<int64_t>(std::floor(static_cast<double>(n) * options.validation_split));
-    TERN_CHECK_ARG(n_val > 0 && n_val < n, "fit: validation_split ", options.validation_split, " of ", n,
-                   " samples leaves an empty split");
+    int64_t n_val =
+        static_cast<int64_t>(std::floor(static_cast<double>(n) * options.validation_split));
+    TERN_CHECK_ARG(n_val > 0 && n_val < n, "fit: validation_split ", options.validation_split,
+                   " of ", n, " samples leaves an empty split");
     xt = x.slice_rows(0, n - n_val);
     yt = y.slice_rows(0, n - n_val);
     Tensor y_val = y.slice_rows(n - n_val, n);
@@ -152,12 +159,14 @@ train::History Model::fit(const Tensor& x, const Tensor& y, const FitOptions& op
   return fit(ds->batch(options.batch_size), o);
 }
 
-train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const FitOptions& options) {
+train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
+                          const FitOptions& options) {
   TrainingState& s = state_of(*this);
   TERN_CHECK_ARG(train_data != nullptr, "fit: training data is null");
-  TERN_CHECK_ARG(options.epochs > options.initial_epoch || options.epochs == 0, "fit: epochs (", options.epochs,
-                 ") must exceed initial_epoch (", options.initial_epoch, ")");
-  TERN_CHECK_ARG(options.gradient_accumulation_steps >= 1, "fit: gradient_accumulation_steps must be >= 1");
+  TERN_CHECK_ARG(options.epochs > options.initial_epoch || options.epochs == 0, "fit: epochs (",
+                 options.epochs, ") must exceed initial_epoch (", options.initial_epoch, ")");
+  TERN_CHECK_ARG(options.gradient_accumulation_steps >= 1,
+                 "fit: gradient_accumulation_steps must be >= 1");
   if (s.gradient_accumulation_steps != options.gradient_accumulation_steps) {
     s.gradient_accumulation_steps = options.gradient_accumulation_steps;
     s.steps.clear();
@@ -178,10 +187,13 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
     s.progress.global_step = resume->global_step;
   }
   using Clock = std::chrono::steady_clock;
-  auto seconds_since = [](Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); };
+  auto seconds_since = [](Clock::time_point t) {
+    return std::chrono::duration<double>(Clock::now() - t).count();
+  };
   train::FitStats& stats = history.stats;
   Clock::time_point fit_start = Clock::now();
-  int64_t known_steps = options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
+  int64_t known_steps =
+      options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
   bool interactive = options.verbose > 0 && train::ProgressBar::stdout_is_terminal();
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     Clock::time_point epoch_start = Clock::now();
@@ -189,7 +201,8 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
     for (const auto& cb : options.callbacks) cb->on_epoch_begin(epoch, epoch_logs);
     for (auto& m : s.metrics) m->reset();
     std::optional<train::ProgressBar> bar;
-    if (options.verbose > 0) bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
+    if (options.verbose > 0)
+      bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
     data::Iterator it = train_data->make_iterator(static_cast<uint64_t>(epoch));
     double loss_sum = 0;
     int64_t samples = 0, step = 0;
@@ -225,14 +238,19 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
       for (const auto& cb : options.callbacks) cb->on_train_batch_begin(step, batch_logs);
       bool apply = (s.micro_step + 1) % s.gradient_accumulation_steps == 0;
       TensorType yt = y->type();
-      CompiledStep& c = s.get(*this, apply ? StepKind::kTrain : StepKind::kAccumulate, x->type(), &yt);
+      CompiledStep& c =
+          s.get(*this, apply ? StepKind::kTrain : StepKind::kAccumulate, x->type(), &yt);
       optim::Optimizer& opt = *s.optimizer;
       c.exe->feed_at(c.x, *x);
       c.exe->feed_at(c.y, *y);
-      c.exe->feed_at(c.rng, Tensor::scalar(DType::kI64, static_cast<double>(opt.iterations * s.gradient_accumulation_steps + s.micro_step)));
+      c.exe->feed_at(
+          c.rng, Tensor::scalar(DType::kI64,
+                                static_cast<double>(opt.iterations * s.gradient_accumulation_steps +
+                                                    s.micro_step)));
       if (apply) {
         c.exe->feed_at(c.lr, Tensor::scalar(DType::kF32, opt.learning_rate(opt.iterations)));
-        c.exe->feed_at(c.step, Tensor::scalar(DType::kI64, static_cast<double>(opt.iterations + 1)));
+        c.exe->feed_at(c.step,
+                       Tensor::scalar(DType::kI64, static_cast<double>(opt.iterations + 1)));
       }
       {
         TERN_TRACE_SCOPE("train_step", "step");
@@ -240,8 +258,8 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data, const
         try {
           c.exe->run();
         } catch (const Error& err) {
-          throw_error(err.code(), err.message(), " [training step ", s.progress.global_step, ": epoch ", epoch,
-                      ", batch ", step, "]");
+          throw_error(err.code(), err.message(), " [training step ", s.progress.global_step,
+                      ": epoch ", epoch, ", batch ", step, "]");
         }
         stats.compute_seconds += seconds_since(run_start);
       }
@@ -304,7 +322,9 @@ EvaluateResult Model::evaluate(std::shared_ptr<const data::Dataset> data, int ve
   EvaluateResult r;
   r.loss = t.samples > 0 ? t.loss_sum / static_cast<double>(t.samples) : 0;
   for (auto& m : s.metrics) r.metrics.push_back({m->name(), m->result()});
-  if (verbose > 0) std::cout << "evaluate:" << train::ProgressBar::format_logs(current_logs(s, t.loss_sum, t.samples)) << "\n";
+  if (verbose > 0)
+    std::cout << "evaluate:"
+              << train::ProgressBar::format_logs(current_logs(s, t.loss_sum, t.samples)) << "\n";
   return r;
 }
 
@@ -341,6 +361,8 @@ Tensor Model::predict(std::shared_ptr<const data::Dataset> data) {
   return out;
 }
 
-Tensor Model::predict(const Tensor& x, int64_t batch_size) { return predict(batched(x, nullptr, batch_size)); }
+Tensor Model::predict(const Tensor& x, int64_t batch_size) {
+  return predict(batched(x, nullptr, batch_size));
+}
 
 }  // namespace tern::nn

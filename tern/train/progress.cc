@@ -11,9 +11,15 @@
 
 namespace tern::train {
 
-ProgressBar::ProgressBar(std::ostream& os, bool interactive, int epoch, int epochs, int64_t total_steps)
-    : os_(os), interactive_(interactive), epoch_(epoch), epochs_(epochs), total_(total_steps),
-      start_(std::chrono::steady_clock::now()), last_draw_(start_) {
+ProgressBar::ProgressBar(std::ostream& os, bool interactive, int epoch, int epochs,
+                         int64_t total_steps)
+    : os_(os),
+      interactive_(interactive),
+      epoch_(epoch),
+      epochs_(epochs),
+      total_(total_steps),
+      start_(std::chrono::steady_clock::now()),
+      last_draw_(start_) {
   if (interactive_) os_ << "Epoch " << epoch_ + 1 << "/" << epochs_ << "\n" << std::flush;
 }
 
@@ -39,8 +45,8 @@ std::string ProgressBar::format_logs(const OrderedLogs& logs) {
 std::string ProgressBar::format_duration(double s) {
   char buf[32];
   if (s >= 3600) {
-    std::snprintf(buf, sizeof(buf), "%d:%02d:%02d", static_cast<int>(s / 3600), static_cast<int>(s / 60) % 60,
-                  static_cast<int>(s) % 60);
+    std::snprintf(buf, sizeof(buf), "%d:%02d:%02d", static_cast<int>(s / 3600),
+                  static_cast<int>(s / 60) % 60, static_cast<int>(s) % 60);
   } else if (s >= 60) {
     std::snprintf(buf, sizeof(buf), "%d:%02d", static_cast<int>(s / 60), static_cast<int>(s) % 60);
   } else {
@@ -67,7 +73,8 @@ void ProgressBar::update(int64_t step, const OrderedLogs& logs) {
     char counter[64];
     std::snprintf(counter, sizeof(counter), "%*lld/%lld", digits, static_cast<long long>(step),
                   static_cast<long long>(total_));
-    double eta = step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
+    double eta =
+        step > 0 ? elapsed / static_cast<double>(step) * static_cast<double>(total_ - step) : 0;
     line << counter << " [" << bar << "] - ETA: " << format_duration(eta);
   } else {
     line << step << "/Unknown - " << format_duration(elapsed);
@@ -81,14 +88,16 @@ void ProgressBar::finish(int64_t steps, int64_t samples, const OrderedLogs& logs
   double per_step_ms = steps > 0 ? elapsed * 1000 / static_cast<double>(steps) : 0;
   double sps = elapsed > 0 ? static_cast<double>(samples) / elapsed : 0;
   char timing[128];
-  std::snprintf(timing, sizeof(timing), "%s %.0fms/step - %.0f samples/s", format_duration(elapsed).c_str(),
-                per_step_ms, sps);
+  std::snprintf(timing, sizeof(timing), "%s %.0fms/step - %.0f samples/s",
+                format_duration(elapsed).c_str(), per_step_ms, sps);
   if (interactive_) {
-    os_ << "\r" << steps << "/" << steps << " [" << std::string(30, '=') << "] - " << timing << format_logs(logs)
-        << "\033[K\n" << std::flush;
+    os_ << "\r" << steps << "/" << steps << " [" << std::string(30, '=') << "] - " << timing
+        << format_logs(logs) << "\033[K\n"
+        << std::flush;
   } else {
-    os_ << "Epoch " << epoch_ + 1 << "/" << epochs_ << " - " << steps << " steps - " << timing << format_logs(logs)
-        << "\n" << std::flush;
+    os_ << "Epoch " << epoch_ + 1 << "/" << epochs_ << " - " << steps << " steps - " << timing
+        << format_logs(logs) << "\n"
+        << std::flush;
   }
 }
 

@@ -11,7 +11,9 @@ std::string step_key(StepKind kind, const TensorType& x, const TensorType* y) {
   return str_cat(static_cast<int>(kind), ":", x.to_string(), ":", y ? y->to_string() : "-");
 }
 
-ir::Value* scalar_input(ir::Graph& g, const std::string& name, DType d) { return g.input(name, {d, Shape{}}); }
+ir::Value* scalar_input(ir::Graph& g, const std::string& name, DType d) {
+  return g.input(name, {d, Shape{}});
+}
 
 constexpr const char* kFiniteOutput = "loss_scale/finite";
 
@@ -33,7 +35,8 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
   TERN_CHECK_ARG(outs.size() == 1, "model '", model.name(), "' has ", outs.size(),
                  " outputs; training supports single-output models");
   ir::Value* pred = outs[0];
-  if (pred->dtype() != DType::kF32) pred = g->add("cast", {pred}, {{"dtype", DType::kF32}}, "output_f32");
+  if (pred->dtype() != DType::kF32)
+    pred = g->add("cast", {pred}, {{"dtype", DType::kF32}}, "output_f32");
   if (kind == StepKind::kPredict) {
     g->add_output("pred", pred);
     return g;
@@ -71,15 +74,17 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
         g->add_node("assign", {acc, sum}, {}, "accumulate/assign")->add_control_input(sum->node());
       } else {
         grads[i] = g->add("mul", {sum, g->scalar(sum->dtype(), 1.0 / k)}, {}, "accumulate/mean");
-        ir::Node* clear = g->add_node("assign", {acc, g->constant(Tensor::zeros(acc->dtype(), acc->shape()))}, {},
-                                      "accumulate/clear");
+        ir::Node* clear =
+            g->add_node("assign", {acc, g->constant(Tensor::zeros(acc->dtype(), acc->shape()))}, {},
+                        "accumulate/clear");
         clear->add_control_input(sum->node());
       }
     }
   }
   if (kind == StepKind::kTrain) {
     std::vector<optim::ParamGrad> pg;
-    for (size_t i = 0; i < weights.size(); ++i) pg.push_back({weights[i].name, params[i], grads[i]});
+    for (size_t i = 0; i < weights.size(); ++i)
+      pg.push_back({weights[i].name, params[i], grads[i]});
     ir::Value* lr = scalar_input(*g, "lr", DType::kF32);
     ir::Value* step = scalar_input(*g, "step", DType::kI64);
     ir::Value* finite = scaling ? scaling->finite(grads) : nullptr;
@@ -101,15 +106,16 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
   return g;
 }
 
-CompiledStep& TrainingState::get(nn::Model& model, StepKind kind, const TensorType& x, const TensorType* y) {
+CompiledStep& TrainingState::get(nn::Model& model, StepKind kind, const TensorType& x,
+                                 const TensorType* y) {
   std::string key = step_key(kind, x, y);
   auto it = steps.find(key);
   if (it != steps.end()) return it->second;
   std::unique_ptr<ir::Graph> g = build_step_graph(model, *this, kind, x, y);
   CompiledStep c;
   c.exe = runtime::Executable::compile(*g, model.variables(), compile_options);
-  log_verbose("train", "compiled ", g->name(), " for x ", x.to_string(), ": ", c.exe->steps().size(),
-              " kernels, arena ", c.exe->arena_bytes(), " bytes");
+  log_verbose("train", "compiled ", g->name(), " for x ", x.to_string(), ": ",
+              c.exe->steps().size(), " kernels, arena ", c.exe->arena_bytes(), " bytes");
   auto index_of = [&](const char* name) {
     return c.exe->graph().find_input(name) ? c.exe->input_index(name) : -1;
   };

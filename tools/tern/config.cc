@@ -2,12 +2,12 @@
 // pipeline_config.cc).
 #include "tools/tern/config.h"
 
+#include <toml++/toml.h>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
-#include <sstream>
 #include <set>
-#include <toml++/toml.h>
+#include <sstream>
 
 #include "tern/base/sha256.h"
 #include "tern/ops/registry.h"
@@ -18,7 +18,8 @@ namespace tern::tools {
 namespace {
 
 // Every leaf of `t` as "a.b.c" -> its TOML text.
-void flatten(const toml::table& t, const std::string& prefix, std::map<std::string, std::string>& out) {
+void flatten(const toml::table& t, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
   for (const auto& [k, v] : t) {
     std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     if (const toml::table* sub = v.as_table()) {
@@ -48,8 +49,10 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
   size_t start = 0;
   for (;;) {
     size_t dot = key.find('.', start);
-    std::string part = key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty()) throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty())
+      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
     if (dot == std::string::npos) {
       t->insert_or_assign(part, *parsed.get("v"));
       return;
@@ -60,7 +63,8 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
       next = t->get(part);
     }
     if (!next->is_table()) {
-      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part, "' in ", file, " is not a table");
+      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part, "' in ", file,
+                  " is not a table");
     }
     t = next->as_table();
     start = dot + 1;
@@ -70,13 +74,14 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
 }  // namespace
 
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  if (!std::filesystem::exists(path)) throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
+  if (!std::filesystem::exists(path))
+    throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
   toml::table root;
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":", e.source().begin.column,
-                ": TOML syntax error: ", e.description());
+    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
+                e.source().begin.column, ": TOML syntax error: ", e.description());
   }
   for (const auto& o : overrides) apply_override(root, o, path);
   TrainConfig c;
@@ -156,7 +161,8 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   ls.read("factor", c.loss_scale.factor);
   ls.finish();
   train.finish();
-  if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1") c.deterministic = true;
+  if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1")
+    c.deterministic = true;
   read_pipeline_config(data, c);  // data.source and its transforms (defaults from [training])
   data.finish();
 
@@ -221,10 +227,12 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   check(c.epochs >= 1, "training.epochs", "must be >= 1");
   check(c.batch_size >= 1, "training.batch_size", "must be >= 1");
   check(c.learning_rate > 0, "optimizer.learning_rate", "must be positive");
-  check(c.validation_split >= 0 && c.validation_split < 1, "data.validation_split", "must be in [0, 1)");
+  check(c.validation_split >= 0 && c.validation_split < 1, "data.validation_split",
+        "must be in [0, 1)");
   check(c.num_classes >= 1, "data.num_classes", "must be >= 1");
-  check(c.precision == "float32" || c.precision == "mixed_bfloat16" || c.precision == "mixed_float16",
-        "training.precision", "must be \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"");
+  check(
+      c.precision == "float32" || c.precision == "mixed_bfloat16" || c.precision == "mixed_float16",
+      "training.precision", "must be \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"");
   check(!ls.present() || c.precision == "mixed_float16", "training.loss_scale",
         "applies only to training.precision = \"mixed_float16\"");
   check(std::isfinite(c.loss_scale.initial_scale) && c.loss_scale.initial_scale >= 1,
@@ -234,7 +242,8 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
         "must be finite and > 1");
   check(c.gradient_accumulation_steps >= 1, "training.gradient_accumulation_steps", "must be >= 1");
   check(c.callbacks.tb_histogram_freq >= 0, "callbacks.tensorboard.histogram_freq", "must be >= 0");
-  check(c.callbacks.ckpt_keep_last >= 0, "callbacks.checkpoint.keep_last", "must be >= 0 (0 keeps all)");
+  check(c.callbacks.ckpt_keep_last >= 0, "callbacks.checkpoint.keep_last",
+        "must be >= 0 (0 keeps all)");
   check(c.callbacks.profiler_start_step >= 0, "callbacks.profiler.start_step", "must be >= 0");
   check(c.callbacks.profiler_steps >= 1, "callbacks.profiler.steps", "must be >= 1");
   flatten(root, "", c.effective);

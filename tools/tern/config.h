@@ -77,10 +77,10 @@ struct TrainConfig {
   std::string train_images, train_labels, test_images, test_labels;  // dataset = "idx"
   int64_t num_classes = 10;
   int64_t shuffle_buffer = 60000;
-  double validation_split = 0;     // fraction of training data held out for per-epoch validation
-  bool validate_on_test = false;   // per-epoch validation on the test split
-  int64_t prefetch = -1;           // -1 = AUTOTUNE
-  DataPipelineConfig pipeline;     // data.source and [[data.transforms]]
+  double validation_split = 0;    // fraction of training data held out for per-epoch validation
+  bool validate_on_test = false;  // per-epoch validation on the test split
+  int64_t prefetch = -1;          // -1 = AUTOTUNE
+  DataPipelineConfig pipeline;    // data.source and [[data.transforms]]
   // [loss]
   std::string loss = "sparse_categorical_crossentropy";
   bool from_logits = true;

@@ -34,7 +34,8 @@ name = "sgd"
 learning_rate = 0.1
 momentum = 0.9
 )");
-  TrainConfig c = load_config(p, {"training.epochs=5", "optimizer.nesterov=true", "output.dir=runs/x"});
+  TrainConfig c =
+      load_config(p, {"training.epochs=5", "optimizer.nesterov=true", "output.dir=runs/x"});
   EXPECT_EQ(c.model, "mlp");
   EXPECT_EQ(c.model_args.get_ints("units"), (std::vector<int64_t>{64}));
   EXPECT_EQ(c.epochs, 5);
@@ -46,18 +47,23 @@ momentum = 0.9
 
 TEST(Config, UnknownKeyNamesFileLineAndSuggestion) {
   std::string p = write_config("typo.toml", "[training]\nepochs = 2\nbatch_sise = 8\n");
-  EXPECT_TERN_ERROR(load_config(p), ErrorCode::kInvalidArgument, "typo.toml:3: unknown key 'training.batch_sise' (did you mean 'training.batch_size'?)");
+  EXPECT_TERN_ERROR(
+      load_config(p), ErrorCode::kInvalidArgument,
+      "typo.toml:3: unknown key 'training.batch_sise' (did you mean 'training.batch_size'?)");
 }
 
 TEST(Config, WrongTypeAndBadValues) {
   std::string p = write_config("type.toml", "[training]\n\nepochs = \"three\"\n");
-  EXPECT_TERN_ERROR(load_config(p), ErrorCode::kInvalidArgument, "type.toml:3: key 'training.epochs' must be an integer");
+  EXPECT_TERN_ERROR(load_config(p), ErrorCode::kInvalidArgument,
+                    "type.toml:3: key 'training.epochs' must be an integer");
   std::string q = write_config("range.toml", "[training]\nepochs = 0\n");
   EXPECT_TERN_ERROR(load_config(q), ErrorCode::kInvalidArgument, "'training.epochs' must be >= 1");
   std::string s = write_config("syntax.toml", "[training\nepochs = 1\n");
   EXPECT_TERN_ERROR(load_config(s), ErrorCode::kInvalidArgument, "syntax.toml:1");
-  EXPECT_TERN_ERROR(load_config("/nonexistent/x.toml"), ErrorCode::kNotFound, "/nonexistent/x.toml");
-  EXPECT_TERN_ERROR(load_config(p, {"noequals"}), ErrorCode::kInvalidArgument, "expected key=value");
+  EXPECT_TERN_ERROR(load_config("/nonexistent/x.toml"), ErrorCode::kNotFound,
+                    "/nonexistent/x.toml");
+  EXPECT_TERN_ERROR(load_config(p, {"noequals"}), ErrorCode::kInvalidArgument,
+                    "expected key=value");
 }
 
 TEST(Config, MixedFloat16AndItsLossScale) {
@@ -76,29 +82,36 @@ dynamic = true
   EXPECT_EQ(c.loss_scale.growth_interval, 100);
   EXPECT_EQ(c.loss_scale.factor, 4);
   EXPECT_TRUE(c.loss_scale.dynamic);
-  EXPECT_EQ(load_config(write_config("f16d.toml", "[training]\nprecision = \"mixed_float16\"\n")).loss_scale,
+  EXPECT_EQ(load_config(write_config("f16d.toml", "[training]\nprecision = \"mixed_float16\"\n"))
+                .loss_scale,
             optim::LossScaleOptions{});
   EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.factor=1"}), ErrorCode::kInvalidArgument,
                     "key 'training.loss_scale.factor' must be finite and > 1");
-  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.initial_scale=0.5"}), ErrorCode::kInvalidArgument,
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.initial_scale=0.5"}),
+                    ErrorCode::kInvalidArgument,
                     "key 'training.loss_scale.initial_scale' must be finite and >= 1");
-  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.growth_interval=0"}), ErrorCode::kInvalidArgument,
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.growth_interval=0"}),
+                    ErrorCode::kInvalidArgument,
                     "key 'training.loss_scale.growth_interval' must be >= 1");
-  EXPECT_TERN_ERROR(load_config(p, {"training.precision=mixed_bfloat16"}), ErrorCode::kInvalidArgument,
-                    "key 'training.loss_scale' applies only to training.precision = \"mixed_float16\"");
-  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.intial_scale=8"}), ErrorCode::kInvalidArgument,
+  EXPECT_TERN_ERROR(
+      load_config(p, {"training.precision=mixed_bfloat16"}), ErrorCode::kInvalidArgument,
+      "key 'training.loss_scale' applies only to training.precision = \"mixed_float16\"");
+  EXPECT_TERN_ERROR(load_config(p, {"training.loss_scale.intial_scale=8"}),
+                    ErrorCode::kInvalidArgument,
                     "did you mean 'training.loss_scale.initial_scale'?");
   EXPECT_TERN_ERROR(load_config(p, {"training.precision=float16"}), ErrorCode::kInvalidArgument,
                     "\"mixed_float16\"");
 }
 
 TEST(Config, ModelArgsAreCheckedAgainstTheZoo) {
-  std::string p = write_config("args.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilter = [8]\n");
+  std::string p =
+      write_config("args.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilter = [8]\n");
   TrainConfig c = load_config(p);
   EXPECT_TERN_ERROR(make_model(c, Shape{28, 28, 1}), ErrorCode::kInvalidArgument,
                     "model 'cnn' has no argument 'filter' (did you mean 'filters'?)");
   std::string q = write_config("zoo.toml", "[model]\nname = \"cnnn\"\n");
-  EXPECT_TERN_ERROR(make_model(load_config(q), Shape{28, 28, 1}), ErrorCode::kNotFound, "did you mean 'cnn'");
+  EXPECT_TERN_ERROR(make_model(load_config(q), Shape{28, 28, 1}), ErrorCode::kNotFound,
+                    "did you mean 'cnn'");
 }
 
 TEST(Config, MissingDataNamesThePackage) {

@@ -35,10 +35,12 @@ int cmd_ops(int argc, char** argv) {
       any_fast = any_fast || fast;
       dtypes += (dtypes.empty() ? "" : ",") + std::string(dtype_name(d)) + (fast ? "*" : "");
     }
-    std::string grad = op->has_trait(ops::kTraitSource) || op->has_trait(ops::kTraitNotDifferentiable)
-                           ? "n/a"
-                           : (greg.has(op->name) ? "yes" : "no");
-    std::string kernels = op->has_trait(ops::kTraitSource) ? "none(source)" : (any_fast ? "fast" : "ref-only");
+    std::string grad =
+        op->has_trait(ops::kTraitSource) || op->has_trait(ops::kTraitNotDifferentiable)
+            ? "n/a"
+            : (greg.has(op->name) ? "yes" : "no");
+    std::string kernels =
+        op->has_trait(ops::kTraitSource) ? "none(source)" : (any_fast ? "fast" : "ref-only");
     std::cout << std::left << std::setw(34) << op->name << std::setw(12) << op->family
               << std::setw(46) << dtypes << " kernels: " << std::setw(13) << kernels
               << "grad: " << grad << "\n";

@@ -15,7 +15,8 @@ namespace tern::tools {
 namespace {
 
 // Writes an uncompressed IDX file of u8 values with big-endian dims.
-void write_idx_u8(const std::string& path, const std::vector<uint32_t>& dims, const std::vector<uint8_t>& data) {
+void write_idx_u8(const std::string& path, const std::vector<uint32_t>& dims,
+                  const std::vector<uint8_t>& data) {
   std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
   for (uint32_t d : dims) {
     for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((d >> s) & 0xff);
@@ -74,7 +75,8 @@ TEST_F(TrainCommand, TrainsEvaluatesAndPredicts) {
   std::string metrics = dir_ + "/m.json";
   ASSERT_EQ(run({"train", config_, "--quiet", "--metrics-json", metrics}, cmd_train), 0);
   nlohmann::json j = nlohmann::json::parse(io::read_file(metrics));
-  for (const char* key : {"test_accuracy", "test_loss", "epochs", "train_seconds", "samples_per_second", "weights_sha256"}) {
+  for (const char* key : {"test_accuracy", "test_loss", "epochs", "train_seconds",
+                          "samples_per_second", "weights_sha256"}) {
     EXPECT_TRUE(j.contains(key)) << key;
   }
   EXPECT_GT(j["test_accuracy"].get<double>(), 0.95);
@@ -113,10 +115,11 @@ TEST_F(TrainCommand, TrainsEvaluatesAndPredicts) {
 
 TEST_F(TrainCommand, MixedFloat16Trains) {
   std::string metrics = dir_ + "/f16.json";
-  ASSERT_EQ(run({"train", config_, "--quiet", "--metrics-json", metrics, "--set", "training.precision=mixed_float16",
-                 "--set", "training.loss_scale.growth_interval=10"},
-                cmd_train),
-            0);
+  ASSERT_EQ(
+      run({"train", config_, "--quiet", "--metrics-json", metrics, "--set",
+           "training.precision=mixed_float16", "--set", "training.loss_scale.growth_interval=10"},
+          cmd_train),
+      0);
   nlohmann::json j = nlohmann::json::parse(io::read_file(metrics));
   EXPECT_GT(j["test_accuracy"].get<double>(), 0.9);
   EXPECT_EQ(j["epochs"].get<int>(), 3);
@@ -125,8 +128,8 @@ TEST_F(TrainCommand, MixedFloat16Trains) {
 TEST_F(TrainCommand, BadInputsAreClearErrors) {
   EXPECT_TERN_ERROR(run({"train", config_, "--quiet", "--set", "data.num_classes=3"}, cmd_train),
                     ErrorCode::kInvalidArgument, "outside [0, 3)");
-  EXPECT_TERN_ERROR(run({"eval", config_, "--weights", dir_ + "/missing.safetensors"}, cmd_eval), ErrorCode::kNotFound,
-                    "missing.safetensors");
+  EXPECT_TERN_ERROR(run({"eval", config_, "--weights", dir_ + "/missing.safetensors"}, cmd_eval),
+                    ErrorCode::kNotFound, "missing.safetensors");
   EXPECT_EQ(run({"train", "--help"}, cmd_train), 0);
   EXPECT_NE(run({"train"}, cmd_train), 0);  // the config is required
 }

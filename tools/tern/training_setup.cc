@@ -24,16 +24,18 @@ std::string require_file(const std::string& path, const TrainConfig& c, const ch
   if (std::filesystem::exists(path)) return path;
   if (c.dataset == "fashion_mnist") {
     throw_error(ErrorCode::kNotFound, "Fashion-MNIST file '", path,
-                "' is missing: install Debian's package dataset-fashion-mnist (scripts/install-deps.sh does), "
-                "or set data.dir in ", c.path);
+                "' is missing: install Debian's package dataset-fashion-mnist "
+                "(scripts/install-deps.sh does), "
+                "or set data.dir in ",
+                c.path);
   }
   throw_error(ErrorCode::kNotFound, c.path, ": data.", key, " = '", path, "' does not exist");
 }
 
 // u8 images [N, H, W] (or [N, H, W, C]) -> f32 [N, H, W, C] in [0, 1].
 Tensor images_to_f32(const Tensor& raw, const std::string& path) {
-  TERN_CHECK_ARG(raw.rank() == 3 || raw.rank() == 4, "image file '", path, "' has shape ", raw.shape(),
-                 "; expected [N, H, W] or [N, H, W, C]");
+  TERN_CHECK_ARG(raw.rank() == 3 || raw.rank() == 4, "image file '", path, "' has shape ",
+                 raw.shape(), "; expected [N, H, W] or [N, H, W, C]");
   Tensor f = raw.cast(DType::kF32);
   float* p = f.data<float>();
   float scale = raw.dtype() == DType::kU8 ? 1.0f / 255.0f : 1.0f;
@@ -43,14 +45,16 @@ Tensor images_to_f32(const Tensor& raw, const std::string& path) {
 }
 
 Tensor labels_to_i64(const Tensor& raw, int64_t num_classes, const std::string& path) {
-  TERN_CHECK_ARG(raw.rank() == 1, "label file '", path, "' has shape ", raw.shape(), "; expected [N]");
-  TERN_CHECK_ARG(is_integer(raw.dtype()), "label file '", path, "' holds ", dtype_name(raw.dtype()), ", not integers");
+  TERN_CHECK_ARG(raw.rank() == 1, "label file '", path, "' has shape ", raw.shape(),
+                 "; expected [N]");
+  TERN_CHECK_ARG(is_integer(raw.dtype()), "label file '", path, "' holds ", dtype_name(raw.dtype()),
+                 ", not integers");
   Tensor y = raw.cast(DType::kI64);
   const int64_t* p = y.data<int64_t>();
   for (int64_t i = 0; i < y.num_elements(); ++i) {
     if (p[i] < 0 || p[i] >= num_classes) {
-      throw_error(ErrorCode::kInvalidArgument, "label file '", path, "': label ", p[i], " at index ", i,
-                  " is outside [0, ", num_classes, ") (data.num_classes)");
+      throw_error(ErrorCode::kInvalidArgument, "label file '", path, "': label ", p[i],
+                  " at index ", i, " is outside [0, ", num_classes, ") (data.num_classes)");
     }
   }
   return y;
@@ -65,11 +69,14 @@ optim::SchedulePtr make_schedule(const TrainConfig& c, int64_t steps_per_epoch) 
   } else if (n == "piecewise") {
     s = std::make_shared<optim::PiecewiseConstantDecay>(c.boundaries, c.values);
   } else if (n == "exponential") {
-    s = std::make_shared<optim::ExponentialDecay>(c.learning_rate, c.decay_steps, c.decay_rate, c.staircase);
+    s = std::make_shared<optim::ExponentialDecay>(c.learning_rate, c.decay_steps, c.decay_rate,
+                                                  c.staircase);
   } else if (n == "cosine") {
-    s = std::make_shared<optim::CosineDecay>(c.learning_rate, std::max<int64_t>(1, total - c.warmup_steps), c.alpha);
+    s = std::make_shared<optim::CosineDecay>(c.learning_rate,
+                                             std::max<int64_t>(1, total - c.warmup_steps), c.alpha);
   } else if (n == "cosine_restarts") {
-    s = std::make_shared<optim::CosineDecayRestarts>(c.learning_rate, c.decay_steps, c.t_mul, c.m_mul, c.alpha);
+    s = std::make_shared<optim::CosineDecayRestarts>(c.learning_rate, c.decay_steps, c.t_mul,
+                                                     c.m_mul, c.alpha);
   } else {
     throw_error(ErrorCode::kInvalidArgument, c.path, ": key 'schedule.name' = '", n,
                 "' is not one of constant, piecewise, exponential, cosine, cosine_restarts");
@@ -101,10 +108,10 @@ ClassificationData load_data(const TrainConfig& c) {
   d.train_y = labels_to_i64(data::read_idx(require_file(tl, c, "train_labels")), c.num_classes, tl);
   d.test_x = images_to_f32(data::read_idx(require_file(vi, c, "test_images")), vi);
   d.test_y = labels_to_i64(data::read_idx(require_file(vl, c, "test_labels")), c.num_classes, vl);
-  TERN_CHECK_ARG(d.train_x.shape()[0] == d.train_y.shape()[0], ti, " has ", d.train_x.shape()[0], " images but ", tl,
-                 " has ", d.train_y.shape()[0], " labels");
-  TERN_CHECK_ARG(d.test_x.shape()[0] == d.test_y.shape()[0], vi, " has ", d.test_x.shape()[0], " images but ", vl,
-                 " has ", d.test_y.shape()[0], " labels");
+  TERN_CHECK_ARG(d.train_x.shape()[0] == d.train_y.shape()[0], ti, " has ", d.train_x.shape()[0],
+                 " images but ", tl, " has ", d.train_y.shape()[0], " labels");
+  TERN_CHECK_ARG(d.test_x.shape()[0] == d.test_y.shape()[0], vi, " has ", d.test_x.shape()[0],
+                 " images but ", vl, " has ", d.test_y.shape()[0], " labels");
   const auto& dims = d.train_x.shape().dims();
   d.sample_shape = Shape(std::vector<int64_t>(dims.begin() + 1, dims.end()));
   return d;
@@ -117,7 +124,9 @@ data::DatasetPtr training_pipeline(const TrainConfig& c, const Tensor& x, const 
 }
 
 data::DatasetPtr eval_pipeline(const TrainConfig& c, const Tensor& x, const Tensor& y) {
-  return data::from_tensor_slices({x, y})->batch(std::max<int64_t>(c.batch_size, 256))->prefetch(c.prefetch);
+  return data::from_tensor_slices({x, y})
+      ->batch(std::max<int64_t>(c.batch_size, 256))
+      ->prefetch(c.prefetch);
 }
 
 std::shared_ptr<nn::Model> make_model(const TrainConfig& c, const Shape& sample_shape) {
@@ -142,11 +151,13 @@ std::shared_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, int64_t s
     if (c.optimizer == "adamw") {
       o = std::make_shared<optim::AdamW>(s, a);
     } else {
-      TERN_CHECK_ARG(c.weight_decay == 0, c.path, ": key 'optimizer.weight_decay' needs optimizer \"adamw\" or \"sgd\"");
+      TERN_CHECK_ARG(c.weight_decay == 0, c.path,
+                     ": key 'optimizer.weight_decay' needs optimizer \"adamw\" or \"sgd\"");
       o = std::make_shared<optim::Adam>(s, a);
     }
   } else if (c.optimizer == "rmsprop") {
-    o = std::make_shared<optim::RMSprop>(s, optim::RMSpropOptions{c.rho, c.momentum, c.epsilon, c.centered});
+    o = std::make_shared<optim::RMSprop>(
+        s, optim::RMSpropOptions{c.rho, c.momentum, c.epsilon, c.centered});
   } else {
     throw_error(ErrorCode::kInvalidArgument, c.path, ": key 'optimizer.name' = '", c.optimizer,
                 "' is not one of sgd, adam, adamw, rmsprop");
@@ -219,7 +230,8 @@ std::string save_weights(const nn::Model& model, const std::string& dir) {
     order.push_back(w.name);
   }
   std::string path = dir + "/weights.safetensors";
-  io::save_safetensors(path, tensors, {{"model", model.name()}, {"format", "tern"}, {"weight_order", order.dump()}});
+  io::save_safetensors(
+      path, tensors, {{"model", model.name()}, {"format", "tern"}, {"weight_order", order.dump()}});
   return path;
 }
 
@@ -252,12 +264,13 @@ void load_weights(nn::Model& model, const std::string& path) {
     const nn::WeightSpec& w = weights[i];
     auto it = by_name.find(source[i]);
     if (it == by_name.end()) {
-      throw_error(ErrorCode::kDataLoss, "weights file '", path, "': weight_order names '", source[i],
-                  "' but the file has no such tensor");
+      throw_error(ErrorCode::kDataLoss, "weights file '", path, "': weight_order names '",
+                  source[i], "' but the file has no such tensor");
     }
     if (it->second.type() != w.type) {
-      throw_error(ErrorCode::kInvalidArgument, "weights file '", path, "': tensor '", source[i], "' is ",
-                  it->second.type().to_string(), " but the model's weight '", w.name, "' is ", w.type.to_string());
+      throw_error(ErrorCode::kInvalidArgument, "weights file '", path, "': tensor '", source[i],
+                  "' is ", it->second.type().to_string(), " but the model's weight '", w.name,
+                  "' is ", w.type.to_string());
     }
     model.variables().assign(w.name, it->second);
   }

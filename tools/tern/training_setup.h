@@ -30,9 +30,10 @@ struct TrainingData {
   data::DatasetPtr train;       // null unless asked for
   data::DatasetPtr validation;  // per-epoch validation, or null
   data::DatasetPtr test;
-  Shape sample_shape;            // per-sample model input shape
-  int64_t train_samples = -1;    // -1: not known without reading the data
-  int64_t steps_per_epoch = -1;  // batches per epoch (capped by training.steps_per_epoch); -1: unknown
+  Shape sample_shape;          // per-sample model input shape
+  int64_t train_samples = -1;  // -1: not known without reading the data
+  int64_t steps_per_epoch =
+      -1;  // batches per epoch (capped by training.steps_per_epoch); -1: unknown
 };
 TrainingData make_training_data(const TrainConfig& c, bool with_train);
 // The first `limit` rows (all if negative) of a batched dataset, stacked: (x, y, ...).

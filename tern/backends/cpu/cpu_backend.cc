@@ -18,7 +18,8 @@ class HostAllocator final : public Allocator {
   void* allocate(size_t bytes, size_t alignment) override {
     size_t rounded = (bytes + alignment - 1) / alignment * alignment;
     void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-    if (!p) throw_error(ErrorCode::kResourceExhausted, "out of host memory allocating ", bytes, " bytes");
+    if (!p)
+      throw_error(ErrorCode::kResourceExhausted, "out of host memory allocating ", bytes, " bytes");
     size_t now = in_use_.fetch_add(rounded) + rounded;
     size_t peak = peak_.load();
     while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
@@ -62,9 +63,12 @@ class CpuBackend final : public DeviceBackend {
   Stream& default_stream() override { return stream_; }
   bool supports(DeviceCapability c) const override {
     switch (c) {
-      case DeviceCapability::kBF16Compute: return __builtin_cpu_supports("avx512bf16");
-      case DeviceCapability::kF16Compute: return false;
-      case DeviceCapability::kBlockedLayouts: return true;
+      case DeviceCapability::kBF16Compute:
+        return __builtin_cpu_supports("avx512bf16");
+      case DeviceCapability::kF16Compute:
+        return false;
+      case DeviceCapability::kBlockedLayouts:
+        return true;
     }
     return false;
   }

@@ -11,14 +11,14 @@ constexpr int kVectorPriority = 10;
 
 void register_cpu_kernels(kernels::KernelRegistry& r);
 
-void register_optimizer_kernels(kernels::KernelRegistry& r);  // optimizer_update.cc
-void register_softmax_xent_kernels(kernels::KernelRegistry& r);  // softmax_xent_cpu.cc
-void register_dropout_kernels(kernels::KernelRegistry& r);       // dropout_cpu.cc
-void register_reduce_kernels(kernels::KernelRegistry& r);     // reduce_sum.cc
-void register_transpose_kernels(kernels::KernelRegistry& r);  // transpose_vec.cc
+void register_optimizer_kernels(kernels::KernelRegistry& r);          // optimizer_update.cc
+void register_softmax_xent_kernels(kernels::KernelRegistry& r);       // softmax_xent_cpu.cc
+void register_dropout_kernels(kernels::KernelRegistry& r);            // dropout_cpu.cc
+void register_reduce_kernels(kernels::KernelRegistry& r);             // reduce_sum.cc
+void register_transpose_kernels(kernels::KernelRegistry& r);          // transpose_vec.cc
 void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
-void register_batch_norm_kernels(kernels::KernelRegistry& r);  // batch_norm_cpu.cc
-void register_layer_norm_kernels(kernels::KernelRegistry& r);  // layer_norm_cpu.cc
-void register_all_finite_kernels(kernels::KernelRegistry& r);  // all_finite_cpu.cc
+void register_batch_norm_kernels(kernels::KernelRegistry& r);         // batch_norm_cpu.cc
+void register_layer_norm_kernels(kernels::KernelRegistry& r);         // layer_norm_cpu.cc
+void register_all_finite_kernels(kernels::KernelRegistry& r);         // all_finite_cpu.cc
 
 }  // namespace tern::cpu

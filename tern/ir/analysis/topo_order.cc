@@ -45,7 +45,9 @@ std::vector<Node*> order_of(const std::vector<Node*>& nodes) {
 
 }  // namespace
 
-std::vector<Node*> topo_order(const Graph& g) { return order_of(g.nodes()); }
+std::vector<Node*> topo_order(const Graph& g) {
+  return order_of(g.nodes());
+}
 
 std::vector<Node*> live_topo_order(const Graph& g) {
   std::unordered_set<Node*> live;
