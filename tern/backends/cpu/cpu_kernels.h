@@ -20,5 +20,6 @@ void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_e
 void register_batch_norm_kernels(kernels::KernelRegistry& r);         // batch_norm_cpu.cc
 void register_layer_norm_kernels(kernels::KernelRegistry& r);         // layer_norm_cpu.cc
 void register_all_finite_kernels(kernels::KernelRegistry& r);         // all_finite_cpu.cc
+void register_max_pool_grad_kernels(kernels::KernelRegistry& r);      // max_pool_grad_cpu.cc
 
 }  // namespace tern::cpu
