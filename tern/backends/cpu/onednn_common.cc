@@ -29,6 +29,14 @@ Scratchpad& thread_scratchpad() {
   return pad;
 }
 
+// Activations in a primitive's layout (ActivationReorder), one buffer per slot and thread.
+constexpr int kLayoutSlots = 3;
+
+void* layout_slot(int slot, size_t bytes) {
+  thread_local Scratchpad slots[kLayoutSlots];
+  return slots[slot].get(bytes);
+}
+
 }  // namespace
 
 const dnnl::engine& engine() {
@@ -216,6 +224,34 @@ void PrimitiveRunner::execute() {
     prim_.execute(stream(), args_);
     stream().wait();
   });
+}
+
+// --- ActivationReorder ---
+
+ActivationReorder::ActivationReorder(const dnnl::memory::desc& user,
+                                     const dnnl::memory::desc& primitive, int slot)
+    : slot_(slot), bytes_(primitive.get_size()) {
+  if (slot < 0 || slot >= kLayoutSlots) {
+    throw_error(ErrorCode::kInternal, "ActivationReorder: slot ", slot, " out of range");
+  }
+  if (user == primitive) return;
+  to_primitive_ = Reorder(user, primitive);
+  to_user_ = Reorder(primitive, user);
+}
+
+void* ActivationReorder::buffer(void* user) const {
+  return needed() ? layout_slot(slot_, bytes_) : user;
+}
+
+void* ActivationReorder::to_primitive(const void* user) {
+  if (!needed()) return const_cast<void*>(user);
+  void* b = layout_slot(slot_, bytes_);
+  to_primitive_.run(user, b);
+  return b;
+}
+
+void ActivationReorder::to_user(void* user) {
+  if (needed()) to_user_.run(layout_slot(slot_, bytes_), user);
 }
 
 // --- AlignedBuffer ---

@@ -141,6 +141,28 @@ class Reorder {
   dnnl::memory from_, to_;
 };
 
+// Moves an activation between the user's layout (nhwc) and the one a primitive chose, through a
+// per-thread scratch buffer `slot` (0-2) shared by every kernel (runs are synchronous; a kernel
+// uses distinct slots for its arguments). needed() is false when the layouts match: then the
+// primitive reads and writes the user's memory directly.
+class ActivationReorder {
+ public:
+  ActivationReorder() = default;
+  ActivationReorder(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive, int slot);
+  bool needed() const { return to_primitive_.defined(); }
+  // The memory the primitive uses for this argument: the slot, or `user` when not needed.
+  void* buffer(void* user) const;
+  // user -> primitive layout (in the slot); returns buffer(user).
+  void* to_primitive(const void* user);
+  // primitive layout (the slot) -> user.
+  void to_user(void* user);
+
+ private:
+  Reorder to_primitive_, to_user_;
+  int slot_ = 0;
+  size_t bytes_ = 0;
+};
+
 // Wraps a kernel state object with a run function into a Kernel.
 template <typename State>
 class StateKernel final : public kernels::Kernel {

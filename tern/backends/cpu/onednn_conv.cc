@@ -4,6 +4,9 @@
 // and activation (eltwise post-op). Also the shared descriptor helpers of onednn_conv.h.
 #include "tern/backends/cpu/onednn_conv.h"
 
+#include <cstdlib>
+#include <string_view>
+
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_kernels.h"
 
@@ -17,6 +20,8 @@ ConvDescs conv_descs(const ops::Conv2dGeometry& g, DType dtype, bool with_bias) 
   dnnl_dt dt = to_dnnl(dtype);
   d.src = dnnl::memory::desc({g.n, g.c_in, g.h, g.w}, dt, dnnl_tag::nhwc);
   d.dst = dnnl::memory::desc({g.n, g.c_out, g.out_h, g.out_w}, dt, dnnl_tag::nhwc);
+  d.src_any = dnnl::memory::desc({g.n, g.c_in, g.h, g.w}, dt, dnnl_tag::any);
+  d.dst_any = dnnl::memory::desc({g.n, g.c_out, g.out_h, g.out_w}, dt, dnnl_tag::any);
   // HWIO storage [kh, kw, cin_g, cout] with cout = group * cout_g + o.
   int64_t cin_g = g.c_in_per_group(), cout_g = g.c_out_per_group();
   int64_t s_kw = cin_g * g.c_out, s_kh = g.kw * s_kw;
@@ -39,10 +44,37 @@ ConvDescs conv_descs(const ops::Conv2dGeometry& g, DType dtype, bool with_bias) 
 
 dnnl::convolution_forward::primitive_desc conv_forward_pd(const ConvDescs& d,
                                                           const dnnl::post_ops& ops) {
-  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training,
-                                       dnnl::algorithm::convolution_direct, d.src, d.weights_any,
-                                       d.bias, d.dst, d.strides, d.dilates, d.pad_l, d.pad_r);
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_training, d.alg, primitive_src(d),
+                                       d.weights_any, d.bias, primitive_dst(d), d.strides,
+                                       d.dilates, d.pad_l, d.pad_r);
   return dnnl::convolution_forward::primitive_desc(desc, make_attr(ops), engine());
+}
+
+const dnnl::memory::desc& primitive_src(const ConvDescs& d) {
+  return d.alg == dnnl::algorithm::convolution_winograd ? d.src_any : d.src;
+}
+
+const dnnl::memory::desc& primitive_dst(const ConvDescs& d) {
+  return d.alg == dnnl::algorithm::convolution_winograd ? d.dst_any : d.dst;
+}
+
+void choose_conv_algorithm(ConvDescs& d, const std::function<size_t(const ConvDescs&)>& build) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TERN_ONEDNN_WINOGRAD");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  const ops::Conv2dGeometry& g = d.geo;
+  d.alg = dnnl::algorithm::convolution_direct;
+  if (!enabled || d.src.data_type() != dnnl_dt::f32 || g.kh != 3 || g.kw != 3 || g.stride_h != 1 ||
+      g.stride_w != 1 || g.dil_h != 1 || g.dil_w != 1 || g.groups != 1 || g.c_in % 16 != 0 ||
+      g.c_out % 16 != 0) {
+    return;
+  }
+  d.alg = dnnl::algorithm::convolution_winograd;
+  size_t scratchpad = 0;
+  if (!try_build([&] { scratchpad = build(d); }).empty() || scratchpad > kWinogradScratchpadLimit) {
+    d.alg = dnnl::algorithm::convolution_direct;
+  }
 }
 
 std::string conv_decline_common(const kernels::KernelSignature& sig) {
@@ -78,7 +110,11 @@ using namespace onednn;
 ConvDescs forward_descs(const kernels::KernelSignature& sig, const Epilogue& ep) {
   ops::Conv2dGeometry g =
       ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, *sig.attrs);
-  return conv_descs(g, sig.inputs[0].dtype, ep.bias_input >= 0);
+  ConvDescs d = conv_descs(g, sig.inputs[0].dtype, ep.bias_input >= 0);
+  dnnl::post_ops ops = epilogue_post_ops(ep);
+  choose_conv_algorithm(
+      d, [&](const ConvDescs& c) { return conv_forward_pd(c, ops).scratchpad_desc().get_size(); });
+  return d;
 }
 
 class ConvForwardKernel {
@@ -93,22 +129,29 @@ class ConvForwardKernel {
       runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
       if (ep_.bias_input >= 0) runner_.add_arg(DNNL_ARG_BIAS, pd.bias_desc());
       weights_ = WeightsReorder(d.weights, pd.weights_desc(), /*from_user=*/true);
+      src_ = ActivationReorder(d.src, pd.src_desc(), 0);
+      dst_ = ActivationReorder(d.dst, pd.dst_desc(), 1);
     });
   }
 
   void run(kernels::KernelContext& ctx) {
     load_residual(ep_, ctx);
-    runner_.set(DNNL_ARG_SRC, ctx.inputs[0].raw_data());
+    void* out = ctx.outputs[0].raw_data();
+    // The residual (sum post-op) must be in the primitive's dst layout before it runs.
+    void* dst = ep_.residual_input >= 0 ? dst_.to_primitive(out) : dst_.buffer(out);
+    runner_.set(DNNL_ARG_SRC, src_.to_primitive(ctx.inputs[0].raw_data()));
     runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(ctx.inputs[1].raw_data()));
     if (ep_.bias_input >= 0) runner_.set(DNNL_ARG_BIAS, ctx.inputs[ep_.bias_input].raw_data());
-    runner_.set(DNNL_ARG_DST, ctx.outputs[0].raw_data());
+    runner_.set(DNNL_ARG_DST, dst);
     runner_.execute();
+    dst_.to_user(out);
   }
 
  private:
   Epilogue ep_;
   PrimitiveRunner runner_;
   WeightsReorder weights_;
+  ActivationReorder src_, dst_;
 };
 
 void add_conv_forward_candidate(kernels::KernelRegistry& r, std::string_view op, bool fused) {

@@ -9,11 +9,16 @@ namespace {
 
 using namespace onednn;
 
+dnnl::convolution_backward_data::primitive_desc backward_data_pd(const ConvDescs& d);
+
 // conv2d_backprop_input(dy, filter){input_shape}.
 ConvDescs backward_data_descs(const kernels::KernelSignature& sig) {
   Shape x(sig.attrs->get_ints("input_shape"));
-  return conv_descs(ops::conv2d_geometry(x, sig.inputs[1].shape, *sig.attrs), sig.inputs[0].dtype,
-                    false);
+  ConvDescs d = conv_descs(ops::conv2d_geometry(x, sig.inputs[1].shape, *sig.attrs),
+                           sig.inputs[0].dtype, false);
+  choose_conv_algorithm(
+      d, [](const ConvDescs& c) { return backward_data_pd(c).scratchpad_desc().get_size(); });
+  return d;
 }
 
 // conv2d_backprop_filter(x, dy){filter_shape}: descriptors in the inputs' dtype (also the forward
@@ -24,6 +29,9 @@ struct BackwardWeightsDescs {
   ConvDescs d;                    // src, diff_dst and the hint's weights: the inputs' dtype
   dnnl::memory::desc dw, dw_any;  // the filter gradient: the output's dtype
 };
+
+dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
+    const BackwardWeightsDescs& b);
 
 BackwardWeightsDescs backward_weights_descs(const kernels::KernelSignature& sig) {
   Shape filter(sig.attrs->get_ints("filter_shape"));
@@ -36,12 +44,17 @@ BackwardWeightsDescs backward_weights_descs(const kernels::KernelSignature& sig)
     b.dw = out.weights;
     b.dw_any = out.weights_any;
   }
+  choose_conv_algorithm(b.d, [&](const ConvDescs& c) {
+    BackwardWeightsDescs t = b;
+    t.d = c;
+    return backward_weights_pd(t).scratchpad_desc().get_size();
+  });
   return b;
 }
 
 dnnl::convolution_backward_data::primitive_desc backward_data_pd(const ConvDescs& d) {
-  dnnl::convolution_backward_data::desc desc(dnnl::algorithm::convolution_direct, d.src,
-                                             d.weights_any, d.dst, d.strides, d.dilates, d.pad_l,
+  dnnl::convolution_backward_data::desc desc(d.alg, primitive_src(d), d.weights_any,
+                                             primitive_dst(d), d.strides, d.dilates, d.pad_l,
                                              d.pad_r);
   return dnnl::convolution_backward_data::primitive_desc(desc, make_attr(), engine(),
                                                          conv_forward_pd(d));
@@ -50,9 +63,8 @@ dnnl::convolution_backward_data::primitive_desc backward_data_pd(const ConvDescs
 dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
     const BackwardWeightsDescs& b) {
   const ConvDescs& d = b.d;
-  dnnl::convolution_backward_weights::desc desc(dnnl::algorithm::convolution_direct, d.src,
-                                                b.dw_any, d.dst, d.strides, d.dilates, d.pad_l,
-                                                d.pad_r);
+  dnnl::convolution_backward_weights::desc desc(d.alg, primitive_src(d), b.dw_any, primitive_dst(d),
+                                                d.strides, d.dilates, d.pad_l, d.pad_r);
   return dnnl::convolution_backward_weights::primitive_desc(desc, make_attr(), engine(),
                                                             conv_forward_pd(d));
 }
@@ -68,19 +80,24 @@ class ConvBackwardDataKernel {
       runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
       runner_.add_arg(DNNL_ARG_DIFF_SRC, pd.diff_src_desc());
       weights_ = WeightsReorder(d.weights, pd.weights_desc(), /*from_user=*/true);
+      dy_ = ActivationReorder(d.dst, pd.diff_dst_desc(), 0);
+      dx_ = ActivationReorder(d.src, pd.diff_src_desc(), 1);
     });
   }
 
   void run(kernels::KernelContext& ctx) {
-    runner_.set(DNNL_ARG_DIFF_DST, ctx.inputs[0].raw_data());
+    void* dx = ctx.outputs[0].raw_data();
+    runner_.set(DNNL_ARG_DIFF_DST, dy_.to_primitive(ctx.inputs[0].raw_data()));
     runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(ctx.inputs[1].raw_data()));
-    runner_.set(DNNL_ARG_DIFF_SRC, ctx.outputs[0].raw_data());
+    runner_.set(DNNL_ARG_DIFF_SRC, dx_.buffer(dx));
     runner_.execute();
+    dx_.to_user(dx);
   }
 
  private:
   PrimitiveRunner runner_;
   WeightsReorder weights_;
+  ActivationReorder dy_, dx_;
 };
 
 class ConvBackwardWeightsKernel {
@@ -94,13 +111,15 @@ class ConvBackwardWeightsKernel {
       runner_.add_arg(DNNL_ARG_DIFF_DST, pd.diff_dst_desc());
       runner_.add_arg(DNNL_ARG_DIFF_WEIGHTS, pd.diff_weights_desc());
       weights_ = WeightsReorder(b.dw, pd.diff_weights_desc(), /*from_user=*/false);
+      x_ = ActivationReorder(b.d.src, pd.src_desc(), 0);
+      dy_ = ActivationReorder(b.d.dst, pd.diff_dst_desc(), 1);
     });
   }
 
   void run(kernels::KernelContext& ctx) {
     void* dfilter = ctx.outputs[0].raw_data();
-    runner_.set(DNNL_ARG_SRC, ctx.inputs[0].raw_data());
-    runner_.set(DNNL_ARG_DIFF_DST, ctx.inputs[1].raw_data());
+    runner_.set(DNNL_ARG_SRC, x_.to_primitive(ctx.inputs[0].raw_data()));
+    runner_.set(DNNL_ARG_DIFF_DST, dy_.to_primitive(ctx.inputs[1].raw_data()));
     runner_.set(DNNL_ARG_DIFF_WEIGHTS, weights_.needed() ? weights_.buffer() : dfilter);
     runner_.execute();
     if (weights_.needed()) weights_.to_user(dfilter);
@@ -109,6 +128,7 @@ class ConvBackwardWeightsKernel {
  private:
   PrimitiveRunner runner_;
   WeightsReorder weights_;
+  ActivationReorder x_, dy_;
 };
 
 template <typename Kernel, typename Build>
