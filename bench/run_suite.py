@@ -8,7 +8,7 @@ repeat) and the median is reported. W8 (matmul peak) comes from bench/ops_bench 
 bench/ops_bench_torch.py. Prints the table and rewrites BENCHMARKS.md (table, machine, command,
 and the notes in bench/benchmarks_notes.md).
 
-Usage: bench/run_suite.py [--build-dir build] [--repeats 3] [--steps 20] [--only w1,w4]
+Usage: bench/run_suite.py [--build-dir build] [--repeats 5] [--steps 20] [--only w1,w4]
                           [--output BENCHMARKS.md] [--report-only]
 The raw measurements go to <build-dir>/bench_raw.json; --report-only rewrites the table and
 BENCHMARKS.md from that file without measuring again (e.g. after editing the notes).
@@ -128,7 +128,7 @@ def measure(a, build, env, cores):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--steps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=3)
     ap.add_argument("--only", default="")
