@@ -1,6 +1,8 @@
 // Example parsing into tensors: spec validation, value conversion, per-record and batched output.
 #include "tern/data/example_parser.h"
 
+#include "tern/data/example_fast_parse.h"
+
 #include <cstring>
 #include <limits>
 #include <set>
@@ -373,6 +375,14 @@ Element parse_example_record(std::string_view record, const std::vector<FeatureS
 
 Element parse_example_batch(const std::vector<std::string_view>& records,
                             const std::vector<FeatureSpec>& specs, int64_t first_index) {
+  validate_feature_specs(specs, "parse_example");
+  TERN_CHECK_ARG(!records.empty(), "parse_example: empty batch");
+  if (Element out; parse_example_batch_fast(records, specs, &out)) return out;
+  return parse_example_batch_general(records, specs, first_index);
+}
+
+Element parse_example_batch_general(const std::vector<std::string_view>& records,
+                                    const std::vector<FeatureSpec>& specs, int64_t first_index) {
   validate_feature_specs(specs, "parse_example");
   TERN_CHECK_ARG(!records.empty(), "parse_example: empty batch");
   std::vector<Example> parsed;

@@ -52,9 +52,15 @@ std::vector<std::string> feature_output_names(const std::vector<FeatureSpec>& sp
 // `record_index` (when >= 0) is named in errors.
 Element parse_example_record(std::string_view record, const std::vector<FeatureSpec>& specs,
                              int64_t record_index = -1);
-// Records first_index, first_index + 1, ... as one batch.
+// Records first_index, first_index + 1, ... as one batch. Canonical records of fixed-length
+// features take the allocation-free path (example_fast_parse.h), all others the general one.
 Element parse_example_batch(const std::vector<std::string_view>& records,
                             const std::vector<FeatureSpec>& specs, int64_t first_index = -1);
+// The general parser alone (each record into Features, then the batch): the reference the fast
+// path is tested against.
+Element parse_example_batch_general(const std::vector<std::string_view>& records,
+                                    const std::vector<FeatureSpec>& specs,
+                                    int64_t first_index = -1);
 // The same from already parsed Examples (`records` only name them in errors).
 Element features_to_batch(const std::vector<const Features*>& examples,
                           const std::vector<FeatureSpec>& specs, int64_t first_index,
