@@ -242,15 +242,25 @@ int run(int argc, char** argv) {
   }
   // Epochs of the same round ran next to each other (ABBA order), under similar load from
   // anything else on the machine: the median of the per-round ratios is the steadiest figure.
-  for (const auto& v : variants) {
-    if (v.seconds.empty() || &v == &base) continue;
+  // Two baselines: `memory` (no input work at all) and `tensors` (fit on in-memory tensors).
+  auto per_round = [](const Variant& v, const Variant& b) {
     std::vector<double> ratios;
-    for (size_t r = 0; r < v.seconds.size(); ++r) ratios.push_back(v.seconds[r] / base.seconds[r]);
+    for (size_t r = 0; r < v.seconds.size() && r < b.seconds.size(); ++r)
+      ratios.push_back(v.seconds[r] / b.seconds[r]);
     std::sort(ratios.begin(), ratios.end());
     const size_t m = ratios.size() / 2;
     const double median = ratios.size() % 2 ? ratios[m] : (ratios[m - 1] + ratios[m]) / 2;
-    std::printf("%-9s per-round wall ratio to memory: median %.3f (min %.3f, max %.3f)\n",
-                v.name.c_str(), median, ratios.front(), ratios.back());
+    std::printf("%-9s per-round wall ratio to %s: median %.3f (min %.3f, max %.3f)\n",
+                v.name.c_str(), b.name.c_str(), median, ratios.front(), ratios.back());
+  };
+  const Variant* tensors = nullptr;
+  for (const auto& v : variants) {
+    if (v.name == "tensors" && !v.seconds.empty()) tensors = &v;
+  }
+  for (const auto& v : variants) {
+    if (v.seconds.empty() || &v == &base) continue;
+    per_round(v, base);
+    if (tensors != nullptr && &v != tensors) per_round(v, *tensors);
   }
   std::printf("\nstages of the last tfrecord epoch:\n%s", report->report.c_str());
   pipeline_breakdown(tf);
