@@ -2,6 +2,9 @@
 // returns the batch mean and biased variance [C]; inference uses given statistics. Layer norm
 // normalizes over the last axis and returns mean and rstd = 1/sqrt(var + epsilon) of shape x[:-1].
 // The *_grad ops compute all input gradients of the training-mode forward in one kernel.
+// batch_norm_training and batch_norm_grad also take bf16 or f16 activations (x, dy) with f32
+// gamma, beta and statistics (the mixed-precision form): y and dx take x's dtype, the [C] outputs
+// stay f32.
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
@@ -28,16 +31,37 @@ void require_channel_vectors(const InferContext& ctx, size_t x, size_t first, si
   }
 }
 
-TensorType channel_type(const InferContext& ctx) {
+// Like require_channel_vectors, but inputs `first..last` may instead all be f32 when input `x` is
+// bf16 or f16 (16-bit activations, f32 parameters and statistics). Returns their dtype.
+DType require_mixed_channel_vectors(const InferContext& ctx, size_t x, size_t first, size_t last) {
+  DType xd = ctx.input(x).dtype, pd = ctx.input(first).dtype;
+  if (pd != xd && !(pd == DType::kF32 && (xd == DType::kBF16 || xd == DType::kF16))) {
+    ctx.fail("input ", first, " is ", dtype_name(pd), " but input ", x, " is ", dtype_name(xd),
+             ": gamma, beta and statistics must have x's dtype, or be f32 for bf16/f16 x");
+  }
+  const Shape& s = ctx.input(x).shape;
+  if (s.rank() == 0) ctx.fail("input ", x, " must have rank >= 1 (channels on the last axis)");
+  int64_t c = s[s.rank() - 1];
+  for (size_t i = first; i <= last; ++i) {
+    require_same_dtype(ctx, first, i);
+    if (ctx.input(i).shape != Shape{c}) {
+      ctx.fail("input ", i, " must have shape [", c, "] (the last dim of input ", x, "), got ",
+               ctx.input(i).shape);
+    }
+  }
+  return pd;
+}
+
+TensorType channel_type(const InferContext& ctx, DType dtype) {
   const Shape& s = ctx.input(0).shape;
-  return {ctx.input(0).dtype, Shape{s[s.rank() - 1]}};
+  return {dtype, Shape{s[s.rank() - 1]}};
 }
 
 // x, gamma, beta -> y, mean [C], var [C].
 std::vector<TensorType> infer_batch_norm_training(const InferContext& ctx) {
   require_epsilon(ctx);
-  require_channel_vectors(ctx, 0, 1, 2);
-  return {ctx.input(0), channel_type(ctx), channel_type(ctx)};
+  DType pd = require_mixed_channel_vectors(ctx, 0, 1, 2);
+  return {ctx.input(0), channel_type(ctx, pd), channel_type(ctx, pd)};
 }
 
 // x, gamma, beta, mean, var -> y.
@@ -51,7 +75,7 @@ std::vector<TensorType> infer_batch_norm_inference(const InferContext& ctx) {
 std::vector<TensorType> infer_batch_norm_grad(const InferContext& ctx) {
   require_epsilon(ctx);
   require_same_type(ctx, 0, 1);
-  require_channel_vectors(ctx, 1, 2, 4);
+  require_mixed_channel_vectors(ctx, 1, 2, 4);
   return {ctx.input(1), ctx.input(2), ctx.input(2)};
 }
 

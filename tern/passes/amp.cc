@@ -33,6 +33,26 @@ const std::unordered_set<std::string_view>& follow_list() {
   return ops;
 }
 
+// Follow-list ops whose parameters and statistics stay f32 when converted: only the activation
+// inputs are cast down, and only output 0 (y, dx) is 16-bit.
+const std::unordered_map<std::string_view, int>& mixed_list() {
+  static const std::unordered_map<std::string_view, int> ops = {// op -> activation inputs
+                                                                {"batch_norm_training", 1},
+                                                                {"batch_norm_grad", 2}};
+  return ops;
+}
+
+// Whether input `i` of `n` is cast down when `n` is converted.
+bool low_input(const ir::Node& n, int i) {
+  auto it = mixed_list().find(n.op_name());
+  return it == mixed_list().end() || i < it->second;
+}
+
+// Whether output `k` of `n` is 16-bit once `n` is converted.
+bool low_output(const ir::Node& n, int k) {
+  return !mixed_list().count(n.op_name()) || k == 0;
+}
+
 enum class Kind { kNone, kAllow, kFollow };
 
 bool all_float_f32(const ir::Node& n) {
@@ -63,8 +83,9 @@ class Rewriter {
       if (k == Kind::kAllow) {
         fwd.insert(n);
       } else if (k == Kind::kFollow) {
-        for (const ir::Value* v : n->inputs()) {
-          if (fwd.count(v->node())) {
+        for (int i = 0; i < n->num_inputs(); ++i) {
+          const ir::Value* v = n->input(i);
+          if (low_input(*n, i) && fwd.count(v->node()) && low_output(*v->node(), v->index())) {
             fwd.insert(n);
             break;
           }
@@ -100,7 +121,7 @@ class Rewriter {
   Kind classify(const ir::Node& n) const {
     const std::string& op = n.op_name();
     bool allow = allow_list().count(op) > 0;
-    if (!allow && !follow_list().count(op)) return Kind::kNone;
+    if (!allow && !follow_list().count(op) && !mixed_list().count(op)) return Kind::kNone;
     if (n.op().has_trait(ops::kTraitStateful) || n.op().has_trait(ops::kTraitMutatesInputs))
       return Kind::kNone;
     if (!all_float_f32(n) || !n.op().claims(o_.dtype)) return Kind::kNone;
@@ -112,11 +133,12 @@ class Rewriter {
     return allow ? Kind::kAllow : Kind::kFollow;
   }
 
-  // True if some output of `n` is read by a node in `set`.
+  // True if some 16-bit output of `n` is read as a 16-bit input by a node in `set`.
   static bool reaches(const ir::Node& n, const std::unordered_set<const ir::Node*>& set) {
     for (int k = 0; k < n.num_outputs(); ++k) {
+      if (!low_output(n, k)) continue;
       for (const ir::Use& u : n.output(k)->uses()) {
-        if (set.count(u.node)) return true;
+        if (set.count(u.node) && low_input(*u.node, u.input_index)) return true;
       }
     }
     return false;
@@ -134,7 +156,10 @@ class Rewriter {
 
   void convert(ir::Node* n) {
     std::vector<ir::Value*> inputs;
-    for (ir::Value* v : n->inputs()) inputs.push_back(v->dtype() == DType::kF32 ? low(v) : v);
+    for (int i = 0; i < n->num_inputs(); ++i) {
+      ir::Value* v = n->input(i);
+      inputs.push_back(v->dtype() == DType::kF32 && low_input(*n, i) ? low(v) : v);
+    }
     ops::Attrs attrs = n->attrs();
     // Weight gradients: 16-bit inputs, accumulated and stored in f32 (no cast back up).
     if (n->op_name() == "conv2d_backprop_filter") attrs.set("dfilter_dtype", std::string("f32"));

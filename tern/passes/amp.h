@@ -13,8 +13,13 @@
 //     follow-list ops) from an allow-listed op and some output reaches one. So a bias add and relu
 //     between two matmuls stay in bf16 and no cast is spent on them, while e.g. a batch-norm
 //     moving-average update fed by a conv stays f32.
-//   - everything else (softmax, layer/batch norm, reductions, losses, optimizer updates, casts,
-//     integer ops, graph outputs) is untouched and sees f32 values.
+//   - batch_norm_training and batch_norm_grad follow the same rule, in their mixed form (as Keras
+//     and PyTorch do): only the activations (x; dy and x) are cast down and only y / dx are
+//     16-bit; gamma, beta, mean and var are read in f32 and mean, var, dgamma, dbeta come out in
+//     f32 with no cast, so the moving-average updates and everything reading the statistics stay
+//     f32. Only those activation edges count for "between allow-listed ops".
+//   - everything else (softmax, layer norm, batch_norm_inference, reductions, losses, optimizer
+//     updates, casts, integer ops, graph outputs) is untouched and sees f32 values.
 // Casts are shared: each f32 value is cast down at most once, and a converted op's result is
 // handed to the next converted op in 16 bits directly (the cast back up only feeds f32 readers;
 // it is removed when there are none). A node's control edges move to its converted form.

@@ -105,6 +105,105 @@ TEST(Amp, WeightGradientTakesSixteenBitInputsAndStaysF32AndF64GraphsAreUntouched
   EXPECT_EQ(count_ops(*g64, "cast"), 0u);
 }
 
+TEST(Amp, BatchNormBetweenConvsRunsOnBf16ActivationsWithF32Statistics) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 8, 8, 3]}
+    %f1 = variable() {dtype=f32, name="f1", shape=[3, 3, 3, 4]}
+    %f2 = variable() {dtype=f32, name="f2", shape=[3, 3, 4, 4]}
+    %gamma = variable() {dtype=f32, name="gamma", shape=[4]}
+    %beta = variable() {dtype=f32, name="beta", shape=[4]}
+    %c1 = conv2d(%x, %f1) {padding="SAME"}
+    %bn = batch_norm_training(%c1, %gamma, %beta)
+    %r = relu(%bn)
+    %c2 = conv2d(%r, %f2) {padding="SAME"}
+    %k = constant() {value=tensor<f32[]>[0.9]}
+    %avg = mul(%bn#1, %k)
+    return {"y": %c2, "avg": %avg, "var": %bn#2}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  // conv -> batch_norm_training -> relu -> conv with no cast in between.
+  const ir::Node& c2 = *g->nodes_of("conv2d")[1]->input(0)->node();
+  ASSERT_EQ(c2.op_name(), "relu");
+  EXPECT_EQ(c2.output()->dtype(), DType::kBF16);
+  const ir::Node& bn = producer(c2, 0);
+  ASSERT_EQ(bn.op_name(), "batch_norm_training");
+  EXPECT_EQ(producer(bn, 0).op_name(), "conv2d");
+  EXPECT_EQ(bn.input(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(bn.output(0)->dtype(), DType::kBF16);
+  // gamma and beta are read as f32 variables, mean and var come out f32 with no cast.
+  EXPECT_EQ(producer(bn, 1).op_name(), "variable");
+  EXPECT_EQ(producer(bn, 2).op_name(), "variable");
+  EXPECT_EQ(bn.output(1)->dtype(), DType::kF32);
+  EXPECT_EQ(bn.output(2)->dtype(), DType::kF32);
+  const ir::Node& avg = output_node(*g, "avg");
+  EXPECT_EQ(avg.op_name(), "mul");
+  EXPECT_EQ(avg.output()->dtype(), DType::kF32);
+  EXPECT_EQ(avg.input(0), bn.output(1));
+  EXPECT_EQ(output_node(*g, "var").op_name(), "batch_norm_training");
+  // Casts: x, f1, f2 down; the second conv's result up.
+  EXPECT_EQ(count_ops(*g, "cast"), 4u);
+}
+
+TEST(Amp, BatchNormGradBetweenConvGradsRunsOnBf16Activations) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 8, 8, 3]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 8, 8, 4]}
+    %f1 = variable() {dtype=f32, name="f1", shape=[3, 3, 3, 4]}
+    %f2 = variable() {dtype=f32, name="f2", shape=[3, 3, 4, 4]}
+    %gamma = variable() {dtype=f32, name="gamma", shape=[4]}
+    %mean = input() {dtype=f32, name="mean", shape=[4]}
+    %var = input() {dtype=f32, name="var", shape=[4]}
+    %c1 = conv2d(%x, %f1) {padding="SAME"}
+    %dr = conv2d_backprop_input(%dy, %f2) {input_shape=[2, 8, 8, 4], padding="SAME"}
+    %dz = relu_grad(%dr, %c1)
+    %bg = batch_norm_grad(%dz, %c1, %gamma, %mean, %var)
+    %dx = conv2d_backprop_input(%bg, %f1) {input_shape=[2, 8, 8, 3], padding="SAME"}
+    %df = conv2d_backprop_filter(%x, %bg) {filter_shape=[3, 3, 3, 4], padding="SAME"}
+    return {"dx": %dx, "df": %df, "dgamma": %bg#1, "dbeta": %bg#2}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& df = output_node(*g, "df");
+  ASSERT_EQ(df.op_name(), "conv2d_backprop_filter");
+  const ir::Node& bg = producer(df, 1);
+  ASSERT_EQ(bg.op_name(), "batch_norm_grad");
+  // dy and x arrive in bf16 straight from relu_grad and the conv; dx leaves in bf16 to both
+  // convolution gradients.
+  EXPECT_EQ(producer(bg, 0).op_name(), "relu_grad");
+  EXPECT_EQ(producer(bg, 0).output()->dtype(), DType::kBF16);
+  EXPECT_EQ(producer(bg, 1).op_name(), "conv2d");
+  EXPECT_EQ(bg.output(0)->dtype(), DType::kBF16);
+  const ir::Node& dx = producer(output_node(*g, "dx"), 0);  // the cast up feeds the output
+  ASSERT_EQ(dx.op_name(), "conv2d_backprop_input");
+  EXPECT_EQ(&producer(dx, 0), &bg);
+  // gamma, mean and var stay f32 (no cast), dgamma and dbeta are f32 graph outputs (no cast).
+  for (int i = 2; i < 5; ++i) {
+    EXPECT_EQ(bg.input(i)->dtype(), DType::kF32) << i;
+    EXPECT_NE(producer(bg, i).op_name(), "cast") << i;
+  }
+  EXPECT_EQ(output_node(*g, "dgamma").op_name(), "batch_norm_grad");
+  EXPECT_EQ(output_node(*g, "dbeta").op_name(), "batch_norm_grad");
+  EXPECT_EQ(bg.output(1)->dtype(), DType::kF32);
+  EXPECT_EQ(bg.output(2)->dtype(), DType::kF32);
+  // Casts: x, dy, f1, f2 down; dx up (df is f32 from the op).
+  EXPECT_EQ(count_ops(*g, "cast"), 5u);
+}
+
+TEST(Amp, BatchNormOutsideAllowChainsStaysF32) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 4]}
+    %gamma = variable() {dtype=f32, name="gamma", shape=[4]}
+    %beta = variable() {dtype=f32, name="beta", shape=[4]}
+    %bn = batch_norm_training(%x, %gamma, %beta)
+    %r = relu(%bn)
+    return {"r": %r}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_FALSE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "cast"), 0u);
+}
+
 TEST(Amp, SlowSixteenBitKernelsAreNotChosen) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[8, 16]}

@@ -1,6 +1,7 @@
 // Mixed precision through the training API: a model trains under "mixed_bfloat16" with f32
 // variables, its compiled step runs matmuls and convolutions in bf16, the optimized and
-// unoptimized steps agree, and unknown policies are refused (mixed_float16: mixed_float16_test.cc).
+// unoptimized steps agree, batch norm between convolutions runs on bf16 activations with f32
+// statistics, and unknown policies are refused (mixed_float16: mixed_float16_test.cc).
 #include "tern/train/mixed_precision.h"
 
 #include <gtest/gtest.h>
@@ -8,6 +9,8 @@
 #include <cmath>
 
 #include "tern/base/philox.h"
+#include "tern/nn/activation_layer.h"
+#include "tern/nn/batch_norm.h"
 #include "tern/nn/conv2d.h"
 #include "tern/nn/dense.h"
 #include "tern/nn/losses.h"
@@ -76,6 +79,38 @@ TEST(MixedPrecision, Bf16TrainsWithF32Variables) {
       ++bf16_compute;
   }
   EXPECT_GE(bf16_compute, 3);
+}
+
+TEST(MixedPrecision, Bf16BatchNormBetweenConvsTrains) {
+  Tensor x, y;
+  make_blobs(512, 5, &x, &y);
+  nn::Sequential model(std::vector<nn::LayerPtr>{
+      nn::Conv2D(8, 3, {.padding = "same"}), nn::BatchNormalization(), nn::Activation("relu"),
+      nn::Conv2D(8, 3, {.padding = "same"}), nn::Flatten(), nn::Dense(4)});
+  model.compile(std::make_shared<optim::Adam>(1e-2),
+                std::make_shared<nn::SparseCategoricalCrossentropy>(true), {"accuracy"});
+  train::set_precision_policy(model, "mixed_bfloat16");
+  nn::FitOptions o;
+  o.epochs = 6;
+  o.batch_size = 64;
+  o.verbose = 0;
+  train::History h = model.fit(x, y, o);
+  EXPECT_LT(h.at("loss").back(), 0.5 * h.at("loss").front());
+  EXPECT_GT(model.evaluate(x, y, 128).metric("accuracy"), 0.95);
+  for (const auto& w : model.weights()) {
+    EXPECT_EQ(model.variables().get(w.name).dtype(), DType::kF32) << w.name;
+  }
+  // Forward and backward batch norm take bf16 activations and keep f32 statistics.
+  int bn = 0;
+  for (const ir::Node* n : train_step(model).graph().nodes()) {
+    const std::string& op = n->op_name();
+    if (op != "batch_norm_training" && op != "batch_norm_grad") continue;
+    ++bn;
+    EXPECT_EQ(n->output(0)->dtype(), DType::kBF16) << op;
+    EXPECT_EQ(n->output(1)->dtype(), DType::kF32) << op;
+    EXPECT_EQ(n->output(2)->dtype(), DType::kF32) << op;
+  }
+  EXPECT_EQ(bn, 2);
 }
 
 TEST(MixedPrecision, OptimizedMatchesUnoptimizedStep) {

@@ -1,20 +1,48 @@
 // Consistency cases: batch norm (training, inference, grad) and layer norm (+ grad), plus gradient
-// checks through single outputs of the multi-output norm and cross-entropy ops.
+// checks through single outputs of the multi-output norm and cross-entropy ops; the mixed
+// batch-norm form (16-bit x and dy, f32 gamma, beta and statistics) and its inference errors.
 #include <gtest/gtest.h>
 
 #include <cmath>
 
 #include "tern/autodiff/autodiff.h"
 #include "tern/ir/graph.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
 #include "tern/runtime/eager.h"
+#include "tern/runtime/runtime.h"
 #include "tests/consistency/op_case.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern::testing {
 
+namespace {
+
+// A float input fixed at f32 whatever the case dtype (the mixed batch-norm parameters).
+InputSpec F32(Shape shape, double lo = -1.0, double hi = 1.0) {
+  return InputSpec{std::move(shape), lo, hi, DType::kF32, false, std::nullopt};
+}
+
+}  // namespace
+
 TERN_OP_CASES(norm) {
   const ops::Attrs eps = {{"epsilon", 1e-2}};
+  const std::vector<DType> half = {DType::kBF16, DType::kF16};
   return {
+      {"batch_norm_training",
+       {In({6, 3}), F32({3}, 0.5, 1.5), F32({3})},
+       {},
+       false,
+       half,
+       1e-5,
+       "mixed"},
+      {"batch_norm_grad",
+       {In({6, 3}), In({6, 3}), F32({3}, 0.5, 1.5), F32({3}), F32({3}, 0.5, 1.5)},
+       {},
+       false,
+       half,
+       1e-5,
+       "mixed"},
       {"batch_norm_training", {In({6, 3}), In({3}, 0.5, 1.5), In({3})}},
       {"batch_norm_training",
        {In({2, 3, 2, 4}), In({4}, 0.5, 1.5), In({4})},
@@ -91,6 +119,88 @@ TEST(NormGrads, StatisticsOutputsAlone) {
   for (int k : {1, 2}) {
     check_single_output_grad("batch_norm_training", {x, gamma, beta}, k);
     check_single_output_grad("layer_norm", {x, gamma, beta}, k);
+  }
+}
+
+TEST(NormErrors, BatchNormDTypeMixes) {
+  auto t = [](DType d, Shape s) { return random_tensor(d, s, 1); };
+  constexpr ErrorCode kBad = ErrorCode::kInvalidArgument;
+  const DType bf16 = DType::kBF16, f16 = DType::kF16, f32 = DType::kF32, f64 = DType::kF64;
+  // The mixed form is accepted: y keeps x's dtype, the statistics are f32.
+  std::vector<Tensor> out =
+      runtime::eager_call("batch_norm_training", {t(bf16, {4, 3}), t(f32, {3}), t(f32, {3})});
+  EXPECT_EQ(out[0].dtype(), bf16);
+  EXPECT_EQ(out[1].dtype(), f32);
+  EXPECT_EQ(out[2].dtype(), f32);
+  // Parameters in another 16-bit type, 16-bit parameters for f32 x, f32 parameters for f64 x.
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t(f16, {4, 3}), t(bf16, {3}), t(bf16, {3})}),
+      kBad, "op 'batch_norm_training'");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t(f16, {4, 3}), t(bf16, {3}), t(bf16, {3})}),
+      kBad, "input 1 is bf16 but input 0 is f16");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t(f32, {4, 3}), t(bf16, {3}), t(bf16, {3})}),
+      kBad, "input 1 is bf16 but input 0 is f32");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t(f64, {4, 3}), t(f32, {3}), t(f32, {3})}), kBad,
+      "input 1 is f32 but input 0 is f64");
+  // Parameters that disagree among themselves.
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t(bf16, {4, 3}), t(f32, {3}), t(bf16, {3})}),
+      kBad, "inputs 1 and 2 have different dtypes (f32 vs bf16)");
+  // batch_norm_grad: dy and x must agree; gamma, mean, var f32 or x's dtype.
+  EXPECT_TERN_ERROR(runtime::eager_call("batch_norm_grad", {t(f32, {4, 3}), t(bf16, {4, 3}),
+                                                            t(f32, {3}), t(f32, {3}), t(f32, {3})}),
+                    kBad, "op 'batch_norm_grad'");
+  EXPECT_TERN_ERROR(runtime::eager_call("batch_norm_grad", {t(bf16, {4, 3}), t(bf16, {4, 3}),
+                                                            t(f32, {3}), t(f32, {3}), t(f16, {3})}),
+                    kBad, "inputs 2 and 4 have different dtypes (f32 vs f16)");
+  // batch_norm_inference has no mixed form.
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_inference",
+                          {t(bf16, {4, 3}), t(f32, {3}), t(f32, {3}), t(f32, {3}), t(f32, {3})}),
+      kBad, "different dtypes (bf16 vs f32)");
+}
+
+// The harness skips candidates that decline; here the fast kernels must take the mixed form (the
+// one the mixed_bfloat16 policy runs): cpu_vec always, oneDNN wherever it takes bf16 at all.
+TEST(NormKernels, MixedBatchNormHasFastKernels) {
+  runtime::initialize();
+  const auto& kreg = kernels::KernelRegistry::global();
+  const Shape x{4, 5, 5, 8}, c{8};
+  auto types = [&](DType xd, DType pd, bool grad) {
+    std::vector<TensorType> in = {{xd, x}};
+    if (grad) in.push_back({xd, x});
+    for (int i = 0; i < (grad ? 3 : 2); ++i) in.push_back({pd, c});
+    return in;
+  };
+  for (const char* name : {"batch_norm_training", "batch_norm_grad"}) {
+    SCOPED_TRACE(name);
+    const bool grad = std::string(name) == "batch_norm_grad";
+    const ops::OpDef& op = ops::OpRegistry::global().get(name);
+    auto signature = [&](DType xd, DType pd, ops::Attrs& attrs) {
+      std::vector<TensorType> in = types(xd, pd, grad);
+      std::vector<TensorType> out = op.check_and_infer(name, in, attrs);
+      return kernels::KernelSignature{&op, &attrs, in, out, DeviceType::kCPU, false};
+    };
+    ops::Attrs mixed_attrs, bf16_attrs;
+    kernels::KernelSignature mixed = signature(DType::kBF16, DType::kF32, mixed_attrs);
+    kernels::KernelSignature bf16 = signature(DType::kBF16, DType::kBF16, bf16_attrs);
+    EXPECT_EQ(kreg.select(mixed).candidate->name, "cpu_vec");
+    bool saw_onednn = false;
+    for (const kernels::KernelCandidate* cand : kreg.candidates(name, DeviceType::kCPU)) {
+      if (cand->name == "cpu_vec") {
+        EXPECT_EQ(cand->decline(mixed), "");
+        EXPECT_NE(cand->decline(bf16), "");  // all-bf16 is left to oneDNN
+      } else if (cand->name == "onednn") {
+        saw_onednn = true;
+        if (cand->decline(bf16).empty()) {
+          EXPECT_EQ(cand->decline(mixed), "");
+        }
+      }
+    }
+    EXPECT_TRUE(saw_onednn);
   }
 }
 

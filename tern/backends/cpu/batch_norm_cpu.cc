@@ -1,7 +1,10 @@
 // Vectorized batch_norm_training / batch_norm_inference / batch_norm_grad for f32 channels-last
-// data (x viewed as [M, C], statistics over M). Tried before oneDNN's batch normalization: that
-// kernel synchronizes its threads with spinning barriers inside one parallel region, and on a
-// machine whose cores are shared a barrier waits for a descheduled thread: the MLP of bench W2
+// data (x viewed as [M, C], statistics over M), and training / grad in the mixed form of the
+// mixed_bfloat16 policy: bf16 x, dy, y, dx with f32 gamma, beta and statistics (bf16 values are
+// widened on load and rounded on store; all arithmetic is the f32 path's). Tried before oneDNN's
+// batch normalization: that kernel synchronizes its threads with spinning barriers inside one
+// parallel region, and on a machine whose cores are shared a barrier waits for a descheduled
+// thread: the MLP of bench W2
 // ([128, 512] and [128, 256]) measured 7 ms of CPU per batch_norm_training with 2 threads against
 // 0.05 ms with one. Here every parallel region is a plain OpenMP loop over row blocks (its only
 // synchronization is the region's end, which follows OMP_WAIT_POLICY):
@@ -31,6 +34,19 @@ constexpr int kBatchNormPriority = kOneDnnPriority + 5;
 
 enum class BnKind { kTraining, kInference, kGrad };
 
+float load(const float* p, int64_t i) {
+  return p[i];
+}
+float load(const bfloat16* p, int64_t i) {
+  return static_cast<float>(p[i]);
+}
+void store(float* p, int64_t i, float v) {
+  p[i] = v;
+}
+void store(bfloat16* p, int64_t i, float v) {
+  p[i] = bfloat16(v);
+}
+
 // Rows [begin, end) of the thread `t` of `n` threads.
 void thread_rows(int64_t m, int t, int n, int64_t* begin, int64_t* end) {
   int64_t per = (m + n - 1) / n;
@@ -58,6 +74,7 @@ class BatchNormKernel final : public kernels::Kernel {
  public:
   BatchNormKernel(const kernels::KernelSignature& sig, BnKind kind) : kind_(kind) {
     const TensorType& x = sig.inputs[kind == BnKind::kGrad ? 1 : 0];
+    bf16_ = x.dtype == DType::kBF16;
     c_ = x.shape.rank() ? x.shape[x.shape.rank() - 1] : 1;
     m_ = c_ ? x.shape.num_elements() / c_ : 0;
     eps_ = sig.attrs->get_float("epsilon");
@@ -72,11 +89,11 @@ class BatchNormKernel final : public kernels::Kernel {
 
   void run(KernelContext& ctx) override {
     if (kind_ == BnKind::kTraining) {
-      training(ctx);
+      bf16_ ? training<bfloat16>(ctx) : training<float>(ctx);
     } else if (kind_ == BnKind::kInference) {
       inference(ctx);
     } else {
-      grad(ctx);
+      bf16_ ? grad<bfloat16>(ctx) : grad<float>(ctx);
     }
   }
 
@@ -107,37 +124,43 @@ class BatchNormKernel final : public kernels::Kernel {
   }
 
   // out[i, k] = a[i, k] * p[k] + (b ? b[i, k] * q[k] : 0) + r[k] over all rows.
-  void affine(int n, const float* a, const float* p, const float* b, const float* q, const float* r,
-              float* out) const {
+  template <typename X>
+  void affine(int n, const X* a, const float* p, const X* b, const float* q, const float* r,
+              X* out) const {
     const int64_t c = c_;
 #pragma omp parallel for num_threads(n) schedule(static, 1) if (n > 1)
     for (int t = 0; t < n; ++t) {
       int64_t r0, r1;
       thread_rows(m_, t, n, &r0, &r1);
       for (int64_t i = r0; i < r1; ++i) {
-        const float* ai = a + i * c;
-        float* oi = out + i * c;
+        const X* ai = a + i * c;
+        X* oi = out + i * c;
         if (b) {
-          const float* bi = b + i * c;
+          const X* bi = b + i * c;
 #pragma omp simd
-          for (int64_t k = 0; k < c; ++k) oi[k] = ai[k] * p[k] + bi[k] * q[k] + r[k];
+          for (int64_t k = 0; k < c; ++k) {
+            store(oi, k, load(ai, k) * p[k] + load(bi, k) * q[k] + r[k]);
+          }
         } else {
 #pragma omp simd
-          for (int64_t k = 0; k < c; ++k) oi[k] = ai[k] * p[k] + r[k];
+          for (int64_t k = 0; k < c; ++k) store(oi, k, load(ai, k) * p[k] + r[k]);
         }
       }
     }
   }
 
+  template <typename X>
   void training(KernelContext& ctx) {
-    const float* x = ctx.inputs[0].data<float>();
+    const X* x = ctx.inputs[0].data<X>();
     const float* gamma = ctx.inputs[1].data<float>();
     const float* beta = ctx.inputs[2].data<float>();
     float* mean_out = ctx.outputs[1].data<float>();
     float* var_out = ctx.outputs[2].data<float>();
     const int64_t c = c_;
     const int n = nthreads();
-    if (m_ > 0) std::copy(x, x + c, shift_.begin());
+    if (m_ > 0) {
+      for (int64_t k = 0; k < c; ++k) shift_[static_cast<size_t>(k)] = load(x, k);
+    }
     const float* sh = shift_.data();
     reduce(
         n,
@@ -145,10 +168,10 @@ class BatchNormKernel final : public kernels::Kernel {
           int64_t r0, r1;
           thread_rows(m_, t, n, &r0, &r1);
           channel_sums(r0, r1, c, b1, b2, s1, s2, [&](int64_t i, float* p1, float* p2) {
-            const float* xi = x + i * c;
+            const X* xi = x + i * c;
 #pragma omp simd
             for (int64_t k = 0; k < c; ++k) {
-              float d = xi[k] - sh[k];
+              float d = load(xi, k) - sh[k];
               p1[k] += d;
               p2[k] += d * d;
             }
@@ -167,7 +190,7 @@ class BatchNormKernel final : public kernels::Kernel {
       scale_[ks] = static_cast<float>(gamma[k] * rstd);
       bias_[ks] = static_cast<float>(beta[k] - mean * gamma[k] * rstd);
     }
-    affine(n, x, scale_.data(), nullptr, nullptr, bias_.data(), ctx.outputs[0].data<float>());
+    affine<X>(n, x, scale_.data(), nullptr, nullptr, bias_.data(), ctx.outputs[0].data<X>());
   }
 
   void inference(KernelContext& ctx) {
@@ -180,14 +203,15 @@ class BatchNormKernel final : public kernels::Kernel {
       scale_[static_cast<size_t>(k)] = static_cast<float>(gamma[k] * rstd);
       bias_[static_cast<size_t>(k)] = static_cast<float>(beta[k] - mean[k] * gamma[k] * rstd);
     }
-    affine(nthreads(), ctx.inputs[0].data<float>(), scale_.data(), nullptr, nullptr, bias_.data(),
-           ctx.outputs[0].data<float>());
+    affine<float>(nthreads(), ctx.inputs[0].data<float>(), scale_.data(), nullptr, nullptr,
+                  bias_.data(), ctx.outputs[0].data<float>());
   }
 
   // dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)) = a * dy + b * x + c.
+  template <typename X>
   void grad(KernelContext& ctx) {
-    const float* dy = ctx.inputs[0].data<float>();
-    const float* x = ctx.inputs[1].data<float>();
+    const X* dy = ctx.inputs[0].data<X>();
+    const X* x = ctx.inputs[1].data<X>();
     const float* gamma = ctx.inputs[2].data<float>();
     const float* mean = ctx.inputs[3].data<float>();
     const float* var = ctx.inputs[4].data<float>();
@@ -201,12 +225,13 @@ class BatchNormKernel final : public kernels::Kernel {
           int64_t r0, r1;
           thread_rows(m_, t, n, &r0, &r1);
           channel_sums(r0, r1, c, b1, b2, s1, s2, [&](int64_t i, float* p1, float* p2) {
-            const float* gi = dy + i * c;
-            const float* xi = x + i * c;
+            const X* gi = dy + i * c;
+            const X* xi = x + i * c;
 #pragma omp simd
             for (int64_t k = 0; k < c; ++k) {
-              p1[k] += gi[k];
-              p2[k] += gi[k] * (xi[k] - mean[k]);
+              float g = load(gi, k);
+              p1[k] += g;
+              p2[k] += g * (load(xi, k) - mean[k]);
             }
           });
         },
@@ -224,10 +249,11 @@ class BatchNormKernel final : public kernels::Kernel {
       shift_[ks] = static_cast<float>(b);
       bias_[ks] = static_cast<float>(-a * sum_dy * inv_m - b * mean[k]);
     }
-    affine(n, dy, scale_.data(), x, shift_.data(), bias_.data(), ctx.outputs[0].data<float>());
+    affine<X>(n, dy, scale_.data(), x, shift_.data(), bias_.data(), ctx.outputs[0].data<X>());
   }
 
   BnKind kind_;
+  bool bf16_ = false;  // the mixed form: bf16 x, dy, y, dx; f32 parameters and statistics
   int64_t c_ = 0, m_ = 0;
   double eps_ = 0;
   int threads_ = 1;
@@ -246,8 +272,19 @@ void register_batch_norm_kernels(kernels::KernelRegistry& r) {
   for (const auto& [op, kind] : ops) {
     kernels::KernelCandidate c;
     c.name = "cpu_vec";
-    c.dtypes = {DType::kF32};
+    c.dtypes = {DType::kF32, DType::kBF16};
     c.priority = kBatchNormPriority;
+    c.decline = [kind](const kernels::KernelSignature& sig) -> std::string {
+      const DType x = sig.inputs[kind == BnKind::kGrad ? 1 : 0].dtype;
+      if (x != DType::kBF16) return "";
+      if (kind == BnKind::kInference) return "bf16 batch_norm_inference: only f32 here";
+      const DType gamma = sig.inputs[kind == BnKind::kGrad ? 2 : 1].dtype;
+      if (gamma != DType::kF32) {
+        return str_cat("bf16 x with ", dtype_name(gamma),
+                       " gamma/statistics: only the mixed form (f32 gamma/statistics) here");
+      }
+      return "";
+    };
     c.create = [kind](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
       return std::make_unique<BatchNormKernel>(sig, kind);
     };

@@ -1,8 +1,9 @@
 // oneDNN batch normalization over channels-last data (channel = last axis, any rank; x is viewed
 // as [M, C] in nhwc order): batch_norm_training (y, batch mean, biased variance),
 // batch_norm_inference (given statistics) and batch_norm_grad (dx, dgamma, dbeta from the saved
-// statistics). oneDNN keeps gamma, beta, mean and variance in f32: for bf16 nodes these [C]
-// vectors are converted in kernel-owned buffers each run (x, y, dy, dx stay bf16).
+// statistics). oneDNN keeps gamma, beta, mean and variance in f32: for all-bf16 nodes these [C]
+// vectors are converted in kernel-owned buffers each run (x, y, dy, dx stay bf16); the mixed form
+// (bf16 x, dy with f32 gamma, beta and statistics) passes them through as they are.
 #include <vector>
 
 #include "tern/backends/cpu/cpu_kernels.h"
@@ -77,7 +78,8 @@ class BatchNormKernel {
   BatchNormKernel(const kernels::KernelSignature& sig, BnKind kind) : kind_(kind) {
     const TensorType& x = sig.inputs[kind == BnKind::kGrad ? 1 : 0];
     int64_t c = x.shape[x.shape.rank() - 1];
-    for (int i = 0; i < 5; ++i) params_.emplace_back(x.dtype, c);
+    const DType param_dtype = sig.inputs[kind == BnKind::kGrad ? 2 : 1].dtype;
+    for (int i = 0; i < 5; ++i) params_.emplace_back(param_dtype, c);
     float eps = static_cast<float>(sig.attrs->get_float("epsilon"));
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       if (kind == BnKind::kGrad) {

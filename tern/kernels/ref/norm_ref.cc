@@ -1,6 +1,7 @@
 // Reference kernels for batch norm (x viewed as [M, C], statistics per channel) and layer norm
 // (x viewed as [R, D], statistics per row), forward and backward. Statistics accumulate in double
-// with two passes (mean, then squared deviations).
+// with two passes (mean, then squared deviations). batch_norm_training and batch_norm_grad also
+// run the mixed form: 16-bit x and dy (type T) with f32 gamma, beta and statistics (type P).
 #include <cmath>
 #include <vector>
 
@@ -25,15 +26,20 @@ int64_t last_dim(const Tensor& t) {
 
 // --- batch norm ---
 
-template <typename T>
+// True for the mixed form: input `param` (gamma) is f32 while input `x` is not.
+bool mixed_params(const KernelContext& ctx, size_t x, size_t param) {
+  return ctx.inputs[param].dtype() == DType::kF32 && ctx.inputs[x].dtype() != DType::kF32;
+}
+
+template <typename T, typename P>
 void batch_norm_training_ref(KernelContext& ctx) {
   const Tensor& xt = ctx.inputs[0];
   const T* x = xt.data<T>();
-  const T* gamma = ctx.inputs[1].data<T>();
-  const T* beta = ctx.inputs[2].data<T>();
+  const P* gamma = ctx.inputs[1].data<P>();
+  const P* beta = ctx.inputs[2].data<P>();
   T* y = ctx.outputs[0].data<T>();
-  T* mean_out = ctx.outputs[1].data<T>();
-  T* var_out = ctx.outputs[2].data<T>();
+  P* mean_out = ctx.outputs[1].data<P>();
+  P* var_out = ctx.outputs[2].data<P>();
   const double eps = ctx.attrs.get_float("epsilon");
   const int64_t c = last_dim(xt), m = c ? xt.num_elements() / c : 0;
   std::vector<double> mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
@@ -80,17 +86,17 @@ void batch_norm_inference_ref(KernelContext& ctx) {
 }
 
 // dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)), means over the batch axes.
-template <typename T>
+template <typename T, typename P>
 void batch_norm_grad_ref(KernelContext& ctx) {
   const T* dy = ctx.inputs[0].data<T>();
   const Tensor& xt = ctx.inputs[1];
   const T* x = xt.data<T>();
-  const T* gamma = ctx.inputs[2].data<T>();
-  const T* mean = ctx.inputs[3].data<T>();
-  const T* var = ctx.inputs[4].data<T>();
+  const P* gamma = ctx.inputs[2].data<P>();
+  const P* mean = ctx.inputs[3].data<P>();
+  const P* var = ctx.inputs[4].data<P>();
   T* dx = ctx.outputs[0].data<T>();
-  T* dgamma = ctx.outputs[1].data<T>();
-  T* dbeta = ctx.outputs[2].data<T>();
+  P* dgamma = ctx.outputs[1].data<P>();
+  P* dbeta = ctx.outputs[2].data<P>();
   const double eps = ctx.attrs.get_float("epsilon");
   const int64_t c = last_dim(xt), m = c ? xt.num_elements() / c : 0;
   std::vector<double> rstd(static_cast<size_t>(c)), sum_dy(static_cast<size_t>(c), 0.0),
@@ -195,16 +201,28 @@ void layer_norm_grad_ref(KernelContext& ctx) {
 void register_norm_ref(KernelRegistry& r) {
   const auto& f = ops::kFloatDTypes;
   add_ref(r, "batch_norm_training", f, [](KernelContext& ctx) {
-    dispatch_float(ctx.inputs[0].dtype(), "batch_norm_training",
-                   [&](auto tag) { batch_norm_training_ref<decltype(tag)>(ctx); });
+    dispatch_float(ctx.inputs[0].dtype(), "batch_norm_training", [&](auto tag) {
+      using T = decltype(tag);
+      if (mixed_params(ctx, 0, 1)) {
+        batch_norm_training_ref<T, float>(ctx);
+      } else {
+        batch_norm_training_ref<T, T>(ctx);
+      }
+    });
   });
   add_ref(r, "batch_norm_inference", f, [](KernelContext& ctx) {
     dispatch_float(ctx.inputs[0].dtype(), "batch_norm_inference",
                    [&](auto tag) { batch_norm_inference_ref<decltype(tag)>(ctx); });
   });
   add_ref(r, "batch_norm_grad", f, [](KernelContext& ctx) {
-    dispatch_float(ctx.inputs[0].dtype(), "batch_norm_grad",
-                   [&](auto tag) { batch_norm_grad_ref<decltype(tag)>(ctx); });
+    dispatch_float(ctx.inputs[0].dtype(), "batch_norm_grad", [&](auto tag) {
+      using T = decltype(tag);
+      if (mixed_params(ctx, 1, 2)) {
+        batch_norm_grad_ref<T, float>(ctx);
+      } else {
+        batch_norm_grad_ref<T, T>(ctx);
+      }
+    });
   });
   add_ref(r, "layer_norm", f, [](KernelContext& ctx) {
     dispatch_float(ctx.inputs[0].dtype(), "layer_norm",
