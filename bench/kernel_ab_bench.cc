@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_clock.h"
 #include "tern/ir/parser.h"
 #include "tern/runtime/executable.h"
 #include "tern/runtime/openmp_wait.h"
@@ -25,12 +26,6 @@
 
 namespace tern::bench {
 namespace {
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
 
 int run(int argc, char** argv) {
   std::vector<std::string> kernels;

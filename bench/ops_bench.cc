@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_clock.h"
 #include "tern/base/philox.h"
 #include "tern/ir/graph.h"
 #include "tern/runtime/executable.h"
@@ -97,10 +98,6 @@ Tensor random_input(const TensorType& t, uint64_t seed) {
   return t.dtype == DType::kF32 ? f : f.cast(t.dtype);
 }
 
-double seconds_now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Compiles the workload, runs it until `min_time` seconds have passed (at least 3 timed runs)
 // and returns {median seconds per run, kernel name}.
 std::pair<double, std::string> time_workload(const Workload& w, double min_time) {
@@ -118,11 +115,11 @@ std::pair<double, std::string> time_workload(const Workload& w, double min_time)
   exe->run();  // warm-up: first-touch of buffers, scratchpad growth
   exe->run();
   std::vector<double> times;
-  double start = seconds_now();
-  while (times.size() < 3 || seconds_now() - start < min_time) {
-    double t0 = seconds_now();
+  double start = wall_seconds();
+  while (times.size() < 3 || wall_seconds() - start < min_time) {
+    double t0 = wall_seconds();
     exe->run();
-    times.push_back(seconds_now() - t0);
+    times.push_back(wall_seconds() - t0);
   }
   std::sort(times.begin(), times.end());
   std::string kernel;

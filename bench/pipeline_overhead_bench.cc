@@ -23,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_clock.h"
 #include "tern/data/data.h"
 #include "tern/data/pipeline_spec.h"
 #include "tern/runtime/openmp_wait.h"
@@ -81,16 +82,6 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
-double cpu_now() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double now() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
-
 // Writes DIR/{train,test}.tfrecord from the Fashion-MNIST IDX files (raw pixel bytes).
 void ensure_tfrecords(const std::string& dir, const std::string& idx_dir) {
   std::filesystem::create_directories(dir);
@@ -143,12 +134,13 @@ void pipeline_breakdown(const tools::TrainConfig& tf) {
     for (const auto& t : cut.transforms) name += " > " + data::transform_kind_name(t.kind);
     data::DatasetPtr ds =
         data::build_input_pipeline(cut, tf.pipeline.train, data::PipelineMode::kTrain);
-    double w0 = now(), c0 = cpu_now();
+    double w0 = bench::wall_seconds(), c0 = bench::cpu_seconds();
     data::Iterator it = ds->make_iterator(7);
     int64_t elements = 0;
     while (it.next()) ++elements;
     std::printf("  %-58s %7lld elements %7.3f s wall %7.3f s cpu\n", name.c_str(),
-                static_cast<long long>(elements), now() - w0, cpu_now() - c0);
+                static_cast<long long>(elements), bench::wall_seconds() - w0,
+                bench::cpu_seconds() - c0);
   }
 }
 
@@ -212,10 +204,10 @@ int run(int argc, char** argv) {
       Variant& v = variants[i];
       fo.callbacks = v.name == "tfrecord" ? std::vector<train::CallbackPtr>{report}
                                           : std::vector<train::CallbackPtr>{};
-      double t0 = now(), c0 = cpu_now();
+      double t0 = bench::wall_seconds(), c0 = bench::cpu_seconds();
       train::History h = model->fit(v.dataset, fo);
-      v.seconds.push_back(now() - t0);
-      v.cpu.push_back(cpu_now() - c0);
+      v.seconds.push_back(bench::wall_seconds() - t0);
+      v.cpu.push_back(bench::cpu_seconds() - c0);
       v.wait.push_back(h.stats.input_wait_seconds);
       std::printf("round %d %-9s %8.3f s wall %8.3f s cpu (input wait %.3f s)\n", r, v.name.c_str(),
                   v.seconds.back(), v.cpu.back(), v.wait.back());
@@ -247,11 +239,10 @@ int run(int argc, char** argv) {
     std::vector<double> ratios;
     for (size_t r = 0; r < v.seconds.size() && r < b.seconds.size(); ++r)
       ratios.push_back(v.seconds[r] / b.seconds[r]);
-    std::sort(ratios.begin(), ratios.end());
-    const size_t m = ratios.size() / 2;
-    const double median = ratios.size() % 2 ? ratios[m] : (ratios[m - 1] + ratios[m]) / 2;
     std::printf("%-9s per-round wall ratio to %s: median %.3f (min %.3f, max %.3f)\n",
-                v.name.c_str(), b.name.c_str(), median, ratios.front(), ratios.back());
+                v.name.c_str(), b.name.c_str(), bench::median(ratios),
+                *std::min_element(ratios.begin(), ratios.end()),
+                *std::max_element(ratios.begin(), ratios.end()));
   };
   const Variant* tensors = nullptr;
   for (const auto& v : variants) {

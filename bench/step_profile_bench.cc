@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_clock.h"
 #include "bench/op_time_sink.h"
 #include "tern/data/iterator.h"
 #include "tern/runtime/openmp_wait.h"
@@ -22,16 +23,6 @@
 namespace {
 
 using namespace tern;
-
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
-double wall_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
-}
 
 struct Args {
   std::string config;
@@ -75,12 +66,13 @@ int run(int argc, char** argv) {
   data::DatasetPtr ds = tools::training_pipeline(c, d.train_x, d.train_y);
 
   if (a.pipeline) {
-    double w0 = wall_seconds(), c0 = cpu_seconds();
+    double w0 = bench::wall_seconds(), c0 = bench::cpu_seconds();
     data::Iterator it = ds->make_iterator(0);
     int64_t batches = 0;
     while (it.next()) ++batches;
     std::printf("input pipeline alone: %lld batches in %.3f s wall, %.3f s cpu\n",
-                static_cast<long long>(batches), wall_seconds() - w0, cpu_seconds() - c0);
+                static_cast<long long>(batches), bench::wall_seconds() - w0,
+                bench::cpu_seconds() - c0);
   }
 
   int64_t steps_per_epoch = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
@@ -90,10 +82,10 @@ int run(int argc, char** argv) {
   fo.epochs = 1;
   fo.steps_per_epoch = a.warmup;
   fo.verbose = 0;
-  double w0 = wall_seconds(), c0 = cpu_seconds();
+  double w0 = bench::wall_seconds(), c0 = bench::cpu_seconds();
   model->fit(ds, fo);
   std::printf("warmup: %d steps (with compile) in %.3f s wall, %.3f s cpu\n", a.warmup,
-              wall_seconds() - w0, cpu_seconds() - c0);
+              bench::wall_seconds() - w0, bench::cpu_seconds() - c0);
 
   train::TrainingState* s = model->training_state();
   train::CompiledStep* step = nullptr;
@@ -111,10 +103,10 @@ int run(int argc, char** argv) {
   if (step->step >= 0) exe.feed_at(step->step, Tensor::scalar(DType::kI64, 10));
 
   // Untraced runs first: the step time without trace overhead.
-  w0 = wall_seconds();
-  c0 = cpu_seconds();
+  w0 = bench::wall_seconds();
+  c0 = bench::cpu_seconds();
   for (int i = 0; i < a.steps; ++i) exe.run();
-  double wall = (wall_seconds() - w0) / a.steps, cpu = (cpu_seconds() - c0) / a.steps;
+  double wall = (bench::wall_seconds() - w0) / a.steps, cpu = (bench::cpu_seconds() - c0) / a.steps;
   std::printf("train step: %.2f ms wall, %.2f ms cpu (%d runs, %d threads, arena %.1f MB)\n",
               wall * 1e3, cpu * 1e3, a.steps, runtime::intra_op_threads(),
               static_cast<double>(exe.arena_bytes()) / 1e6);

@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/bench_clock.h"
 #include "bench/op_time_sink.h"
 #include "tern/data/tensor_slice_dataset.h"
 #include "tern/ir/graph.h"
@@ -81,12 +82,6 @@ Args parse_args(int argc, char** argv) {
   return a;
 }
 
-double cpu_seconds() {
-  timespec ts{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
-}
-
 double peak_rss_mb() {
   rusage r{};
   getrusage(RUSAGE_SELF, &r);
@@ -131,13 +126,6 @@ class StepTimer : public train::Callback {
  private:
   Clock::time_point start_;
 };
-
-double median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t n = v.size();
-  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
 tools::TrainConfig config_for(const Args& a) {
   tools::TrainConfig c;
