@@ -3,6 +3,10 @@
 // f32 and bf16; selection and decline reasons.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string_view>
+
+#include "tern/backends/cpu/onednn_conv.h"
 #include "tern/backends/cpu/onednn_test_util.h"
 
 namespace tern::testing {
@@ -86,6 +90,35 @@ TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
     ops::Attrs valid = {{"padding", std::string("VALID")}};
     expect_onednn_matches_ref("conv2d", {in[0], in[1]}, valid, tol(c));
   }
+}
+
+// Which convolutions choose_conv_algorithm sends to Winograd: f32 3x3 stride-1 with 16k channels
+// and a scratchpad under the cap; everything else stays direct.
+TEST(OneDnnConvAlgorithm, WinogradOnlyWhereItApplies) {
+  if (const char* v = std::getenv("TERN_ONEDNN_WINOGRAD"); v && std::string_view(v) == "0") {
+    GTEST_SKIP() << "TERN_ONEDNN_WINOGRAD=0";
+  }
+  runtime::initialize();
+  auto algorithm = [](Shape x, Shape f, ops::Attrs attrs, DType d) {
+    cpu::onednn::ConvDescs desc =
+        cpu::onednn::conv_descs(ops::conv2d_geometry(x, f, attrs), d, false);
+    cpu::onednn::choose_conv_algorithm(desc, [](const cpu::onednn::ConvDescs& c) {
+      return cpu::onednn::conv_forward_pd(c).scratchpad_desc().get_size();
+    });
+    return desc.alg;
+  };
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const auto wino = dnnl::algorithm::convolution_winograd;
+  const auto direct = dnnl::algorithm::convolution_direct;
+  EXPECT_EQ(algorithm({32, 32, 32, 64}, {3, 3, 64, 64}, same, DType::kF32), wino);
+  EXPECT_EQ(algorithm({32, 32, 32, 64}, {3, 3, 64, 64}, same, DType::kBF16), direct);
+  EXPECT_EQ(algorithm({32, 32, 32, 64}, {3, 3, 64, 64},
+                      {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}, DType::kF32),
+            direct);
+  EXPECT_EQ(algorithm({32, 32, 32, 8}, {3, 3, 8, 64}, same, DType::kF32), direct);  // 8 channels
+  EXPECT_EQ(algorithm({32, 32, 32, 64}, {1, 1, 64, 64}, {}, DType::kF32), direct);  // 1x1
+  // ResNet-18's 512-channel layers: Winograd would need ~49 MB of scratchpad (> the cap).
+  EXPECT_EQ(algorithm({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kF32), direct);
 }
 
 TEST_P(OneDnnConv, FusedEpiloguesMatchRef) {
