@@ -19,8 +19,6 @@ std::string_view error_code_name(ErrorCode code) {
       return "FailedPrecondition";
     case ErrorCode::kUnavailable:
       return "Unavailable";
-    case ErrorCode::kUnimplemented:
-      return "Unimplemented";
     case ErrorCode::kInternal:
       return "Internal";
   }

@@ -17,7 +17,6 @@ enum class ErrorCode {
   kResourceExhausted,
   kFailedPrecondition,
   kUnavailable,
-  kUnimplemented,
   kInternal,
 };
 
