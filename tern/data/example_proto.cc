@@ -142,8 +142,10 @@ void parse_map_entry(ProtoReader entry, std::string_view label, ParseValue&& par
   if (!any_value) parse_value(key, ProtoReader({}, values.offset(), values.what()), false);
 }
 
-// Features { map<string, Feature> feature = 1; }, merged into `out`.
-void parse_features(ProtoReader r, Features& out) {
+// Calls parse(message) for every field-1 submessage of `r`, in order; other fields are skipped.
+// `what` names field 1 in the error when it is not length-delimited.
+template <typename Parse>
+void for_each_field1_message(ProtoReader r, std::string_view what, Parse&& parse) {
   while (!r.at_end()) {
     uint32_t field;
     WireType type;
@@ -152,50 +154,38 @@ void parse_features(ProtoReader r, Features& out) {
       r.skip(type);
       continue;
     }
-    if (type != WireType::kLengthDelimited) r.fail("feature map entry is not length-delimited");
-    parse_map_entry(r.read_message(), "feature",
-                    [&](std::string_view key, ProtoReader value, bool merge) {
-                      Feature& f = out[std::string(key)];
-                      if (!merge) f = Feature{};
-                      parse_feature(value, f);
-                    });
+    if (type != WireType::kLengthDelimited) r.fail(str_cat(what, " is not length-delimited"));
+    parse(r.read_message());
   }
+}
+
+// Features { map<string, Feature> feature = 1; }, merged into `out`.
+void parse_features(ProtoReader r, Features& out) {
+  for_each_field1_message(r, "feature map entry", [&](ProtoReader entry) {
+    parse_map_entry(entry, "feature", [&](std::string_view key, ProtoReader value, bool merge) {
+      Feature& f = out[std::string(key)];
+      if (!merge) f = Feature{};
+      parse_feature(value, f);
+    });
+  });
 }
 
 // FeatureList { repeated Feature feature = 1; }
 void parse_feature_list(ProtoReader r, std::vector<Feature>& out) {
-  while (!r.at_end()) {
-    uint32_t field;
-    WireType type;
-    r.read_tag(&field, &type);
-    if (field != 1) {
-      r.skip(type);
-      continue;
-    }
-    if (type != WireType::kLengthDelimited) r.fail("feature_list step is not length-delimited");
-    parse_feature(r.read_message(), out.emplace_back());
-  }
+  for_each_field1_message(r, "feature_list step",
+                          [&](ProtoReader step) { parse_feature(step, out.emplace_back()); });
 }
 
 // FeatureLists { map<string, FeatureList> feature_list = 1; }
 void parse_feature_lists(ProtoReader r, FeatureLists& out) {
-  while (!r.at_end()) {
-    uint32_t field;
-    WireType type;
-    r.read_tag(&field, &type);
-    if (field != 1) {
-      r.skip(type);
-      continue;
-    }
-    if (type != WireType::kLengthDelimited)
-      r.fail("feature_list map entry is not length-delimited");
-    parse_map_entry(r.read_message(), "feature_list",
+  for_each_field1_message(r, "feature_list map entry", [&](ProtoReader entry) {
+    parse_map_entry(entry, "feature_list",
                     [&](std::string_view key, ProtoReader value, bool merge) {
                       std::vector<Feature>& steps = out[std::string(key)];
                       if (!merge) steps.clear();
                       parse_feature_list(value, steps);
                     });
-  }
+  });
 }
 
 // --- serialization ---
@@ -253,18 +243,8 @@ size_t Feature::size() const {
 
 Example parse_example_proto(std::string_view bytes, std::string_view what) {
   Example out;
-  ProtoReader r(bytes, 0, what);
-  while (!r.at_end()) {
-    uint32_t field;
-    WireType type;
-    r.read_tag(&field, &type);
-    if (field != 1) {
-      r.skip(type);
-      continue;
-    }
-    if (type != WireType::kLengthDelimited) r.fail("features is not length-delimited");
-    parse_features(r.read_message(), out.features);
-  }
+  for_each_field1_message(ProtoReader(bytes, 0, what), "features",
+                          [&](ProtoReader features) { parse_features(features, out.features); });
   return out;
 }
 
