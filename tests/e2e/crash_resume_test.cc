@@ -19,23 +19,17 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/idx_writer.h"
+
 extern char** environ;
 
 namespace tern {
 namespace {
 
+using ::tern::testing::write_idx_u8;
+
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-void write_idx_u8(const std::string& path, const std::vector<uint32_t>& dims,
-                  const std::vector<uint8_t>& data) {
-  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
-  for (uint32_t d : dims) {
-    for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((d >> s) & 0xff);
-  }
-  out.append(reinterpret_cast<const char*>(data.data()), data.size());
-  std::ofstream(path, std::ios::binary) << out;
-}
 
 // 8x8 images; class k (of 4) has a bright quadrant k.
 void write_dataset(const std::string& dir, const std::string& split, uint32_t n, uint32_t seed) {

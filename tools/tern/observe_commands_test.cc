@@ -11,12 +11,15 @@
 
 #include "tern/io/atomic_file.h"
 #include "tern/io/record_io.h"
+#include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
 #include "tools/tern/config.h"
 
 namespace tern::tools {
 namespace {
+
+using ::tern::testing::write_idx_u8;
 
 namespace fs = std::filesystem;
 
@@ -28,16 +31,6 @@ std::string unhex(const std::string& h) {
   for (size_t i = 0; i + 1 < digits.size(); i += 2)
     out += static_cast<char>(std::stoi(digits.substr(i, 2), nullptr, 16));
   return out;
-}
-
-void write_idx_u8(const std::string& path, const std::vector<uint32_t>& dims,
-                  const std::vector<uint8_t>& data) {
-  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
-  for (uint32_t d : dims) {
-    for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((d >> s) & 0xff);
-  }
-  out.append(reinterpret_cast<const char*>(data.data()), data.size());
-  std::ofstream(path, std::ios::binary) << out;
 }
 
 int run(std::vector<std::string> args, int (*cmd)(int, char**)) {

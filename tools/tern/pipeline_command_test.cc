@@ -13,6 +13,7 @@
 #include "tern/data/image_codec.h"
 #include "tern/data/tfrecord_writer.h"
 #include "tern/io/atomic_file.h"
+#include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
 #include "tools/tern/config.h"
@@ -20,6 +21,8 @@
 
 namespace tern::tools {
 namespace {
+
+using ::tern::testing::write_idx_u8;
 
 // 8x8 u8 images; class k (of 4) has a bright quadrant k.
 struct Samples {
@@ -61,15 +64,6 @@ void write_tfrecords(const std::string& prefix, const Samples& s, int files,
   }
 }
 
-void write_idx(const std::string& path, const std::vector<uint32_t>& dims,
-               const std::string& bytes) {
-  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
-  for (uint32_t d : dims) {
-    for (int sh = 24; sh >= 0; sh -= 8) out += static_cast<char>((d >> sh) & 0xff);
-  }
-  std::ofstream(path, std::ios::binary) << out << bytes;
-}
-
 // Points in [-1, 1]^2, labelled by quadrant; one row with an empty x1 takes the default.
 void write_csv(const std::string& path, int n, uint64_t seed) {
   PhiloxStream rng(seed);
@@ -102,10 +96,10 @@ class PipelineCommand : public ::testing::Test {
     for (const auto& s : test.images) vi += s;
     std::string tl(train.labels.begin(), train.labels.end()),
         vl(test.labels.begin(), test.labels.end());
-    write_idx(dir_ + "/train-images.idx", {512, 8, 8}, ti);
-    write_idx(dir_ + "/train-labels.idx", {512}, tl);
-    write_idx(dir_ + "/test-images.idx", {128, 8, 8}, vi);
-    write_idx(dir_ + "/test-labels.idx", {128}, vl);
+    write_idx_u8(dir_ + "/train-images.idx", {512, 8, 8}, ti);
+    write_idx_u8(dir_ + "/train-labels.idx", {512}, tl);
+    write_idx_u8(dir_ + "/test-images.idx", {128, 8, 8}, vi);
+    write_idx_u8(dir_ + "/test-labels.idx", {128}, vl);
     write_csv(dir_ + "/train.csv", 1024, 3);
     write_csv(dir_ + "/test.csv", 256, 4);
   }
@@ -226,8 +220,8 @@ TEST_F(PipelineCommand, ExampleConfigTrainsFromConvertedTFRecords) {
     for (int p = 0; p < 784; ++p) images += static_cast<char>(rng.next_below(256));
     labels += static_cast<char>(i % 10);
   }
-  write_idx(dir_ + "/fm-images.idx", {96, 28, 28}, images);
-  write_idx(dir_ + "/fm-labels.idx", {96}, labels);
+  write_idx_u8(dir_ + "/fm-images.idx", {96, 28, 28}, images);
+  write_idx_u8(dir_ + "/fm-labels.idx", {96}, labels);
   std::filesystem::create_directories(dir_ + "/fm");
   ConvertOptions o;
   o.labels = dir_ + "/fm-labels.idx";

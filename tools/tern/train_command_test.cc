@@ -8,22 +8,14 @@
 
 #include "tern/base/philox.h"
 #include "tern/io/atomic_file.h"
+#include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
 namespace {
 
-// Writes an uncompressed IDX file of u8 values with big-endian dims.
-void write_idx_u8(const std::string& path, const std::vector<uint32_t>& dims,
-                  const std::vector<uint8_t>& data) {
-  std::string out = {0, 0, 0x08, static_cast<char>(dims.size())};
-  for (uint32_t d : dims) {
-    for (int s = 24; s >= 0; s -= 8) out += static_cast<char>((d >> s) & 0xff);
-  }
-  out.append(reinterpret_cast<const char*>(data.data()), data.size());
-  std::ofstream(path, std::ios::binary) << out;
-}
+using ::tern::testing::write_idx_u8;
 
 // 8x8 images; class k (of 4) has a bright quadrant k.
 void write_dataset(const std::string& dir, const std::string& split, uint32_t n, uint64_t seed) {
