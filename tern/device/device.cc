@@ -1,4 +1,4 @@
-// Device names and the backend registry.
+// Device names, host streams and the backend registry.
 #include "tern/device/device.h"
 
 #include "tern/base/error.h"
@@ -11,6 +11,8 @@ std::string_view device_type_name(DeviceType type) {
       return "cpu";
     case DeviceType::kCUDA:
       return "cuda";
+    case DeviceType::kEmulated:
+      return "emu";
   }
   return "?";
 }
@@ -19,17 +21,21 @@ std::string Device::to_string() const {
   return str_cat(device_type_name(type), ":", index);
 }
 
+Stream& host_stream() {
+  static InlineStream stream;
+  return stream;
+}
+
 DeviceRegistry& DeviceRegistry::global() {
-  static DeviceRegistry registry;
-  return registry;
+  // Never destroyed: tensors in other statics may still return memory to a backend at exit.
+  static DeviceRegistry* registry = new DeviceRegistry();
+  return *registry;
 }
 
 void DeviceRegistry::add(std::unique_ptr<DeviceBackend> backend) {
-  for (auto& b : backends_) {
-    if (b->type() == backend->type()) {
-      b = std::move(backend);
-      return;
-    }
+  if (find(backend->type())) {
+    throw_error(ErrorCode::kInvalidArgument, "a backend for device ",
+                device_type_name(backend->type()), " is already registered");
   }
   backends_.push_back(std::move(backend));
 }
@@ -43,9 +49,20 @@ DeviceBackend* DeviceRegistry::find(DeviceType type) const {
 
 DeviceBackend& DeviceRegistry::get(DeviceType type) const {
   DeviceBackend* b = find(type);
-  if (!b)
-    throw_error(ErrorCode::kNotFound, "no backend registered for device ", device_type_name(type));
+  if (!b) {
+    std::string known;
+    for (const auto& r : backends_)
+      known += str_cat(known.empty() ? "" : ", ", r->device().to_string());
+    throw_error(ErrorCode::kNotFound, "no backend registered for device ", device_type_name(type),
+                " (registered: ", known.empty() ? "none" : known, ")");
+  }
   return *b;
+}
+
+std::vector<DeviceBackend*> DeviceRegistry::backends() const {
+  std::vector<DeviceBackend*> out;
+  for (const auto& b : backends_) out.push_back(b.get());
+  return out;
 }
 
 }  // namespace tern

@@ -1,6 +1,8 @@
-// Device, Allocator and Stream: the narrow interface a backend implements, and the registry that
-// finds a backend by device type. Optional capabilities are asked with supports(), never found by
-// crashing.
+// The device interface a backend implements, and the registry the runtime finds backends in.
+// Modelled on a narrow buffer/stream split: an Allocator for bytes, a Stream for ordered work,
+// copies between host and device memory, and optional Events. Each slot of DeviceBackend is marked
+// required or optional; optional slots have defaults that are correct (if slower) everywhere.
+// Backends register themselves from outside the runtime (tern/backends/backends.cc).
 #pragma once
 
 #include <cstddef>
@@ -9,11 +11,16 @@
 #include <string_view>
 #include <vector>
 
+#include "tern/device/allocator.h"
+
 namespace tern {
 
-enum class DeviceType { kCPU, kCUDA };
+// kEmulated: a device emulated on the host for tests (tests/support/emulated_device.h). Its memory
+// is host memory underneath, but it reports it as not host-accessible, so the runtime must treat it
+// exactly like an accelerator's: explicit copies, no reference kernels, no host reads.
+enum class DeviceType { kCPU, kCUDA, kEmulated };
 
-std::string_view device_type_name(DeviceType type);
+std::string_view device_type_name(DeviceType type);  // "cpu", "cuda", "emu"
 
 struct Device {
   DeviceType type = DeviceType::kCPU;
@@ -22,20 +29,20 @@ struct Device {
   std::string to_string() const;  // "cpu:0"
 };
 
-class Allocator {
- public:
-  virtual ~Allocator() = default;
-  virtual void* allocate(size_t bytes, size_t alignment) = 0;
-  virtual void deallocate(void* ptr) = 0;
-  // Bytes currently allocated through this allocator (for memory reports).
-  virtual size_t bytes_in_use() const = 0;
-  virtual size_t peak_bytes_in_use() const = 0;
-};
-
-// An ordered queue of work on a device. The CPU stream runs work inline.
+// An ordered queue of work on a device. Work submitted to one stream runs in order; the host waits
+// with synchronize(). The CPU stream runs work inline.
 class Stream {
  public:
   virtual ~Stream() = default;
+  virtual void synchronize() = 0;
+};
+
+// A point in a stream's work: record() marks it, synchronize() blocks the host until the stream
+// has reached it. The host's inline streams complete at once.
+class Event {
+ public:
+  virtual ~Event() = default;
+  virtual void record(Stream& stream) = 0;
   virtual void synchronize() = 0;
 };
 
@@ -49,24 +56,60 @@ enum class DeviceCapability {
 class DeviceBackend {
  public:
   virtual ~DeviceBackend() = default;
-  virtual DeviceType type() const = 0;
+
+  // --- required ---
+  virtual Device device() const = 0;
   virtual std::string description() const = 0;  // e.g. the CPU model and ISA
+  // Where this device's tensors come from (the executable's arena, bound inputs, variables).
   virtual Allocator& allocator() = 0;
   virtual Stream& default_stream() = 0;
-  virtual bool supports(DeviceCapability capability) const = 0;
-  // Intra-op threads this backend uses (OpenMP on CPU).
-  virtual void set_num_threads(int n) = 0;
-  virtual int num_threads() const = 0;
+  // True if host code may read and write this device's memory through its pointers: then the
+  // reference kernels may run on it and Tensor::data<T>() works. False for an accelerator.
+  virtual bool memory_is_host_accessible() const = 0;
+  // Copies are ordered on `stream`; the host buffer must stay alive until the stream reaches them.
+  virtual void copy_host_to_device(void* dst, const void* src, size_t bytes, Stream& stream) = 0;
+  virtual void copy_device_to_host(void* dst, const void* src, size_t bytes, Stream& stream) = 0;
+  virtual void copy_device_to_device(void* dst, const void* src, size_t bytes, Stream& stream) = 0;
+  virtual void fill_zero(void* dst, size_t bytes, Stream& stream) = 0;
+
+  // --- optional ---
+  // An event on this device; nullptr (the default) means callers synchronize the stream instead.
+  virtual std::unique_ptr<Event> create_event() { return nullptr; }
+  // Capabilities not claimed are absent (default: none).
+  virtual bool supports(DeviceCapability) const { return false; }
+  // Intra-op threads this backend uses (OpenMP on the CPU). Default: one, not settable.
+  virtual void set_num_threads(int) {}
+  virtual int num_threads() const { return 1; }
+
+  DeviceType type() const { return device().type; }
 };
+
+// Completes inline: the event of host streams.
+class HostEvent final : public Event {
+ public:
+  void record(Stream&) override {}
+  void synchronize() override {}
+};
+
+// A stream that runs work inline on the calling thread (the CPU's and the host's).
+class InlineStream final : public Stream {
+ public:
+  void synchronize() override {}
+};
+// For host code that needs a stream (tests calling kernels directly, host tensors).
+Stream& host_stream();
 
 class DeviceRegistry {
  public:
   static DeviceRegistry& global();
+  // Adds a backend; InvalidArgument if one of that type is registered (tensors point at it).
   void add(std::unique_ptr<DeviceBackend> backend);
   // nullptr if no backend of that type is registered.
   DeviceBackend* find(DeviceType type) const;
-  // NotFound naming the device type.
+  // NotFound naming the device type and the registered ones.
   DeviceBackend& get(DeviceType type) const;
+  // Every registered backend, in registration order.
+  std::vector<DeviceBackend*> backends() const;
 
  private:
   std::vector<std::unique_ptr<DeviceBackend>> backends_;

@@ -6,6 +6,15 @@
 #include "tern/base/logging.h"
 
 namespace tern::kernels {
+namespace {
+
+// The CPU's reference kernels read and write through host pointers.
+bool ref_offered_to(DeviceType device) {
+  const DeviceBackend* b = DeviceRegistry::global().find(device);
+  return b != nullptr && b->memory_is_host_accessible();
+}
+
+}  // namespace
 
 std::string KernelSignature::to_string() const {
   std::string s = op->name + "(";
@@ -45,8 +54,7 @@ std::vector<const KernelCandidate*> KernelRegistry::candidates(std::string_view 
   for (const auto& c : it->second) {
     if (c.device == device) out.push_back(&c);
   }
-  // ref kernels run on the host for every device (last fallback).
-  if (device != DeviceType::kCPU) {
+  if (device != DeviceType::kCPU && ref_offered_to(device)) {
     for (const auto& c : it->second) {
       if (c.is_ref() && c.device == DeviceType::kCPU) out.push_back(&c);
     }
@@ -54,10 +62,28 @@ std::vector<const KernelCandidate*> KernelRegistry::candidates(std::string_view 
   return out;
 }
 
-KernelSelection KernelRegistry::select(const KernelSignature& sig) const {
+std::vector<const KernelCandidate*> KernelRegistry::all_candidates(std::string_view op) const {
+  std::vector<const KernelCandidate*> out;
+  auto it = table_.find(op);
+  if (it != table_.end()) {
+    for (const auto& c : it->second) out.push_back(&c);
+  }
+  return out;
+}
+
+std::vector<std::string> KernelRegistry::ops() const {
+  std::vector<std::string> out;
+  for (const auto& [op, list] : table_) out.push_back(op);
+  return out;
+}
+
+KernelSelection KernelRegistry::select(const KernelSignature& sig, std::string_view force) const {
   KernelSelection sel;
   DType key = sig.key_dtype();
+  bool forced_found = false;
   for (const KernelCandidate* c : candidates(sig.op->name, sig.device)) {
+    if (!force.empty() && c->name != force) continue;
+    forced_found = true;
     std::string reason;
     if (std::find(c->dtypes.begin(), c->dtypes.end(), key) == c->dtypes.end()) {
       reason = str_cat("dtype ", dtype_name(key), " not supported");
@@ -80,8 +106,16 @@ KernelSelection KernelRegistry::select(const KernelSignature& sig) const {
     log_line("kernels", msg);
   }
   if (!sel.candidate) {
+    if (!force.empty() && !forced_found) {
+      throw_error(ErrorCode::kNotFound, "op '", sig.op->name, "' has no kernel '", force, "' on ",
+                  device_type_name(sig.device));
+    }
     std::string why;
     for (const auto& d : sel.declined) why += "; " + d;
+    if (sig.device != DeviceType::kCPU && !ref_offered_to(sig.device)) {
+      why += str_cat("; ref: not offered (", device_type_name(sig.device),
+                     " memory is not host-accessible)");
+    }
     if (sig.deterministic) {
       throw_error(ErrorCode::kFailedPrecondition, "op '", sig.op->name,
                   "' has no deterministic kernel for dtype ", dtype_name(key), " on ",

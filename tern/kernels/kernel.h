@@ -1,6 +1,8 @@
 // Kernel and KernelRegistry: for each (op, device) an ordered list of candidates, the last being
 // `ref`. Selection asks each candidate in order; one that declines says why
-// (TERN_VERBOSE=kernels prints the choice and every refusal).
+// (TERN_VERBOSE=kernels prints the choice and every refusal). The CPU's `ref` kernels are offered
+// to other devices only when the host can read their memory; an accelerator's op without a kernel
+// of its own is placed on the host by the runtime (tern/runtime/placement.h), with copies.
 #pragma once
 
 #include <functional>
@@ -30,11 +32,13 @@ struct KernelSignature {
   std::string to_string() const;  // "matmul(f32[2, 3], f32[3, 4]) -> f32[2, 4]"
 };
 
-// One run: input and output tensors (outputs are preallocated with their inferred types).
+// One run: input and output tensors (outputs are preallocated with their inferred types) in the
+// memory of the kernel's device, and the stream to order the work on (inline on the CPU).
 struct KernelContext {
   std::span<const Tensor> inputs;
   std::span<Tensor> outputs;
   const ops::Attrs& attrs;
+  Stream& stream;
 };
 
 // A kernel instance is made for one node and may keep prepared state (e.g. oneDNN primitives).
@@ -79,10 +83,17 @@ class KernelRegistry {
   static KernelRegistry& global();
 
   void add(std::string_view op, KernelCandidate candidate);
-  // Candidates for (op, device) in the order they are tried.
+  // Candidates for (op, device) in the order they are tried: the device's own, then the CPU's
+  // `ref` when the device is not the CPU but its memory is host-accessible.
   std::vector<const KernelCandidate*> candidates(std::string_view op, DeviceType device) const;
-  // The first candidate that accepts; InvalidArgument naming the op and dtype if none does.
-  KernelSelection select(const KernelSignature& sig) const;
+  // Every candidate registered for `op`, on any device.
+  std::vector<const KernelCandidate*> all_candidates(std::string_view op) const;
+  // Ops with at least one candidate (any device), sorted.
+  std::vector<std::string> ops() const;
+  // The first candidate that accepts; InvalidArgument naming the op, dtype, device and every
+  // refusal if none does. With `force` non-empty only the candidate of that name is asked (dtype,
+  // determinism and decline are checked the same way): NotFound if there is none.
+  KernelSelection select(const KernelSignature& sig, std::string_view force = {}) const;
   // True if a non-ref candidate exists for (op, device, dtype).
   bool has_fast(std::string_view op, DeviceType device, DType dtype) const;
   bool has_ref(std::string_view op, DType dtype) const;

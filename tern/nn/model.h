@@ -93,6 +93,8 @@ struct FitOptions {
   int verbose = 1;               // 0 silent, 1 progress bar (or one line when not a terminal)
   int gradient_accumulation_steps = 1;
   uint64_t seed = 42;
+  // Limit on the device memory the training step may plan; 0 = none (tern/runtime enforces it).
+  int64_t memory_limit_bytes = 0;
 };
 
 struct EvaluateResult {

@@ -6,28 +6,15 @@
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
+#include "tern/runtime/placement.h"
 #include "tern/runtime/runtime.h"
 
 namespace tern::runtime {
 namespace {
 
-std::unique_ptr<kernels::Kernel> pick_kernel(const kernels::KernelSignature& sig,
-                                             const EagerOptions& options) {
-  auto& reg = kernels::KernelRegistry::global();
-  if (options.kernel.empty()) return reg.select(sig).kernel;
-  for (const kernels::KernelCandidate* c : reg.candidates(sig.op->name, sig.device)) {
-    if (c->name != options.kernel) continue;
-    DType key = sig.key_dtype();
-    if (std::find(c->dtypes.begin(), c->dtypes.end(), key) == c->dtypes.end()) break;
-    std::string reason = c->decline ? c->decline(sig) : "";
-    if (!reason.empty()) {
-      throw_error(ErrorCode::kInvalidArgument, "kernel '", options.kernel, "' for op '",
-                  sig.op->name, "' declines: ", reason);
-    }
-    return c->create(sig);
-  }
-  throw_error(ErrorCode::kNotFound, "op '", sig.op->name, "' has no kernel '", options.kernel,
-              "' for dtype ", dtype_name(sig.key_dtype()));
+// `t` where a kernel on `device` can read it (a copy only when it cannot).
+Tensor readable_on(const Tensor& t, DeviceBackend& device) {
+  return needs_copy(t, device) ? t.to_device(device) : t;
 }
 
 }  // namespace
@@ -49,18 +36,35 @@ std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tenso
   }
   ops::Attrs attrs = attrs_in;
   std::vector<TensorType> out_types = op.check_and_infer(op_name, in_types, attrs);
-  kernels::KernelSignature sig{&op,       &attrs,           in_types,
-                               out_types, DeviceType::kCPU, options.deterministic};
-  auto kernel = pick_kernel(sig, options);
+  DeviceBackend& device = DeviceRegistry::global().get(options.device);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (needs_copy(inputs[i], device)) {
+      throw_error(ErrorCode::kInvalidArgument, "op '", op_name, "': input ", i, " ",
+                  inputs[i].type().to_string(), " lives on ", inputs[i].device().to_string(),
+                  " but the op runs on ", device.device().to_string(),
+                  " (copy it there with to_device())");
+    }
+  }
+  kernels::KernelSignature sig{&op,       &attrs,         in_types,
+                               out_types, options.device, options.deterministic};
+  auto kernel = kernels::KernelRegistry::global().select(sig, options.kernel).kernel;
   std::vector<Tensor> outputs;
-  for (const auto& t : out_types) outputs.emplace_back(t.dtype, t.shape);
-  kernels::KernelContext ctx{inputs, outputs, attrs};
+  for (const auto& t : out_types) {
+    if (options.device == DeviceType::kCPU) {
+      outputs.emplace_back(t.dtype, t.shape);
+    } else {
+      outputs.emplace_back(t.dtype, t.shape, device);
+    }
+  }
+  kernels::KernelContext ctx{inputs, outputs, attrs, device.default_stream()};
   kernel->run(ctx);
   return outputs;
 }
 
 std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, VariableStore* vars,
                                     const EagerOptions& options) {
+  initialize();
+  DeviceBackend& device = DeviceRegistry::global().get(options.device);
   std::unordered_map<const ir::Value*, Tensor> values;
   for (ir::Node* n : ir::live_topo_order(g)) {
     const std::string& op = n->op_name();
@@ -75,7 +79,7 @@ std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, Vari
         throw_error(ErrorCode::kInvalidArgument, "graph input '", name, "' expects ",
                     n->output()->type().to_string(), ", fed ", fed->type().to_string());
       }
-      values[n->output()] = *fed;
+      values[n->output()] = readable_on(*fed, device);
     } else if (op == "variable") {
       if (!vars)
         throw_error(ErrorCode::kInvalidArgument, "graph reads variables but no store was given");
@@ -85,9 +89,14 @@ std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, Vari
                     "' is ", v.type().to_string(), " but the graph expects ",
                     n->output()->type().to_string());
       }
+      if (needs_copy(v, device)) {
+        throw_error(ErrorCode::kInvalidArgument, "variable '", n->attrs().get_string("name"),
+                    "' lives on ", v.device().to_string(), " but the graph runs on ",
+                    device.device().to_string(), " (VariableStore::place_on)");
+      }
       values[n->output()] = v;
     } else if (op == "constant") {
-      values[n->output()] = n->attrs().get_tensor("value");
+      values[n->output()] = readable_on(n->attrs().get_tensor("value"), device);
     } else {
       std::vector<Tensor> in;
       for (ir::Value* v : n->inputs()) in.push_back(values.at(v));

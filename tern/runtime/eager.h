@@ -16,6 +16,9 @@ struct EagerOptions {
   // Kernel candidate to force ("ref" forces reference kernels); empty = normal selection.
   std::string kernel;
   bool deterministic = false;
+  // Where the op runs. Inputs must be readable there (on that device, or host tensors when its
+  // memory is host-accessible); outputs are allocated there (plain host tensors on the CPU).
+  DeviceType device = DeviceType::kCPU;
 };
 
 // Runs `op` on `inputs`; returns its outputs. Errors name the op and the shapes.
@@ -29,7 +32,8 @@ inline Tensor eager_call1(std::string_view op, const std::vector<Tensor>& inputs
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 // Interprets a graph node by node on the eager path (no passes): the reference semantics of a
-// graph. Variables are read from (and mutated in) `vars`. Returns the graph outputs.
+// graph. Variables are read from (and mutated in) `vars`. Fed values and constants are copied to
+// options.device when it cannot read them. Returns the graph outputs (on options.device).
 std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, VariableStore* vars,
                                     const EagerOptions& options = {});
 

@@ -1,6 +1,7 @@
-// Executable: compile (clone, passes, order, kernels, memory plan) and run.
+// Executable: compile (clone, passes, order, placement and kernels, memory plan, binding) and run.
 #include "tern/runtime/executable.h"
 
+#include <algorithm>
 #include <cmath>
 #include <unordered_map>
 #include <unordered_set>
@@ -10,16 +11,201 @@
 #include "tern/ir/clone.h"
 #include "tern/passes/amp.h"
 #include "tern/passes/memory_plan.h"
+#include "tern/runtime/placement.h"
 #include "tern/runtime/runtime.h"
 
 namespace tern::runtime {
 
 struct Executable::Step {
-  const ir::Node* node = nullptr;
+  std::string name;                // the node's name, or "copy:<value>" for a copy step
+  const ir::Node* node = nullptr;  // null for a copy step
   std::unique_ptr<kernels::Kernel> kernel;
   std::vector<Tensor> inputs;
   std::vector<Tensor> outputs;
   const ops::Attrs* attrs = nullptr;
+  Stream* stream = nullptr;
+};
+
+namespace {
+
+const ops::Attrs& no_attrs() {
+  static const ops::Attrs attrs;
+  return attrs;
+}
+
+void run_amp(ir::Graph& g, const CompileOptions& options, std::vector<passes::PassStats>& stats) {
+  passes::AmpOptions amp{options.mixed_precision, [&](std::string_view op, DType d) {
+                           return kernels::KernelRegistry::global().has_fast(op, options.device, d);
+                         }};
+  // mixed_float16 is honoured on devices without fast f16 kernels (reference kernels).
+  amp.convert_without_fast_kernel = options.mixed_precision == DType::kF16;
+  passes::PassPipeline p;
+  p.add(std::make_unique<passes::AutoMixedPrecision>(std::move(amp)));
+  stats = p.run(g);
+}
+
+void run_optimizations(ir::Graph& g, const CompileOptions& options,
+                       std::vector<passes::PassStats>& stats) {
+  passes::PipelineOptions po;
+  po.deterministic = options.deterministic;
+  po.disabled = options.disabled_passes;
+  // Constant folding runs nodes (on the host) through the same kernels this executable would use.
+  EagerOptions eager;
+  eager.kernel = options.force_kernel;
+  eager.deterministic = options.deterministic;
+  po.evaluator = [eager](const ir::Node& n, const std::vector<Tensor>& inputs) {
+    return eager_call(n.op_name(), inputs, n.attrs(), eager);
+  };
+  for (auto& st : passes::default_pipeline(po).run(g)) stats.push_back(std::move(st));
+}
+
+// ResourceExhausted when the planned arena does not fit under the device allocator's limit.
+void check_memory_limit(const passes::MemoryPlan& plan, const ir::Graph& g, Allocator& a) {
+  MemoryStats m = a.stats();
+  if (m.limit == 0 || m.bytes_in_use + plan.arena_bytes <= m.limit) return;
+  const ir::Value* largest = nullptr;
+  size_t largest_bytes = 0;
+  for (const auto& [v, lt] : plan.lifetimes) {
+    if (lt.bytes > largest_bytes) largest = v, largest_bytes = lt.bytes;
+  }
+  std::string biggest =
+      largest ? str_cat("; its largest tensor is ", largest->ref(), " ",
+                        largest->type().to_string(), " (", format_bytes(largest_bytes), ")")
+              : "";
+  throw_error(ErrorCode::kResourceExhausted, "graph '", g.name(), "': the planned arena of ",
+              format_bytes(plan.arena_bytes), " for ", plan.offsets.size(),
+              " tensors does not fit the memory limit of ", a.name(), ", ", format_bytes(m.limit),
+              ", with ", format_bytes(m.bytes_in_use), " already in use", biggest,
+              " (raise training.memory_limit or lower the batch size)");
+}
+
+}  // namespace
+
+// Binds every value of the compiled graph to a tensor and builds the steps.
+class Executable::Binder {
+ public:
+  Binder(Executable& exe, const CompileOptions& options, DeviceBackend& device,
+         const passes::MemoryPlan& plan)
+      : exe_(exe), options_(options), device_(device), plan_(plan) {}
+
+  void bind_inputs(ir::Graph& g) {
+    // Every declared input gets a buffer, even one the outputs do not depend on: feeding it is
+    // then a harmless copy rather than an error.
+    for (ir::Node* n : g.nodes()) {
+      if (n->op_name() != "input") continue;
+      Tensor buf(n->output()->dtype(), n->output()->shape(), device_);
+      exe_.inputs_.push_back({n->attrs().get_string("name"), buf});
+      bound_[n->output()] = buf;
+      immutable_.insert(n->output());
+    }
+    for (const auto& o : g.outputs()) is_output_.insert(o.value);
+  }
+
+  void bind_variable(ir::Node* n, VariableStore& vars) {
+    const std::string& name = n->attrs().get_string("name");
+    Tensor& v = vars.get(name);
+    if (v.type() != n->output()->type()) {
+      throw_error(ErrorCode::kInvalidArgument, "variable '", name, "' is ", v.type().to_string(),
+                  " but the graph expects ", n->output()->type().to_string());
+    }
+    bound_[n->output()] = v;
+  }
+
+  void bind_constant(ir::Node* n) {
+    bound_[n->output()] = n->attrs().get_tensor("value");
+    immutable_.insert(n->output());
+  }
+
+  // A reshape of a fed input or a constant (which no step writes) is a view, not a step: e.g.
+  // flattening the image batch costs no copy. Not for graph outputs, which must not change when
+  // the next batch is fed.
+  bool bind_view(ir::Node* n) {
+    const std::string& op = n->op_name();
+    if ((op != "reshape" && op != "expand_dims" && op != "squeeze") ||
+        !immutable_.count(n->input(0)) || is_output_.count(n->output())) {
+      return false;
+    }
+    bound_[n->output()] = bound_.at(n->input(0)).reshape(n->output()->shape());
+    immutable_.insert(n->output());
+    return true;
+  }
+
+  void add_step(ir::Node* n) {
+    kernels::KernelSignature sig;
+    sig.op = &n->op();
+    sig.attrs = &n->attrs();
+    for (ir::Value* v : n->inputs()) sig.inputs.push_back(v->type());
+    for (int i = 0; i < n->num_outputs(); ++i) sig.outputs.push_back(n->output(i)->type());
+    sig.device = options_.device;
+    sig.deterministic = options_.deterministic;
+    Placement placed = place_node(sig, device_, options_.force_kernel);
+    DeviceBackend& on = *placed.device;
+    Step step;
+    step.name = n->name();
+    step.node = n;
+    step.attrs = &n->attrs();
+    step.stream = &on.default_stream();
+    step.kernel = std::move(placed.selection.kernel);
+    for (ir::Value* v : n->inputs()) step.inputs.push_back(operand(v, on));
+    for (int i = 0; i < n->num_outputs(); ++i) {
+      const ir::Value* out = n->output(i);
+      auto it = plan_.offsets.find(out);
+      if (&on == &device_ && it != plan_.offsets.end()) {
+        bound_[out] = Tensor(out->dtype(), out->shape(), exe_.arena_, it->second);
+      } else {
+        bound_[out] = Tensor(out->dtype(), out->shape(), on);
+      }
+      step.outputs.push_back(bound_.at(out));
+    }
+    exe_.step_info_.push_back(
+        {n->name(), n->op_name(), placed.selection.candidate->name, on.device().to_string()});
+    exe_.steps_.push_back(std::move(step));
+  }
+
+  const Tensor& bound(const ir::Value* v) const { return bound_.at(v); }
+
+ private:
+  // `v` as a kernel on `on` can read it: bound as is, or a copy (constants copied once now,
+  // anything else by a copy step every run, shared by every reader on that device).
+  Tensor operand(const ir::Value* v, DeviceBackend& on) {
+    const Tensor& t = bound_.at(v);
+    if (!needs_copy(t, on)) return t;
+    auto key = std::make_pair(v, &on);
+    auto it = copies_.find(key);
+    if (it != copies_.end()) return it->second;
+    Tensor copy(t.dtype(), t.shape(), on);
+    if (v->node()->op_name() == "constant") {
+      copy.copy_from(t);
+    } else {
+      Step step;
+      step.name = "copy:" + v->ref();
+      step.kernel = make_copy_kernel();
+      step.attrs = &no_attrs();
+      step.stream = &on.default_stream();
+      step.inputs.push_back(t);
+      step.outputs.push_back(copy);
+      exe_.step_info_.push_back({step.name, "copy", copy_kind(t, on), on.device().to_string()});
+      exe_.steps_.push_back(std::move(step));
+      ++exe_.copy_steps_;
+    }
+    copies_[key] = copy;
+    return copy;
+  }
+
+  struct PairHash {
+    size_t operator()(const std::pair<const ir::Value*, DeviceBackend*>& p) const {
+      return std::hash<const void*>()(p.first) ^ (std::hash<const void*>()(p.second) << 1);
+    }
+  };
+
+  Executable& exe_;
+  const CompileOptions& options_;
+  DeviceBackend& device_;
+  const passes::MemoryPlan& plan_;
+  std::unordered_map<const ir::Value*, Tensor> bound_;
+  // Values no step writes during a run: fed inputs, constants and views of them.
+  std::unordered_set<const ir::Value*> immutable_, is_output_;
+  std::unordered_map<std::pair<const ir::Value*, DeviceBackend*>, Tensor, PairHash> copies_;
 };
 
 Executable::~Executable() = default;
@@ -27,129 +213,38 @@ Executable::~Executable() = default;
 std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, VariableStore& vars,
                                                 const CompileOptions& options) {
   initialize();
+  DeviceBackend& device = DeviceRegistry::global().get(options.device);
   std::unique_ptr<Executable> exe(new Executable());
+  exe->device_ = &device;
   exe->graph_ = ir::clone_graph(graph);
   exe->check_numerics_ = options.check_numerics;
   ir::Graph& g = *exe->graph_;
-  if (options.mixed_precision != DType::kF32) {
-    passes::AmpOptions amp{options.mixed_precision, [&](std::string_view op, DType d) {
-                             return kernels::KernelRegistry::global().has_fast(op, options.device,
-                                                                               d);
-                           }};
-    // mixed_float16 is honoured on devices without fast f16 kernels (reference kernels).
-    amp.convert_without_fast_kernel = options.mixed_precision == DType::kF16;
-    passes::PassPipeline p;
-    p.add(std::make_unique<passes::AutoMixedPrecision>(std::move(amp)));
-    exe->pass_stats_ = p.run(g);
-  }
-  if (options.optimize) {
-    passes::PipelineOptions po;
-    po.deterministic = options.deterministic;
-    po.disabled = options.disabled_passes;
-    // Constant folding runs nodes through the same kernels this executable would use.
-    EagerOptions eager;
-    eager.kernel = options.force_kernel;
-    eager.deterministic = options.deterministic;
-    po.evaluator = [eager](const ir::Node& n, const std::vector<Tensor>& inputs) {
-      return eager_call(n.op_name(), inputs, n.attrs(), eager);
-    };
-    for (auto& st : passes::default_pipeline(po).run(g)) exe->pass_stats_.push_back(std::move(st));
-  }
+  if (options.mixed_precision != DType::kF32) run_amp(g, options, exe->pass_stats_);
+  if (options.optimize) run_optimizations(g, options, exe->pass_stats_);
   std::vector<ir::Node*> order = ir::live_topo_order(g);
   passes::MemoryPlan plan = passes::plan_memory(g, order);
+  check_memory_limit(plan, g, device.allocator());
   exe->arena_bytes_ = plan.arena_bytes;
-  exe->arena_ = Storage::allocate(plan.arena_bytes);
+  exe->arena_ = Storage::allocate(device, plan.arena_bytes);
 
-  std::unordered_map<const ir::Value*, Tensor> bound;
-  auto bind_planned = [&](const ir::Value* v) {
-    auto it = plan.offsets.find(v);
-    if (it != plan.offsets.end()) {
-      bound[v] = Tensor(v->dtype(), v->shape(), exe->arena_, it->second);
-    } else {
-      bound[v] = Tensor(v->dtype(), v->shape());
-    }
-  };
-  // Values no step writes during a run: fed inputs, constants and views of them.
-  std::unordered_set<const ir::Value*> immutable, is_output;
-  for (const auto& o : g.outputs()) is_output.insert(o.value);
-  // Every declared input gets a buffer, even one the outputs do not depend on: feeding it is
-  // then a harmless copy rather than an error.
-  for (ir::Node* n : g.nodes()) {
-    if (n->op_name() != "input") continue;
-    Tensor buf(n->output()->dtype(), n->output()->shape());
-    exe->inputs_.push_back({n->attrs().get_string("name"), buf});
-    bound[n->output()] = buf;
-    immutable.insert(n->output());
-  }
+  Binder binder(*exe, options, device, plan);
+  binder.bind_inputs(g);
   for (ir::Node* n : order) {
     const std::string& op = n->op_name();
     if (op == "input") continue;
     if (op == "variable") {
-      const std::string& name = n->attrs().get_string("name");
-      Tensor& v = vars.get(name);
-      if (v.type() != n->output()->type()) {
-        throw_error(ErrorCode::kInvalidArgument, "variable '", name, "' is ", v.type().to_string(),
-                    " but the graph expects ", n->output()->type().to_string());
-      }
-      bound[n->output()] = v;
-      continue;
+      binder.bind_variable(n, vars);
+    } else if (op == "constant") {
+      binder.bind_constant(n);
+    } else if (!binder.bind_view(n)) {
+      binder.add_step(n);
     }
-    if (op == "constant") {
-      bound[n->output()] = n->attrs().get_tensor("value");
-      immutable.insert(n->output());
-      continue;
-    }
-    // A reshape of a fed input or a constant (which no step writes) is a view, not a step: e.g.
-    // flattening the image batch costs no copy. Not for graph outputs, which must not change
-    // when the next batch is fed.
-    if ((op == "reshape" || op == "expand_dims" || op == "squeeze") &&
-        immutable.count(n->input(0)) && !is_output.count(n->output())) {
-      bound[n->output()] = bound.at(n->input(0)).reshape(n->output()->shape());
-      immutable.insert(n->output());
-      continue;
-    }
-    Step step;
-    step.node = n;
-    step.attrs = &n->attrs();
-    kernels::KernelSignature sig;
-    sig.op = &n->op();
-    sig.attrs = &n->attrs();
-    for (ir::Value* v : n->inputs()) {
-      sig.inputs.push_back(v->type());
-      step.inputs.push_back(bound.at(v));
-    }
-    for (int i = 0; i < n->num_outputs(); ++i) {
-      sig.outputs.push_back(n->output(i)->type());
-      bind_planned(n->output(i));
-      step.outputs.push_back(bound.at(n->output(i)));
-    }
-    sig.device = options.device;
-    sig.deterministic = options.deterministic;
-    std::string kernel_name;
-    if (options.force_kernel.empty()) {
-      kernels::KernelSelection sel = kernels::KernelRegistry::global().select(sig);
-      step.kernel = std::move(sel.kernel);
-      kernel_name = sel.candidate->name;
-    } else {
-      for (const auto* c : kernels::KernelRegistry::global().candidates(op, options.device)) {
-        if (c->name == options.force_kernel) {
-          step.kernel = c->create(sig);
-          kernel_name = c->name;
-          break;
-        }
-      }
-      if (!step.kernel) {
-        throw_error(ErrorCode::kNotFound, "op '", op, "' has no kernel '", options.force_kernel,
-                    "'");
-      }
-    }
-    exe->step_info_.push_back({n->name(), op, kernel_name});
-    exe->steps_.push_back(std::move(step));
   }
   for (const auto& o : g.outputs()) {
-    exe->outputs_.push_back(bound.at(o.value));
+    exe->outputs_.push_back(binder.bound(o.value));
     exe->output_names_.push_back(o.name);
   }
+  exe->done_ = device.create_event();
   return exe;
 }
 
@@ -177,19 +272,37 @@ void Executable::feed(std::string_view name, const Tensor& value) {
 
 void Executable::run() {
   for (auto& step : steps_) {
-    TERN_TRACE_SCOPE(step.node->name(), "op");
-    kernels::KernelContext ctx{step.inputs, step.outputs, *step.attrs};
+    TERN_TRACE_SCOPE(step.name, "op");
+    kernels::KernelContext ctx{step.inputs, step.outputs, *step.attrs, *step.stream};
     step.kernel->run(ctx);
-    if (check_numerics_) check_numerics(step);
+    if (check_numerics_ && step.node) check_numerics(step);
   }
+  if (done_) done_->record(device_->default_stream());
   ++run_count_;
+}
+
+void Executable::synchronize() const {
+  if (done_) {
+    done_->synchronize();
+  } else {
+    device_->default_stream().synchronize();
+  }
+}
+
+Tensor Executable::output_host(size_t i) const {
+  synchronize();
+  return outputs_.at(i).to_host();
 }
 
 std::vector<Tensor> Executable::run(const Feeds& feeds) {
   for (const auto& [name, t] : feeds) feed(name, t);
   run();
   std::vector<Tensor> out;
-  for (const auto& t : outputs_) out.push_back(t.clone());
+  for (size_t i = 0; i < outputs_.size(); ++i) {
+    Tensor host = output_host(i);
+    // A host-accessible output is a view of the arena: keep a copy.
+    out.push_back(host.storage() == outputs_[i].storage() ? host.clone() : host);
+  }
   return out;
 }
 
@@ -202,14 +315,15 @@ const Tensor& Executable::output(std::string_view name) const {
 
 void Executable::check_numerics(const Step& step) const {
   for (size_t o = 0; o < step.outputs.size(); ++o) {
-    const Tensor& t = step.outputs[o];
-    if (!is_floating(t.dtype())) continue;
+    if (!is_floating(step.outputs[o].dtype())) continue;
+    step.stream->synchronize();
+    const Tensor t = step.outputs[o].to_host();
     for (int64_t i = 0; i < t.num_elements(); ++i) {
       double v = t.get(i);
       if (std::isfinite(v)) continue;
       std::string ranges;
       for (size_t k = 0; k < step.inputs.size(); ++k) {
-        const Tensor& in = step.inputs[k];
+        const Tensor in = step.inputs[k].to_host();
         double lo = INFINITY, hi = -INFINITY;
         for (int64_t j = 0; j < in.num_elements(); ++j) {
           lo = std::min(lo, in.get(j));

@@ -1,6 +1,9 @@
-// Executable: a graph compiled once (passes, kernel selection, memory plan) and then run many
-// times: bind inputs, run the steps, read outputs. A run allocates nothing and looks nothing up.
-// Variables are bound to the VariableStore's tensors, so optimizer updates land in the store.
+// Executable: a graph compiled once for a device (passes, placement and kernel selection, memory
+// plan in the device's memory) and then run many times: bind inputs, run the steps, read outputs.
+// A run allocates nothing and looks nothing up. Variables are bound to the VariableStore's
+// tensors, so optimizer updates land in the store. Fed values are copied into the device's input
+// buffers; outputs live on the device (output_host() brings one to the host, without a copy when
+// the device's memory is host-accessible).
 #pragma once
 
 #include <memory>
@@ -17,10 +20,10 @@
 namespace tern::runtime {
 
 struct CompileOptions {
-  DeviceType device = DeviceType::kCPU;
-  bool optimize = true;         // run the pass pipeline
-  bool deterministic = false;   // only deterministic kernels; bit-changing passes off
-  bool check_numerics = false;  // after each op, fail naming the first NaN/Inf producer
+  DeviceType device = DeviceType::kCPU;  // a registered backend (DeviceRegistry)
+  bool optimize = true;                  // run the pass pipeline
+  bool deterministic = false;            // only deterministic kernels; bit-changing passes off
+  bool check_numerics = false;           // after each op, fail naming the first NaN/Inf producer
   std::vector<std::string> disabled_passes;
   // Mixed-precision compute dtype (passes/amp.h): kF32 = off; kBF16 for "mixed_bfloat16", kF16
   // for "mixed_float16". A policy, not an optimization: applied even with optimize = false.
@@ -30,8 +33,9 @@ struct CompileOptions {
 
 struct StepInfo {
   std::string node;
-  std::string op;
-  std::string kernel;
+  std::string op;      // "copy" for a copy step placement inserted
+  std::string kernel;  // the candidate's name; "h2d", "d2h" or "d2d" for a copy
+  std::string device;  // where it runs, "cpu:0"
 };
 
 class Executable {
@@ -49,21 +53,30 @@ class Executable {
   void feed_at(int index, const Tensor& value);
   // Runs every step once.
   void run();
-  // Output i of the last run; a view valid until the next run (clone() to keep it).
+  // Output i of the last run, on the device; a view valid until the next run (clone() to keep it).
   const Tensor& output(size_t i) const { return outputs_[i]; }
+  // Output i on the host once the run's work is done: the same view when the device's memory is
+  // host-accessible, else a copy.
+  Tensor output_host(size_t i) const;
+  // Waits until the last run's work on the device is done.
+  void synchronize() const;
   const Tensor& output(std::string_view name) const;
   size_t num_outputs() const { return outputs_.size(); }
-  // feed + run + cloned outputs.
+  // feed + run + outputs copied to the host.
   std::vector<Tensor> run(const Feeds& feeds);
 
   const ir::Graph& graph() const { return *graph_; }
   const std::vector<StepInfo>& steps() const { return step_info_; }
   const std::vector<passes::PassStats>& pass_stats() const { return pass_stats_; }
   size_t arena_bytes() const { return arena_bytes_; }
+  DeviceBackend& device() const { return *device_; }
+  // Copy steps placement inserted (values read on another device than where they live).
+  int copy_steps() const { return copy_steps_; }
   int64_t run_count() const { return run_count_; }
 
  private:
   struct Step;
+  class Binder;
   Executable() = default;
   void check_numerics(const Step& step) const;
 
@@ -74,6 +87,9 @@ class Executable {
   std::vector<Tensor> outputs_;
   std::vector<std::string> output_names_;
   std::vector<passes::PassStats> pass_stats_;
+  DeviceBackend* device_ = nullptr;
+  std::unique_ptr<Event> done_;  // recorded after each run (null: synchronize the stream)
+  int copy_steps_ = 0;
   std::shared_ptr<Storage> arena_;
   size_t arena_bytes_ = 0;
   bool check_numerics_ = false;

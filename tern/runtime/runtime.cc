@@ -1,31 +1,26 @@
-// One-time initialization and intra-op threads.
+// One-time initialization and intra-op threads, through the device registry.
 #include "tern/runtime/runtime.h"
-
-#include <omp.h>
 
 #include <mutex>
 
-#include "tern/backends/cpu/cpu_backend.h"
-#include "tern/base/thread_pool.h"
-#include "tern/kernels/ref/ref.h"
+#include "tern/backends/backends.h"
+#include "tern/device/device.h"
 
 namespace tern::runtime {
 
 void initialize() {
   static std::once_flag once;
-  std::call_once(once, [] {
-    auto& reg = kernels::KernelRegistry::global();
-    kernels::ref::register_ref_kernels(reg);
-    cpu::register_cpu_backend(reg);
-  });
+  std::call_once(once, [] { backends::register_backends(); });
 }
 
 void set_intra_op_threads(int n) {
-  omp_set_num_threads(n > 0 ? n : available_cores());
+  initialize();
+  for (DeviceBackend* b : DeviceRegistry::global().backends()) b->set_num_threads(n);
 }
 
 int intra_op_threads() {
-  return omp_get_max_threads();
+  initialize();
+  return DeviceRegistry::global().get(DeviceType::kCPU).num_threads();
 }
 
 }  // namespace tern::runtime

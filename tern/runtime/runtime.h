@@ -1,15 +1,17 @@
-// Runtime entry points: one-time initialization (kernel registration, backends) and intra-op
-// thread control.
+// Runtime entry points: one-time initialization (the linked backends register their devices and
+// kernels) and intra-op thread control, delegated to the backends.
 #pragma once
 
 namespace tern::runtime {
 
-// Registers reference and CPU kernels and the CPU backend. Idempotent and thread-safe; every
-// runtime entry point calls it.
+// Registers every backend this program links (tern/backends/backends.h). Idempotent and
+// thread-safe; every runtime entry point calls it.
 void initialize();
 
-// Intra-op threads (OpenMP, shared with oneDNN). 0 = the number of available cores.
+// Intra-op threads of every registered backend (OpenMP on the CPU). 0 = the number of available
+// cores.
 void set_intra_op_threads(int n);
+// The CPU backend's intra-op threads.
 int intra_op_threads();
 
 }  // namespace tern::runtime

@@ -1,7 +1,8 @@
-// VariableStore.
+// VariableStore: named variables on one device.
 #include "tern/runtime/variable_store.h"
 
 #include "tern/ops/registry.h"
+#include "tern/runtime/placement.h"
 
 namespace tern::runtime {
 
@@ -15,7 +16,10 @@ Tensor& VariableStore::create(std::string_view name, const Tensor& initial) {
     }
     return it->second;
   }
-  return vars_.emplace(std::string(name), initial.clone()).first->second;
+  Tensor value = device_ ? Tensor(initial.dtype(), initial.shape(), *device_)
+                         : Tensor(initial.dtype(), initial.shape());
+  value.copy_from(initial);
+  return vars_.emplace(std::string(name), std::move(value)).first->second;
 }
 
 Tensor& VariableStore::get(std::string_view name) {
@@ -39,6 +43,23 @@ void VariableStore::assign(std::string_view name, const Tensor& value) {
                 value.type().to_string(), " does not match ", v.type().to_string());
   }
   v.copy_from(value);
+}
+
+void VariableStore::place_on(DeviceBackend& device) {
+  if (device_ == &device) return;
+  // The host's variables stay where they are on a host-accessible device (executables compiled
+  // earlier keep reading them); an accelerator gets its own copies.
+  if (device.memory_is_host_accessible()) return;
+  device_ = &device;
+  for (auto& [name, v] : vars_) {
+    if (needs_copy(v, device)) v = v.to_device(device);
+  }
+}
+
+size_t VariableStore::bytes() const {
+  size_t total = 0;
+  for (const auto& [name, v] : vars_) total += v.nbytes();
+  return total;
 }
 
 std::vector<std::string> VariableStore::names() const {

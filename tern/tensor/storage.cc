@@ -1,28 +1,52 @@
-// Aligned host storage.
+// Host and device storage.
 #include "tern/tensor/storage.h"
 
-#include <cstdlib>
 #include <cstring>
-
-#include "tern/base/error.h"
 
 namespace tern {
 
+Storage::Storage(void* data, size_t bytes, DeviceBackend* backend, std::function<void()> release)
+    : data_(data),
+      bytes_(bytes),
+      backend_(backend),
+      host_accessible_(!backend || backend->memory_is_host_accessible()),
+      release_(std::move(release)) {}
+
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
-  size_t rounded = (bytes + 63) / 64 * 64;
-  if (rounded == 0) rounded = 64;
-  void* p = std::aligned_alloc(64, rounded);
-  if (!p) throw_error(ErrorCode::kResourceExhausted, "out of memory allocating ", bytes, " bytes");
-  std::memset(p, 0, rounded);
-  return std::shared_ptr<Storage>(new Storage(p, bytes, [p] { std::free(p); }));
+  Allocator& a = host_allocator();
+  void* p = a.allocate(bytes, kStorageAlignment);
+  std::memset(p, 0, bytes);
+  return std::shared_ptr<Storage>(new Storage(
+      p, bytes, nullptr, [&a, p, bytes] { a.deallocate(p, bytes, kStorageAlignment); }));
+}
+
+std::shared_ptr<Storage> Storage::allocate(DeviceBackend& device, size_t bytes) {
+  Allocator& a = device.allocator();
+  void* p = a.allocate(bytes, kStorageAlignment);
+  if (device.memory_is_host_accessible()) {
+    std::memset(p, 0, bytes);
+  } else {
+    device.fill_zero(p, bytes, device.default_stream());
+  }
+  return std::shared_ptr<Storage>(new Storage(
+      p, bytes, &device, [&a, p, bytes] { a.deallocate(p, bytes, kStorageAlignment); }));
 }
 
 std::shared_ptr<Storage> Storage::wrap(void* data, size_t bytes, std::function<void()> release) {
-  return std::shared_ptr<Storage>(new Storage(data, bytes, std::move(release)));
+  return std::shared_ptr<Storage>(new Storage(data, bytes, nullptr, std::move(release)));
+}
+
+std::shared_ptr<Storage> Storage::wrap(DeviceBackend& device, void* data, size_t bytes,
+                                       std::function<void()> release) {
+  return std::shared_ptr<Storage>(new Storage(data, bytes, &device, std::move(release)));
 }
 
 Storage::~Storage() {
   if (release_) release_();
+}
+
+Device Storage::device() const {
+  return backend_ ? backend_->device() : Device{};
 }
 
 }  // namespace tern

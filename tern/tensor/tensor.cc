@@ -21,6 +21,13 @@ Tensor::Tensor(DType dtype, Shape shape) : dtype_(dtype), shape_(std::move(shape
   storage_ = Storage::allocate(bytes);
 }
 
+Tensor::Tensor(DType dtype, Shape shape, DeviceBackend& device)
+    : dtype_(dtype), shape_(std::move(shape)) {
+  size_t bytes = static_cast<size_t>(checked_mul(
+      shape_.num_elements(), static_cast<int64_t>(dtype_size(dtype_)), "tensor byte size"));
+  storage_ = Storage::allocate(device, bytes);
+}
+
 Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset)
     : dtype_(dtype), shape_(std::move(shape)), storage_(std::move(storage)), offset_(byte_offset) {
   TERN_CHECK(storage_ != nullptr);
@@ -46,7 +53,16 @@ Tensor Tensor::from_values(DType dtype, Shape shape, const std::vector<double>& 
   return t;
 }
 
+void Tensor::check_host(const char* what) const {
+  if (!is_host_accessible()) {
+    throw_error(ErrorCode::kFailedPrecondition, "tensor ", type().to_string(), " lives on ",
+                device().to_string(), ", whose memory the host cannot read; ", what,
+                "() needs a host tensor (call to_host() first)");
+  }
+}
+
 double Tensor::get(int64_t i) const {
+  check_host("get");
   TERN_CHECK(i >= 0 && i < num_elements(), "index ", i);
   return dispatch_dtype(dtype_, [&](auto tag) -> double {
     using T = decltype(tag);
@@ -55,6 +71,7 @@ double Tensor::get(int64_t i) const {
 }
 
 void Tensor::set(int64_t i, double v) {
+  check_host("set");
   TERN_CHECK(i >= 0 && i < num_elements(), "index ", i);
   dispatch_dtype(dtype_, [&](auto tag) {
     using T = decltype(tag);
@@ -87,8 +104,8 @@ Tensor Tensor::slice_rows(int64_t begin, int64_t end) const {
 }
 
 Tensor Tensor::clone() const {
-  Tensor t(dtype_, shape_);
-  std::memcpy(t.raw_data(), raw_data(), nbytes());
+  Tensor t = backend() ? Tensor(dtype_, shape_, *backend()) : Tensor(dtype_, shape_);
+  t.copy_from(*this);
   return t;
 }
 
@@ -97,10 +114,44 @@ void Tensor::copy_from(const Tensor& src) {
     throw_error(ErrorCode::kInvalidArgument, "copy_from: source ", src.type().to_string(),
                 " does not match destination ", type().to_string());
   }
-  if (src.raw_data() != raw_data()) std::memcpy(raw_data(), src.raw_data(), nbytes());
+  if (src.raw_data() == raw_data()) return;
+  const bool src_host = src.is_host_accessible(), dst_host = is_host_accessible();
+  if (src_host && dst_host) {
+    std::memcpy(raw_data(), src.raw_data(), nbytes());
+    return;
+  }
+  DeviceBackend* dst_dev = backend();
+  DeviceBackend* src_dev = src.backend();
+  if (src_host) {  // host -> device
+    dst_dev->copy_host_to_device(raw_data(), src.raw_data(), nbytes(), dst_dev->default_stream());
+    dst_dev->default_stream().synchronize();
+  } else if (dst_host) {  // device -> host
+    src_dev->copy_device_to_host(raw_data(), src.raw_data(), nbytes(), src_dev->default_stream());
+    src_dev->default_stream().synchronize();
+  } else if (src_dev == dst_dev) {
+    dst_dev->copy_device_to_device(raw_data(), src.raw_data(), nbytes(), dst_dev->default_stream());
+    dst_dev->default_stream().synchronize();
+  } else {  // two different devices: through the host
+    copy_from(src.to_host());
+  }
+}
+
+Tensor Tensor::to_host() const {
+  if (is_host_accessible()) return *this;
+  Tensor t(dtype_, shape_);
+  t.copy_from(*this);
+  return t;
+}
+
+Tensor Tensor::to_device(DeviceBackend& device) const {
+  if (backend() == &device) return *this;
+  Tensor t(dtype_, shape_, device);
+  t.copy_from(*this);
+  return t;
 }
 
 Tensor Tensor::cast(DType dtype) const {
+  check_host("cast");
   Tensor out(dtype, shape_);
   dispatch_dtype(dtype_, [&](auto in_tag) {
     using In = decltype(in_tag);
@@ -120,9 +171,12 @@ std::string Tensor::to_string(int64_t max_elements) const {
   std::ostringstream os;
   os << "Tensor(" << dtype_name(dtype_) << shape_ << ", [";
   int64_t n = defined() ? num_elements() : 0;
-  for (int64_t i = 0; i < n && i < max_elements; ++i) os << (i ? ", " : "") << get(i);
+  Tensor host = n > 0 ? to_host() : *this;  // printing a device tensor copies it
+  for (int64_t i = 0; i < n && i < max_elements; ++i) os << (i ? ", " : "") << host.get(i);
   if (n > max_elements) os << ", ...";
-  os << "])";
+  os << "]";
+  if (defined() && !is_host_accessible()) os << ", device=" << device().to_string();
+  os << ")";
   return os.str();
 }
 

@@ -11,6 +11,7 @@
 #include "tern/data/iterator.h"
 #include "tern/data/tensor_slice_dataset.h"
 #include "tern/nn/model.h"
+#include "tern/runtime/runtime.h"
 #include "tern/train/callbacks.h"
 #include "tern/train/progress.h"
 #include "tern/train/training_state.h"
@@ -38,6 +39,23 @@ void split_batch(const data::Element& e, const Tensor** x, const Tensor** y, boo
   *y = e.size() >= 2 ? &e[1] : nullptr;
 }
 
+// fit()'s memory limit on the device allocator (FitOptions::memory_limit_bytes; the previous
+// limit comes back afterwards), and a fresh peak to report.
+class DeviceMemoryScope {
+ public:
+  DeviceMemoryScope(Allocator& allocator, int64_t limit)
+      : allocator_(allocator), previous_(allocator.stats().limit) {
+    TERN_CHECK_ARG(limit >= 0, "memory_limit_bytes must be >= 0, got ", limit);
+    if (limit > 0) allocator_.set_limit(static_cast<size_t>(limit));
+    allocator_.reset_peak();
+  }
+  ~DeviceMemoryScope() { allocator_.set_limit(previous_); }
+
+ private:
+  Allocator& allocator_;
+  size_t previous_;
+};
+
 // Builds a Sequential whose input shape is not known yet from the first batch.
 void ensure_built(Model& m, const Tensor& x) {
   if (m.built()) return;
@@ -54,7 +72,7 @@ void update_metrics(TrainingState& s, const CompiledStep& c) {
   for (size_t i = 0; i < s.metrics.size(); ++i) {
     std::vector<double> stats;
     for (size_t o = c.metric_begin[i]; o < c.metric_begin[i + 1]; ++o) {
-      const Tensor& t = c.exe->output(o);
+      const Tensor t = c.exe->output_host(o);
       for (int64_t k = 0; k < t.num_elements(); ++k) stats.push_back(t.get(k));
     }
     s.metrics[i]->update(stats);
@@ -88,7 +106,8 @@ EvalTotals run_eval(Model& m, TrainingState& s, const data::DatasetPtr& ds) {
     c.exe->feed_at(c.y, *y);
     c.exe->run();
     int64_t n = x->shape().dim(0);
-    t.loss_sum += c.exe->output(static_cast<size_t>(c.loss_output)).get(0) * static_cast<double>(n);
+    t.loss_sum +=
+        c.exe->output_host(static_cast<size_t>(c.loss_output)).get(0) * static_cast<double>(n);
     t.samples += n;
     update_metrics(s, c);
   }
@@ -191,6 +210,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     return std::chrono::duration<double>(Clock::now() - t).count();
   };
   train::FitStats& stats = history.stats;
+  runtime::initialize();
+  DeviceBackend& device = DeviceRegistry::global().get(s.compile_options.device);
+  DeviceMemoryScope memory(device.allocator(), options.memory_limit_bytes);
   Clock::time_point fit_start = Clock::now();
   int64_t known_steps =
       options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
@@ -266,15 +288,15 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       if (apply) {
         // A step that dynamic loss scaling skipped (non-finite gradients) is no iteration: Adam's
         // bias correction and the learning-rate schedule see only applied updates.
-        bool applied =
-            c.finite_output < 0 || c.exe->output(static_cast<size_t>(c.finite_output)).get(0) != 0;
+        bool applied = c.finite_output < 0 ||
+                       c.exe->output_host(static_cast<size_t>(c.finite_output)).get(0) != 0;
         if (applied) ++opt.iterations;
         s.micro_step = 0;
       } else {
         ++s.micro_step;
       }
       int64_t n = x->shape().dim(0);
-      double batch_loss = c.exe->output(static_cast<size_t>(c.loss_output)).get(0);
+      double batch_loss = c.exe->output_host(static_cast<size_t>(c.loss_output)).get(0);
       loss_sum += batch_loss * static_cast<double>(n);
       samples += n;
       update_metrics(s, c);
@@ -310,6 +332,10 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     stats.epoch_seconds.push_back(seconds_since(epoch_start));
   }
   stats.train_seconds = seconds_since(fit_start);
+  stats.device = device.device().to_string();
+  stats.peak_device_bytes = device.allocator().stats().peak_bytes_in_use;
+  stats.device_memory_limit = device.allocator().stats().limit;
+  stats.variable_bytes = variables().bytes();
   for (const auto& cb : options.callbacks) cb->on_train_end(logs);
   if (options.verbose > 0 && stats.steps > 0) std::cout << stats.report() << std::flush;
   return history;
@@ -345,7 +371,11 @@ Tensor Model::predict(std::shared_ptr<const data::Dataset> data) {
     CompiledStep& c = s.get(*this, StepKind::kPredict, x.type(), nullptr);
     c.exe->feed_at(c.x, x);
     c.exe->run();
-    parts.push_back(c.exe->output(static_cast<size_t>(c.pred_output)).clone());
+    Tensor pred = c.exe->output_host(static_cast<size_t>(c.pred_output));
+    // A host-accessible output is a view of the arena, rewritten by the next batch: keep a copy.
+    parts.push_back(pred.storage() == c.exe->output(static_cast<size_t>(c.pred_output)).storage()
+                        ? pred.clone()
+                        : pred);
   }
   TERN_CHECK_ARG(!parts.empty(), "predict: the dataset is empty");
   int64_t rows = 0;

@@ -5,6 +5,8 @@
 #include <cstdio>
 #include <numeric>
 
+#include "tern/device/allocator.h"
+
 namespace tern::train {
 namespace {
 
@@ -43,7 +45,11 @@ std::string FitStats::report() const {
                 samples_per_second(), input_wait_seconds,
                 100 * ratio(input_wait_seconds, train_seconds), compute_seconds,
                 100 * ratio(compute_seconds, train_seconds), validation_seconds);
-  return buf;
+  std::string out = buf;
+  out += "  memory: peak " + format_bytes(peak_device_bytes) + " on " + device + " (limit " +
+         (device_memory_limit ? format_bytes(device_memory_limit) : std::string("none")) +
+         "), variables " + format_bytes(variable_bytes) + "\n";
+  return out;
 }
 
 }  // namespace tern::train

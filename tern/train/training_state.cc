@@ -1,6 +1,8 @@
 // Step graphs: forward, loss, metrics, gradients, optimizer update; compiled once per signature.
 #include "tern/train/training_state.h"
 
+#include "tern/runtime/runtime.h"
+
 #include "tern/autodiff/autodiff.h"
 #include "tern/base/logging.h"
 
@@ -111,6 +113,9 @@ CompiledStep& TrainingState::get(nn::Model& model, StepKind kind, const TensorTy
   std::string key = step_key(kind, x, y);
   auto it = steps.find(key);
   if (it != steps.end()) return it->second;
+  // Variables (and the slots the step graph creates) live where the step runs.
+  runtime::initialize();
+  model.variables().place_on(DeviceRegistry::global().get(compile_options.device));
   std::unique_ptr<ir::Graph> g = build_step_graph(model, *this, kind, x, y);
   CompiledStep c;
   c.exe = runtime::Executable::compile(*g, model.variables(), compile_options);

@@ -2,7 +2,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <set>
+#include <tuple>
 
 #include "tern/autodiff/autodiff.h"
 #include "tern/base/philox.h"
@@ -10,8 +12,10 @@
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
 #include "tern/runtime/eager.h"
+#include "tern/runtime/placement.h"
 #include "tern/runtime/runtime.h"
 #include "tests/consistency/op_case.h"
+#include "tests/support/emulated_device.h"
 
 namespace tern::testing {
 
@@ -149,11 +153,63 @@ TEST(Consistency, EveryDifferentiableOpHasAGradientRule) {
   }
 }
 
+// The oracle for every (case, dtype): the CPU's ref kernel on host inputs.
+std::vector<Tensor> reference_results(const OpCase& c, const std::vector<Tensor>& inputs,
+                                      bool mutates) {
+  runtime::EagerOptions ref_opts;
+  ref_opts.kernel = "ref";
+  std::vector<Tensor> want = run_case(c, inputs, mutates, ref_opts);
+  // The reference itself is deterministic.
+  std::vector<Tensor> again = run_case(c, inputs, mutates, ref_opts);
+  for (size_t o = 0; o < want.size(); ++o) {
+    EXPECT_TRUE(bitwise_equal(want[o], again[o])) << "ref output " << o << " is not deterministic";
+  }
+  if (mutates) {  // a mutating case must mutate something, or it checks nothing
+    bool changed = false;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      changed = changed || !bitwise_equal(want[want.size() - inputs.size() + i], inputs[i]);
+    }
+    EXPECT_TRUE(changed) << "mutating op left every input unchanged";
+  }
+  return want;
+}
+
+// (device, op, candidate, dtype)
+using Triple = std::tuple<DeviceType, std::string, std::string, DType>;
+
+// Every candidate a device offers for the case (the CPU's ref is the oracle, not a candidate).
+std::vector<const kernels::KernelCandidate*> candidates_under_test(const std::string& op,
+                                                                   DeviceType device) {
+  std::vector<const kernels::KernelCandidate*> out;
+  for (const kernels::KernelCandidate* cand :
+       kernels::KernelRegistry::global().candidates(op, device)) {
+    if (cand->device != device || (device == DeviceType::kCPU && cand->is_ref())) continue;
+    out.push_back(cand);
+  }
+  return out;
+}
+
+// Runs `cand` on `device` (inputs copied there when it cannot read host memory) and returns its
+// results on the host.
+std::vector<Tensor> run_on_device(const OpCase& c, const std::vector<Tensor>& inputs, bool mutates,
+                                  DeviceBackend& device, const kernels::KernelCandidate& cand) {
+  std::vector<Tensor> on_device;
+  for (const Tensor& t : inputs) {
+    on_device.push_back(runtime::needs_copy(t, device) ? t.to_device(device) : t);
+  }
+  runtime::EagerOptions o;
+  o.kernel = cand.name;
+  o.device = device.type();
+  std::vector<Tensor> got;
+  for (const Tensor& t : run_case(c, on_device, mutates, o)) got.push_back(t.to_host());
+  return got;
+}
+
 TEST(Consistency, EveryBackendMatchesRef) {
-  runtime::initialize();
-  const auto& kreg = kernels::KernelRegistry::global();
+  register_emulated_device();
   std::vector<OpCase> cases = all_op_cases();
-  int compared = 0;
+  std::set<Triple> compared;
+  std::map<std::string, int> per_device;
   for (size_t ci = 0; ci < cases.size(); ++ci) {
     const OpCase& c = cases[ci];
     const ops::OpDef& op = ops::OpRegistry::global().get(c.op);
@@ -161,54 +217,73 @@ TEST(Consistency, EveryBackendMatchesRef) {
       SCOPED_TRACE(str_cat(case_name(c, ci), " dtype ", dtype_name(d)));
       std::vector<Tensor> inputs = make_inputs(c, d, 1234 + ci);
       const bool mutates = op.has_trait(ops::kTraitMutatesInputs);
-      runtime::EagerOptions ref_opts;
-      ref_opts.kernel = "ref";
       std::vector<Tensor> want;
       try {
-        want = run_case(c, inputs, mutates, ref_opts);
+        want = reference_results(c, inputs, mutates);
       } catch (const Error& e) {
         ADD_FAILURE() << "ref kernel failed: " << e.what();
         continue;
-      }
-      // The reference itself is deterministic.
-      std::vector<Tensor> again = run_case(c, inputs, mutates, ref_opts);
-      for (size_t o = 0; o < want.size(); ++o) {
-        EXPECT_TRUE(bitwise_equal(want[o], again[o]))
-            << "ref output " << o << " is not deterministic";
-      }
-      if (mutates) {  // a mutating case must mutate something, or it checks nothing
-        bool changed = false;
-        for (size_t i = 0; i < inputs.size(); ++i) {
-          changed = changed || !bitwise_equal(want[want.size() - inputs.size() + i], inputs[i]);
-        }
-        EXPECT_TRUE(changed) << "mutating op left every input unchanged";
       }
       std::vector<TensorType> in_types;
       for (const auto& t : inputs) in_types.push_back(t.type());
       ops::Attrs attrs = c.attrs;
       std::vector<TensorType> out_types = op.check_and_infer(c.op, in_types, attrs);
-      kernels::KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, false};
-      for (const kernels::KernelCandidate* cand : kreg.candidates(c.op, DeviceType::kCPU)) {
-        if (cand->is_ref()) continue;
-        if (std::find(cand->dtypes.begin(), cand->dtypes.end(), d) == cand->dtypes.end()) continue;
-        if (cand->decline && !cand->decline(sig).empty()) continue;
-        runtime::EagerOptions o;
-        o.kernel = cand->name;
-        std::vector<Tensor> got = run_case(c, inputs, mutates, o);
-        ASSERT_EQ(got.size(), want.size());
-        for (size_t k = 0; k < got.size(); ++k) {
-          std::string why;
-          // Results past the outputs are the inputs a mutating op updated in place.
-          EXPECT_TRUE(close_enough(got[k], want[k], tolerance(want[k].dtype()), &why))
-              << "kernel '" << cand->name << "' "
-              << (k < out_types.size() ? "output " : "mutated input ")
-              << (k < out_types.size() ? k : k - out_types.size()) << " differs from ref: " << why;
+      for (DeviceBackend* device : DeviceRegistry::global().backends()) {
+        kernels::KernelSignature sig{&op, &attrs, in_types, out_types, device->type(), false};
+        for (const kernels::KernelCandidate* cand : candidates_under_test(c.op, device->type())) {
+          if (std::find(cand->dtypes.begin(), cand->dtypes.end(), d) == cand->dtypes.end())
+            continue;
+          // A decline is not skipped silently: EveryClaimedKernelIsCompared below fails for a
+          // claimed (op, kernel, dtype) that no case reaches.
+          if (cand->decline && !cand->decline(sig).empty()) continue;
+          std::vector<Tensor> got = run_on_device(c, inputs, mutates, *device, *cand);
+          ASSERT_EQ(got.size(), want.size());
+          for (size_t k = 0; k < got.size(); ++k) {
+            std::string why;
+            // Results past the outputs are the inputs a mutating op updated in place.
+            EXPECT_TRUE(close_enough(got[k], want[k], tolerance(want[k].dtype()), &why))
+                << device->device().to_string() << " kernel '" << cand->name << "' "
+                << (k < out_types.size() ? "output " : "mutated input ")
+                << (k < out_types.size() ? k : k - out_types.size())
+                << " differs from ref: " << why;
+          }
+          compared.insert({device->type(), c.op, cand->name, d});
+          ++per_device[device->device().to_string()];
         }
-        ++compared;
       }
     }
   }
-  std::cout << "compared " << compared << " (case, dtype, kernel) triples against ref\n";
+  for (const auto& [device, n] : per_device) {
+    std::cout << device << ": compared " << n << " (case, dtype, kernel) triples against ref\n";
+  }
+  // Every (op, kernel, dtype) a device's candidate claims was compared at least once, except
+  // bf16 on a device without bf16 compute (its kernels decline bf16 there; said, not hidden).
+  for (DeviceBackend* device : DeviceRegistry::global().backends()) {
+    const bool bf16 = device->supports(DeviceCapability::kBF16Compute);
+    int not_here = 0;
+    for (const std::string& op_name : kernels::KernelRegistry::global().ops()) {
+      const ops::OpDef* op = ops::OpRegistry::global().find(op_name);
+      if (op == nullptr || op->has_trait(ops::kTraitSource)) continue;
+      for (const kernels::KernelCandidate* cand : candidates_under_test(op_name, device->type())) {
+        for (DType d : cand->dtypes) {
+          if (d == DType::kBF16 && !bf16 &&
+              !compared.count({device->type(), op_name, cand->name, d})) {
+            ++not_here;
+            continue;
+          }
+          EXPECT_TRUE(compared.count({device->type(), op_name, cand->name, d}))
+              << device->device().to_string() << " kernel '" << cand->name << "' claims " << op_name
+              << " in " << dtype_name(d)
+              << " but no consistency case reached it (no case in that dtype, or it declined "
+                 "every case): add a case or drop the claim";
+        }
+      }
+    }
+    if (not_here > 0) {
+      std::cout << device->device().to_string() << ": " << not_here
+                << " bf16 (op, kernel) claims not comparable here: no bf16 compute on this CPU\n";
+    }
+  }
 }
 
 // Loss = sum_k sum(output_k * weight_k) over floating outputs; weights are fixed random tensors so

@@ -183,4 +183,19 @@ TERN_OP_CASES(shape_index) {
   };
 }
 
+// one_hot's output dtype is its key dtype: one case for each of the others it claims, so every
+// device's kernels are compared in every claimed dtype.
+TERN_OP_CASES(one_hot_dtypes) {
+  std::vector<OpCase> cases;
+  for (DType d : {DType::kF64, DType::kF16, DType::kI8, DType::kU8, DType::kI32, DType::kBool}) {
+    cases.push_back({.op = "one_hot",
+                     .inputs = {Idx({6}, -1, 4)},
+                     .attrs = {{"depth", int64_t{3}}, {"dtype", d}},
+                     .check_grad = false,
+                     .dtypes = {d},
+                     .label = str_cat(dtype_name(d))});
+  }
+  return cases;
+}
+
 }  // namespace tern::testing

@@ -3,42 +3,15 @@
 
 #include <omp.h>
 
-#include <atomic>
-#include <cstdlib>
+#include <cstring>
 #include <fstream>
 
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/onednn_common.h"
 #include "tern/base/thread_pool.h"
 
 namespace tern::cpu {
 namespace {
-
-class HostAllocator final : public Allocator {
- public:
-  void* allocate(size_t bytes, size_t alignment) override {
-    size_t rounded = (bytes + alignment - 1) / alignment * alignment;
-    void* p = std::aligned_alloc(alignment, rounded == 0 ? alignment : rounded);
-    if (!p)
-      throw_error(ErrorCode::kResourceExhausted, "out of host memory allocating ", bytes, " bytes");
-    size_t now = in_use_.fetch_add(rounded) + rounded;
-    size_t peak = peak_.load();
-    while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
-    }
-    return p;
-  }
-  void deallocate(void* ptr) override { std::free(ptr); }
-  size_t bytes_in_use() const override { return in_use_.load(); }
-  size_t peak_bytes_in_use() const override { return peak_.load(); }
-
- private:
-  std::atomic<size_t> in_use_{0};
-  std::atomic<size_t> peak_{0};
-};
-
-class InlineStream final : public Stream {
- public:
-  void synchronize() override {}
-};
 
 std::string cpu_model() {
   std::ifstream f("/proc/cpuinfo");
@@ -54,17 +27,29 @@ std::string cpu_model() {
 
 class CpuBackend final : public DeviceBackend {
  public:
-  DeviceType type() const override { return DeviceType::kCPU; }
+  Device device() const override { return {DeviceType::kCPU, 0}; }
   std::string description() const override {
     return str_cat(cpu_model(), ", ", available_cores(), " cores",
                    __builtin_cpu_supports("avx512bf16") ? ", avx512_bf16" : "");
   }
   Allocator& allocator() override { return allocator_; }
   Stream& default_stream() override { return stream_; }
+  bool memory_is_host_accessible() const override { return true; }
+  void copy_host_to_device(void* dst, const void* src, size_t bytes, Stream&) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_device_to_host(void* dst, const void* src, size_t bytes, Stream&) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void copy_device_to_device(void* dst, const void* src, size_t bytes, Stream&) override {
+    std::memcpy(dst, src, bytes);
+  }
+  void fill_zero(void* dst, size_t bytes, Stream&) override { std::memset(dst, 0, bytes); }
+  std::unique_ptr<Event> create_event() override { return std::make_unique<HostEvent>(); }
   bool supports(DeviceCapability c) const override {
     switch (c) {
-      case DeviceCapability::kBF16Compute:
-        return __builtin_cpu_supports("avx512bf16");
+      case DeviceCapability::kBF16Compute:  // what the oneDNN bf16 kernels need
+        return onednn::dtype_support(DType::kBF16).empty();
       case DeviceCapability::kF16Compute:
         return false;
       case DeviceCapability::kBlockedLayouts:
@@ -76,17 +61,15 @@ class CpuBackend final : public DeviceBackend {
   int num_threads() const override { return omp_get_max_threads(); }
 
  private:
-  HostAllocator allocator_;
+  HostAllocator allocator_{"cpu:0"};
   InlineStream stream_;
 };
 
 }  // namespace
 
-void register_cpu_backend(kernels::KernelRegistry& r) {
-  if (!DeviceRegistry::global().find(DeviceType::kCPU)) {
-    DeviceRegistry::global().add(std::make_unique<CpuBackend>());
-  }
-  register_cpu_kernels(r);
+void register_cpu_backend(kernels::KernelRegistry& kernels, DeviceRegistry& devices) {
+  if (!devices.find(DeviceType::kCPU)) devices.add(std::make_unique<CpuBackend>());
+  register_cpu_kernels(kernels);
 }
 
 }  // namespace tern::cpu

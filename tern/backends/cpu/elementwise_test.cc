@@ -227,7 +227,7 @@ Tensor run_in_place(const std::string& op, std::vector<Tensor> inputs, size_t al
   auto sel = select(op, types);
   EXPECT_EQ(sel.candidate->name, "vec");
   std::vector<Tensor> outputs = {inputs[alias]};
-  kernels::KernelContext ctx{inputs, outputs, kNoAttrs};
+  kernels::KernelContext ctx{inputs, outputs, kNoAttrs, host_stream()};
   sel.kernel->run(ctx);
   return outputs[0];
 }

@@ -7,7 +7,7 @@
 namespace tern::testing {
 namespace {
 
-class OneDnnEltwise : public ::testing::TestWithParam<DType> {};
+class OneDnnEltwise : public OneDnnDTypeTest {};
 
 TEST_P(OneDnnEltwise, GeluErfMatchesRef) {
   DType d = GetParam();

@@ -30,7 +30,7 @@ std::vector<PoolCase> pool_cases() {
   };
 }
 
-class OneDnnPool : public ::testing::TestWithParam<DType> {
+class OneDnnPool : public OneDnnDTypeTest {
  protected:
   double tol() const { return GetParam() == DType::kF32 ? 1e-6 : 1e-2; }
 };

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tern/device/device.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
 #include "tern/runtime/eager.h"
@@ -59,6 +60,23 @@ inline std::string selected_kernel(std::string_view op, const std::vector<Tensor
   return kernels::KernelRegistry::global().select(sig).candidate->name;
 }
 
+// True if this CPU runs oneDNN's bf16 kernels (AVX-512 and up); the CPU backend says so through
+// supports(kBF16Compute), and the kernels decline bf16 where it does not.
+inline bool cpu_supports_bf16() {
+  runtime::initialize();
+  return DeviceRegistry::global().get(DeviceType::kCPU).supports(DeviceCapability::kBF16Compute);
+}
+
+// Parameterized oneDNN tests: bf16 cases are skipped, saying why, on a CPU without bf16 kernels.
+class OneDnnDTypeTest : public ::testing::TestWithParam<DType> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == DType::kBF16 && !cpu_supports_bf16()) {
+      GTEST_SKIP() << "this CPU has no AVX-512: oneDNN declines bf16 (see onednn_common.cc)";
+    }
+  }
+};
+
 // Why the "onednn" candidate declines ("" = it accepts).
 inline std::string onednn_decline_reason(std::string_view op, const std::vector<TensorType>& inputs,
                                          ops::Attrs attrs = {}) {
@@ -68,6 +86,18 @@ inline std::string onednn_decline_reason(std::string_view op, const std::vector<
     if (c->name == "onednn") return c->decline ? c->decline(sig) : "";
   }
   return "no onednn candidate";
+}
+
+// bf16 goes to oneDNN where the CPU supports it; elsewhere oneDNN declines and says why.
+inline void expect_onednn_picked_for_bf16(std::string_view op,
+                                          const std::vector<TensorType>& inputs,
+                                          ops::Attrs attrs = {}) {
+  if (cpu_supports_bf16()) {
+    EXPECT_EQ(selected_kernel(op, inputs, attrs), "onednn") << op;
+  } else {
+    EXPECT_NE(onednn_decline_reason(op, inputs, attrs).find("needs AVX-512"), std::string::npos)
+        << op;
+  }
 }
 
 }  // namespace tern::testing

@@ -29,7 +29,7 @@ Tensor run_ref(std::string_view op, const std::vector<Tensor>& inputs, ops::Attr
   KernelSelection sel = registry->select(sig);
   std::vector<Tensor> outs;
   for (const TensorType& t : out_types) outs.emplace_back(t.dtype, t.shape);
-  KernelContext ctx{inputs, outs, attrs};
+  KernelContext ctx{inputs, outs, attrs, host_stream()};
   sel.kernel->run(ctx);
   return outs[0];
 }

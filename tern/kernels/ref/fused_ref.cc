@@ -72,7 +72,7 @@ Tensor run_ref_f64(KernelRegistry& r, std::string_view op_name, const std::vecto
     if (!c->is_ref()) continue;
     std::unique_ptr<Kernel> kernel = c->create(sig);
     std::vector<Tensor> out{Tensor(DType::kF64, out_types[0].shape)};
-    KernelContext kctx{in64, out, attrs};
+    KernelContext kctx{in64, out, attrs, host_stream()};
     kernel->run(kctx);
     return out[0];
   }
