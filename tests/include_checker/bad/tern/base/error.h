@@ -1,0 +1,3 @@
+// base
+#pragma once
+#include <vector>

@@ -1,0 +1,3 @@
+// extra
+#pragma once
+#include "tern/ops/op.h"

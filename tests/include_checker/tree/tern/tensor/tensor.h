@@ -1,0 +1,3 @@
+// tensor
+#pragma once
+#include "tern/base/error.h"
