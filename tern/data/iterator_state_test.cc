@@ -104,7 +104,19 @@ TEST(Resume, BufferedErrorsSurviveSaving) {
   DatasetPtr ds = range(5)->map(fn, {.num_parallel_calls = 2})->prefetch(4);
   Iterator it = ds->make_iterator();
   EXPECT_EQ(it.next()->at(0).get(0), 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the error get buffered
+  // Wait (bounded) until the prefetch buffer holds element 1 and the error of element 2, so the
+  // state saved below really contains a buffered error: the path this test is about.
+  auto prefetch_buffered = [&] {
+    for (const StageStats& s : it.stats()) {
+      if (s.stage == "Prefetch") return s.buffered;
+    }
+    return int64_t{-1};
+  };
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (prefetch_buffered() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_GE(prefetch_buffered(), 2) << "the error never reached the prefetch buffer";
   std::string blob = it.save_state();
   Iterator resumed = ds->make_iterator();
   resumed.restore_state(blob);

@@ -145,8 +145,11 @@ TEST(Autotune, MapParallelismGrowsWhileTheConsumerWaits) {
   Iterator it = range(200)->map(slow, {.num_parallel_calls = kAutotune})->make_iterator();
   EXPECT_EQ(tuned_value(it, "ParallelMap"), 1);
   EXPECT_EQ(testing::scalars(it.take()), iota(0, 200));
+  // Every request waited, so the knob grew one step per window of requests, up to its cap (the
+  // core count): the cap on a small machine, 1 + 200 / kWindow = 13 on a big one.
   const int64_t cores = available_cores();
-  EXPECT_EQ(tuned_value(it, "ParallelMap"), cores);  // every request waited: grown to the cap
+  EXPECT_EQ(tuned_value(it, "ParallelMap"),
+            std::min<int64_t>(cores, 1 + 200 / AutotuneKnob::kWindow));
   const StageStats map = it.stats()[0];
   EXPECT_EQ(map.elements, 200);
   EXPECT_GT(map.wait_sec, 0.0);
@@ -178,7 +181,18 @@ TEST(Autotune, PrefetchDepthGrowsForASlowProducer) {
   };
   Iterator it = range(100)->map(slow)->prefetch(kAutotune)->make_iterator();
   it.take();
-  EXPECT_EQ(tuned_value(it, "Prefetch"), std::max(2, available_cores()));
+  // Grown one step per window of waiting requests (100 of them), up to the cap max(2, cores).
+  EXPECT_EQ(tuned_value(it, "Prefetch"),
+            std::min<int64_t>(std::max(2, available_cores()), 1 + 100 / AutotuneKnob::kWindow));
+}
+
+// The rule the stage tests rely on, on a cap no 2-core machine reaches: one step per window.
+TEST(AutotuneKnob, GrowsOneStepPerWindowOnABigMachine) {
+  AutotuneKnob knob(true, 1, 64);
+  for (int i = 0; i < 200; ++i) knob.record(true);
+  EXPECT_EQ(knob.value(), 1 + 200 / AutotuneKnob::kWindow);
+  for (int i = 0; i < 64 * AutotuneKnob::kWindow; ++i) knob.record(true);
+  EXPECT_EQ(knob.value(), 64);
 }
 
 TEST(AutotuneKnob, GrowsByWindowsUpToTheCap) {

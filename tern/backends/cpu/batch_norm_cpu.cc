@@ -272,12 +272,13 @@ void register_batch_norm_kernels(kernels::KernelRegistry& r) {
   for (const auto& [op, kind] : ops) {
     kernels::KernelCandidate c;
     c.name = "cpu_vec";
-    c.dtypes = {DType::kF32, DType::kBF16};
+    // Inference is f32 only here (bf16 inference goes to oneDNN): claim only what runs.
+    c.dtypes = kind == BnKind::kInference ? std::vector<DType>{DType::kF32}
+                                          : std::vector<DType>{DType::kF32, DType::kBF16};
     c.priority = kBatchNormPriority;
     c.decline = [kind](const kernels::KernelSignature& sig) -> std::string {
       const DType x = sig.inputs[kind == BnKind::kGrad ? 1 : 0].dtype;
       if (x != DType::kBF16) return "";
-      if (kind == BnKind::kInference) return "bf16 batch_norm_inference: only f32 here";
       const DType gamma = sig.inputs[kind == BnKind::kGrad ? 2 : 1].dtype;
       if (gamma != DType::kF32) {
         return str_cat("bf16 x with ", dtype_name(gamma),
