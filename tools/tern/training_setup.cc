@@ -67,16 +67,19 @@ optim::SchedulePtr make_schedule(const TrainConfig& c, int64_t steps_per_epoch) 
   if (n == "constant") {
     s = std::make_shared<optim::ConstantSchedule>(c.learning_rate);
   } else if (n == "piecewise") {
-    s = std::make_shared<optim::PiecewiseConstantDecay>(c.boundaries, c.values);
+    s = std::make_shared<optim::PiecewiseConstantDecay>(
+        optim::PiecewiseConstantDecayOptions{c.boundaries, c.values});
   } else if (n == "exponential") {
-    s = std::make_shared<optim::ExponentialDecay>(c.learning_rate, c.decay_steps, c.decay_rate,
-                                                  c.staircase);
+    s = std::make_shared<optim::ExponentialDecay>(
+        c.learning_rate, optim::ExponentialDecayOptions{c.decay_steps, c.decay_rate, c.staircase});
   } else if (n == "cosine") {
-    s = std::make_shared<optim::CosineDecay>(c.learning_rate,
-                                             std::max<int64_t>(1, total - c.warmup_steps), c.alpha);
+    s = std::make_shared<optim::CosineDecay>(
+        c.learning_rate,
+        optim::CosineDecayOptions{std::max<int64_t>(1, total - c.warmup_steps), c.alpha});
   } else if (n == "cosine_restarts") {
-    s = std::make_shared<optim::CosineDecayRestarts>(c.learning_rate, c.decay_steps, c.t_mul,
-                                                     c.m_mul, c.alpha);
+    s = std::make_shared<optim::CosineDecayRestarts>(
+        c.learning_rate,
+        optim::CosineDecayRestartsOptions{c.decay_steps, c.t_mul, c.m_mul, c.alpha});
   } else {
     throw_error(ErrorCode::kInvalidArgument, c.path, ": key 'schedule.name' = '", n,
                 "' is not one of constant, piecewise, exponential, cosine, cosine_restarts");
@@ -145,7 +148,7 @@ std::shared_ptr<optim::Optimizer> make_optimizer(const TrainConfig& c, int64_t s
   optim::SchedulePtr s = make_schedule(c, steps_per_epoch);
   std::shared_ptr<optim::Optimizer> o;
   if (c.optimizer == "sgd") {
-    o = std::make_shared<optim::SGD>(s, c.momentum, c.nesterov, c.weight_decay);
+    o = std::make_shared<optim::SGD>(s, optim::SGDOptions{c.momentum, c.nesterov, c.weight_decay});
   } else if (c.optimizer == "adam" || c.optimizer == "adamw") {
     optim::AdamOptions a{c.beta1, c.beta2, c.epsilon, c.amsgrad, c.weight_decay};
     if (c.optimizer == "adamw") {
