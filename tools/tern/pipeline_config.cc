@@ -122,7 +122,9 @@ void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) 
   Section im = data.sub("image_dir");
   if (!im.present())
     data.error("source", "source = \"image_dir\" needs a [data.image_dir] table (image_size)");
-  std::tie(src.image_height, src.image_width) = read_size(im, "image_size");
+  im.read("decode", src.decode);
+  if (src.decode || im.has("image_size"))
+    std::tie(src.image_height, src.image_width) = read_size(im, "image_size");
   im.read("channels", src.channels);
   if (src.channels != 1 && src.channels != 3 && src.channels != 4)
     im.error("channels", "data.image_dir.channels must be 1, 3 or 4");

@@ -66,6 +66,7 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
       t.read("depth", f.depth);
       break;
     case ElementFnKind::kDecodeImage:
+    case ElementFnKind::kReadImage:
       t.read("channels", f.channels);
       break;
   }
