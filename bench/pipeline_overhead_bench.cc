@@ -24,12 +24,12 @@
 #include <vector>
 
 #include "bench/bench_clock.h"
+#include "tern/data/convert.h"
 #include "tern/data/data.h"
 #include "tern/data/pipeline_spec.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/training_state.h"
-#include "tools/tern/data_tools.h"
 #include "tools/tern/training_setup.h"
 
 namespace {
@@ -88,11 +88,11 @@ void ensure_tfrecords(const std::string& dir, const std::string& idx_dir) {
   for (const auto& [split, idx] : {std::pair{"train", "train"}, std::pair{"test", "t10k"}}) {
     std::string out = dir + "/" + split + ".tfrecord";
     if (std::filesystem::exists(out)) continue;
-    tools::ConvertOptions o;
+    data::ConvertOptions o;
     o.labels = idx_dir + "/" + idx + "-labels-idx1-ubyte.gz";
     o.image_format = "raw";
-    tools::ConvertResult r =
-        tools::data_convert(idx_dir + "/" + idx + "-images-idx3-ubyte.gz", out, o);
+    data::ConvertResult r =
+        data::convert_image_dataset(idx_dir + "/" + idx + "-images-idx3-ubyte.gz", out, o);
     std::printf("%s\n", r.summary.c_str());
   }
 }

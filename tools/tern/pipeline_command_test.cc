@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "tern/base/philox.h"
+#include "tern/data/convert.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/tfrecord_writer.h"
@@ -17,7 +18,6 @@
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
 #include "tools/tern/config.h"
-#include "tools/tern/data_tools.h"
 
 namespace tern::tools {
 namespace {
@@ -223,11 +223,15 @@ TEST_F(PipelineCommand, ExampleConfigTrainsFromConvertedTFRecords) {
   write_idx_u8(dir_ + "/fm-images.idx", {96, 28, 28}, images);
   write_idx_u8(dir_ + "/fm-labels.idx", {96}, labels);
   std::filesystem::create_directories(dir_ + "/fm");
-  ConvertOptions o;
+  data::ConvertOptions o;
   o.labels = dir_ + "/fm-labels.idx";
   o.image_format = "raw";
-  EXPECT_EQ(data_convert(dir_ + "/fm-images.idx", dir_ + "/fm/train.tfrecord", o).written, 96);
-  EXPECT_EQ(data_convert(dir_ + "/fm-images.idx", dir_ + "/fm/test.tfrecord", o).written, 96);
+  EXPECT_EQ(
+      data::convert_image_dataset(dir_ + "/fm-images.idx", dir_ + "/fm/train.tfrecord", o).written,
+      96);
+  EXPECT_EQ(
+      data::convert_image_dataset(dir_ + "/fm-images.idx", dir_ + "/fm/test.tfrecord", o).written,
+      96);
   std::string metrics = dir_ + "/fm.json";
   ASSERT_EQ(run({"train", "examples/fashion_mnist_tfrecord.toml", "--quiet", "--metrics-json",
                  metrics, "--set", "data.train_files=" + dir_ + "/fm/train*.tfrecord", "--set",
