@@ -1,13 +1,13 @@
-// [data] pipeline keys -> data::PipelineSpec, checked key by key (see pipeline_config.h).
-#include "tools/tern/pipeline_config.h"
+// The input-pipeline keys of [data] -> data::PipelineSpec, checked key by key (read_sections.h).
 
 #include <algorithm>
 #include <array>
 #include <tuple>
 
-#include "tools/tern/config_readers.h"
+#include "tern/config/config_readers.h"
+#include "tern/config/read_sections.h"
 
-namespace tern::tools {
+namespace tern::config {
 namespace {
 
 const std::vector<std::string> kSources = {"idx",      "fashion_mnist", "mnist",
@@ -136,13 +136,13 @@ void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) 
           : data::ResizeMethod::kBilinear;
   im.read("parallel", src.decode_parallel);
   im.finish();
-  src.validation_split = c.validation_split;
+  src.validation_split = c.data.validation_split;
 }
 
 }  // namespace
 
-void read_pipeline_config(Section& data, TrainConfig& c) {
-  DataPipelineConfig& p = c.pipeline;
+void read_pipeline(Section& data, TrainConfig& c) {
+  DataConfig& p = c.data;
   const bool has_source = data.has("source");
   if (!has_source) {
     for (const auto& key : {"train_files", "test_files", "validation_files", "compression",
@@ -169,8 +169,8 @@ void read_pipeline_config(Section& data, TrainConfig& c) {
                               p.source, "\""));
     }
   }
-  data::SourceSpec& src = p.spec.source;
-  src.seed = static_cast<uint64_t>(c.seed);
+  data::SourceSpec& src = p.pipeline.source;
+  src.seed = c.training.fit.seed;
   auto required = [&](const std::string& key, std::vector<std::string>& out) {
     data.read_strings(key, out);
     if (out.empty()) data.error(key, str_cat("source = \"", p.source, "\" needs data.", key));
@@ -178,22 +178,21 @@ void read_pipeline_config(Section& data, TrainConfig& c) {
   if (p.source == "idx" || p.source == "fashion_mnist" || p.source == "mnist") {
     src.kind = data::SourceKind::kIdx;
     if (p.source == "idx") {
-      p.train = {c.train_images, c.train_labels};
-      p.test = {c.test_images, c.test_labels};
+      p.train_inputs = {p.train_images, p.train_labels};
+      p.test_inputs = {p.test_images, p.test_labels};
       for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
         if (!data.has(key)) data.error("source", str_cat("source = \"idx\" needs data.", key));
       }
     } else {
-      p.train = {c.data_dir + "/train-images-idx3-ubyte.gz",
-                 c.data_dir + "/train-labels-idx1-ubyte.gz"};
-      p.test = {c.data_dir + "/t10k-images-idx3-ubyte.gz",
-                c.data_dir + "/t10k-labels-idx1-ubyte.gz"};
+      p.train_inputs = {p.dir + "/train-images-idx3-ubyte.gz",
+                        p.dir + "/train-labels-idx1-ubyte.gz"};
+      p.test_inputs = {p.dir + "/t10k-images-idx3-ubyte.gz", p.dir + "/t10k-labels-idx1-ubyte.gz"};
     }
   } else if (p.source == "tfrecord" || p.source == "csv") {
     src.kind = p.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
-    required("train_files", p.train);
-    required("test_files", p.test);
-    data.read_strings("validation_files", p.validation);
+    required("train_files", p.train_inputs);
+    required("test_files", p.test_inputs);
+    data.read_strings("validation_files", p.validation_inputs);
     std::string compression = p.source == "csv" ? "auto" : "";
     data.read("compression", compression);
     try {
@@ -222,23 +221,23 @@ void read_pipeline_config(Section& data, TrainConfig& c) {
     std::string dir;
     data.read("train_dir", dir);
     if (dir.empty()) data.error("source", "source = \"image_dir\" needs data.train_dir");
-    p.train = {dir};
+    p.train_inputs = {dir};
     dir.clear();
     data.read("test_dir", dir);
     if (dir.empty()) data.error("source", "source = \"image_dir\" needs data.test_dir");
-    p.test = {dir};
+    p.test_inputs = {dir};
     dir.clear();
     data.read("validation_dir", dir);
-    if (!dir.empty()) p.validation = {dir};
+    if (!dir.empty()) p.validation_inputs = {dir};
     read_image_dir(data, src, c);
   }
-  if (c.validation_split > 0) {
+  if (c.data.validation_split > 0) {
     if (p.source == "tfrecord" || p.source == "csv") {
       data.error("validation_split",
                  str_cat("data.validation_split needs an IDX or image_dir source; for \"", p.source,
                          "\" give data.validation_files"));
     }
-    if (!p.validation.empty())
+    if (!p.validation_inputs.empty())
       data.error("validation_split",
                  "data.validation_split and data.validation_dir exclude each other");
     p.validation_from_split = true;
@@ -246,4 +245,4 @@ void read_pipeline_config(Section& data, TrainConfig& c) {
   read_pipeline_transforms(data, c);
 }
 
-}  // namespace tern::tools
+}  // namespace tern::config

@@ -1,13 +1,14 @@
-// The datasets `tern train / eval / predict / summary` read: in-memory tensors for data.dataset,
-// or the input pipeline data.source and [[data.transforms]] describe.
+// The datasets of a config (training_data.h): in-memory tensors for data.dataset, or the input
+// pipeline data.source and [[data.transforms]] describe.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
 
+#include "tern/config/training_data.h"
 #include "tern/data/iterator.h"
-#include "tools/tern/training_setup.h"
+#include "tern/data/pipeline_spec.h"
 
-namespace tern::tools {
+namespace tern::config {
 namespace {
 
 using data::DatasetPtr;
@@ -20,28 +21,29 @@ TrainingData tensor_data(const TrainConfig& c, bool with_train) {
   t.test = eval_pipeline(c, d.test_x, d.test_y);
   if (!with_train) return t;
   Tensor train_x = d.train_x, train_y = d.train_y;
-  if (c.validation_split > 0) {
+  if (c.data.validation_split > 0) {
     int64_t n = train_x.shape()[0];
-    auto n_val = static_cast<int64_t>(static_cast<double>(n) * c.validation_split);
+    auto n_val = static_cast<int64_t>(static_cast<double>(n) * c.data.validation_split);
     t.validation =
         eval_pipeline(c, train_x.slice_rows(n - n_val, n), train_y.slice_rows(n - n_val, n));
     train_x = train_x.slice_rows(0, n - n_val);
     train_y = train_y.slice_rows(0, n - n_val);
-  } else if (c.validate_on_test) {
+  } else if (c.data.validate_on_test) {
     t.validation = t.test;
   }
   t.train = training_pipeline(c, train_x, train_y);
   t.train_samples = train_x.shape()[0];
-  t.steps_per_epoch = (t.train_samples + c.batch_size - 1) / c.batch_size;
-  if (c.steps_per_epoch > 0) t.steps_per_epoch = std::min(t.steps_per_epoch, c.steps_per_epoch);
+  t.steps_per_epoch = (t.train_samples + c.training.fit.batch_size - 1) / c.training.fit.batch_size;
+  if (c.training.fit.steps_per_epoch > 0)
+    t.steps_per_epoch = std::min(t.steps_per_epoch, c.training.fit.steps_per_epoch);
   return t;
 }
 
 // With a sparse loss, integer labels outside [0, num_classes) are an error naming the row (the
 // in-memory path checks the label files up front).
 DatasetPtr check_labels(const TrainConfig& c, DatasetPtr ds) {
-  if (c.loss != "sparse_categorical_crossentropy") return ds;
-  const int64_t classes = c.num_classes;
+  if (c.loss.name != "sparse_categorical_crossentropy") return ds;
+  const int64_t classes = c.data.num_classes;
   const std::string path = c.path;
   return ds->map([classes, path](data::Element e) {
     if (e.size() < 2 || !is_integer(e[1].dtype())) return e;
@@ -60,7 +62,7 @@ DatasetPtr check_labels(const TrainConfig& c, DatasetPtr ds) {
 void check_idx_files(const TrainConfig& c, const std::vector<std::string>& files) {
   for (const auto& f : files) {
     if (std::filesystem::exists(f)) continue;
-    if (c.pipeline.source == "fashion_mnist") {
+    if (c.data.source == "fashion_mnist") {
       throw_error(ErrorCode::kNotFound, "Fashion-MNIST file '", f,
                   "' is missing: install Debian's package dataset-fashion-mnist "
                   "(scripts/install-deps.sh does), "
@@ -106,12 +108,12 @@ Shape peek_sample_shape(const TrainConfig& c, const DatasetPtr& test) {
 }
 
 TrainingData pipeline_data(const TrainConfig& c, bool with_train) {
-  const DataPipelineConfig& p = c.pipeline;
-  const data::PipelineSpec& spec = p.spec;
+  const DataConfig& p = c.data;
+  const data::PipelineSpec& spec = p.pipeline;
   const bool idx = spec.source.kind == data::SourceKind::kIdx;
   if (idx) {
-    check_idx_files(c, p.test);
-    if (with_train) check_idx_files(c, p.train);
+    check_idx_files(c, p.test_inputs);
+    if (with_train) check_idx_files(c, p.train_inputs);
   }
   auto finish = [&](DatasetPtr source, PipelineMode mode) {
     return check_labels(c,
@@ -121,43 +123,45 @@ TrainingData pipeline_data(const TrainConfig& c, bool with_train) {
     return in_config(c, [&] { return data::build_source(spec.source, inputs, mode); });
   };
   TrainingData t;
-  t.test = finish(source(p.test, PipelineMode::kEval), PipelineMode::kEval);
+  t.test = finish(source(p.test_inputs, PipelineMode::kEval), PipelineMode::kEval);
   t.sample_shape = peek_sample_shape(c, t.test);
   if (!with_train) return t;
 
-  DatasetPtr train = source(p.train, PipelineMode::kTrain);
+  DatasetPtr train = source(p.train_inputs, PipelineMode::kTrain);
   if (p.validation_from_split && idx) {
     // The last fraction of the (unshuffled) IDX rows, as the in-memory path holds out.
     const int64_t n = train->cardinality();
-    const auto n_val = static_cast<int64_t>(static_cast<double>(n) * c.validation_split);
+    const auto n_val = static_cast<int64_t>(static_cast<double>(n) * c.data.validation_split);
     if (n_val <= 0 || n_val >= n) {
       throw_error(ErrorCode::kInvalidArgument, c.path, ": data.validation_split ",
-                  c.validation_split, " of ", n, " samples leaves an empty split");
+                  c.data.validation_split, " of ", n, " samples leaves an empty split");
     }
     t.validation = finish(train->skip(n - n_val), PipelineMode::kEval);
     train = train->take(n - n_val);
   } else if (p.validation_from_split) {
-    t.validation =
-        finish(source(p.train, PipelineMode::kEval), PipelineMode::kEval);  // the held-out files
-  } else if (!p.validation.empty()) {
-    t.validation = finish(source(p.validation, PipelineMode::kEval), PipelineMode::kEval);
-  } else if (c.validate_on_test) {
+    t.validation = finish(source(p.train_inputs, PipelineMode::kEval),
+                          PipelineMode::kEval);  // the held-out files
+  } else if (!p.validation_inputs.empty()) {
+    t.validation = finish(source(p.validation_inputs, PipelineMode::kEval), PipelineMode::kEval);
+  } else if (c.data.validate_on_test) {
     t.validation = t.test;
   }
   t.train_samples = train->cardinality() >= 0 ? train->cardinality() : -1;
   t.train = finish(train, PipelineMode::kTrain);
   int64_t steps = t.train->cardinality();
-  if (steps < 0 && steps != data::kInfiniteCardinality && c.steps_per_epoch <= 0 &&
-      c.schedule == "cosine") {
+  if (steps < 0 && steps != data::kInfiniteCardinality && c.training.fit.steps_per_epoch <= 0 &&
+      c.schedule.name == "cosine") {
     // The cosine schedule decays over every step: count the records once (no parsing).
-    int64_t n = in_config(
-        c, [&] { return data::count_source_elements(spec.source, p.train, PipelineMode::kTrain); });
+    int64_t n = in_config(c, [&] {
+      return data::count_source_elements(spec.source, p.train_inputs, PipelineMode::kTrain);
+    });
     steps = data::transformed_cardinality(n, spec, PipelineMode::kTrain);
   }
   t.steps_per_epoch = steps >= 0 ? steps : -1;
-  if (c.steps_per_epoch > 0) {
-    t.steps_per_epoch =
-        t.steps_per_epoch < 0 ? c.steps_per_epoch : std::min(t.steps_per_epoch, c.steps_per_epoch);
+  if (c.training.fit.steps_per_epoch > 0) {
+    t.steps_per_epoch = t.steps_per_epoch < 0
+                            ? c.training.fit.steps_per_epoch
+                            : std::min(t.steps_per_epoch, c.training.fit.steps_per_epoch);
   }
   return t;
 }
@@ -165,7 +169,7 @@ TrainingData pipeline_data(const TrainConfig& c, bool with_train) {
 }  // namespace
 
 TrainingData make_training_data(const TrainConfig& c, bool with_train) {
-  return c.pipeline.enabled() ? pipeline_data(c, with_train) : tensor_data(c, with_train);
+  return c.data.uses_pipeline() ? pipeline_data(c, with_train) : tensor_data(c, with_train);
 }
 
 data::Element first_rows(const DatasetPtr& batched, int64_t limit) {
@@ -183,4 +187,4 @@ data::Element first_rows(const DatasetPtr& batched, int64_t limit) {
   return data::stack_elements(rows, "rows");
 }
 
-}  // namespace tern::tools
+}  // namespace tern::config
