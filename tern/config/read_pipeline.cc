@@ -139,12 +139,98 @@ void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) 
   src.validation_split = c.data.validation_split;
 }
 
+// data.dataset and data.shuffle_buffer belong to the other data path; the source-specific keys
+// to their sources.
+void check_source_keys(const Section& data, const std::string& source) {
+  if (data.has("dataset"))
+    data.error(
+        "dataset",
+        "data.dataset and data.source exclude each other: data.source describes an input pipeline");
+  if (data.has("shuffle_buffer"))
+    data.error("shuffle_buffer",
+               "data.shuffle_buffer is for data.dataset; with data.source, add a "
+               "[[data.transforms]] op = \"shuffle\"");
+  for (const auto& [key, sources] : kSourceKeys) {
+    if (data.has(key) && std::find(sources.begin(), sources.end(), source) == sources.end()) {
+      data.error(key, str_cat("key 'data.", key, "' is for source ", join(sources), ", not \"",
+                              source, "\""));
+    }
+  }
+}
+
+// idx (the four files), or fashion_mnist / mnist (Debian's file names under data.dir).
+void read_idx_inputs(const Section& data, DataConfig& p) {
+  p.pipeline.source.kind = data::SourceKind::kIdx;
+  if (p.source == "idx") {
+    p.train_inputs = {p.train_images, p.train_labels};
+    p.test_inputs = {p.test_images, p.test_labels};
+    for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
+      if (!data.has(key)) data.error("source", str_cat("source = \"idx\" needs data.", key));
+    }
+  } else {
+    p.train_inputs = {p.dir + "/train-images-idx3-ubyte.gz", p.dir + "/train-labels-idx1-ubyte.gz"};
+    p.test_inputs = {p.dir + "/t10k-images-idx3-ubyte.gz", p.dir + "/t10k-labels-idx1-ubyte.gz"};
+  }
+}
+
+// tfrecord and csv: file patterns per split, compression, parallel reads, then the feature spec or
+// the columns.
+void read_record_files(Section& data, DataConfig& p) {
+  data::SourceSpec& src = p.pipeline.source;
+  src.kind = p.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
+  for (auto [key, out] :
+       {std::pair{"train_files", &p.train_inputs}, std::pair{"test_files", &p.test_inputs}}) {
+    data.read_strings(key, *out);
+    if (out->empty()) data.error(key, str_cat("source = \"", p.source, "\" needs data.", key));
+  }
+  data.read_strings("validation_files", p.validation_inputs);
+  std::string compression = p.source == "csv" ? "auto" : "";
+  data.read("compression", compression);
+  try {
+    data::Compression mode = compression == "auto" && p.source == "csv"
+                                 ? data::Compression::kAuto
+                                 : data::parse_compression(compression);
+    src.tfrecord.compression = mode;
+    src.csv.compression = mode;
+  } catch (const Error& e) {
+    data.error("compression", str_cat("key 'data.compression': ", e.message()));
+  }
+  data.read("skip_corrupt", src.tfrecord.skip_corrupt);
+  data.read("parallel_reads", src.parallel_reads);
+  if (src.parallel_reads < 1) data.error("parallel_reads", "data.parallel_reads must be >= 1");
+  std::string input = "image", label = "label";
+  data.read("input", input);
+  data.read("label", label);
+  if (p.source == "tfrecord") {
+    if (input == label) data.error("label", "data.input and data.label name the same feature");
+    src.features = read_features(data, input, label);
+  } else {
+    read_csv(data, src);
+  }
+}
+
+// image_dir: one root folder per split, then [data.image_dir].
+void read_image_dirs(Section& data, TrainConfig& c) {
+  DataConfig& p = c.data;
+  p.pipeline.source.kind = data::SourceKind::kImageDir;
+  for (auto [key, out] :
+       {std::pair{"train_dir", &p.train_inputs}, std::pair{"test_dir", &p.test_inputs}}) {
+    std::string dir;
+    data.read(key, dir);
+    if (dir.empty()) data.error("source", str_cat("source = \"image_dir\" needs data.", key));
+    *out = {dir};
+  }
+  std::string dir;
+  data.read("validation_dir", dir);
+  if (!dir.empty()) p.validation_inputs = {dir};
+  read_image_dir(data, p.pipeline.source, c);
+}
+
 }  // namespace
 
 void read_pipeline(Section& data, TrainConfig& c) {
   DataConfig& p = c.data;
-  const bool has_source = data.has("source");
-  if (!has_source) {
+  if (!data.has("source")) {
     for (const auto& key : {"train_files", "test_files", "validation_files", "compression",
                             "parallel_reads", "skip_corrupt", "input", "label", "features", "csv",
                             "train_dir", "test_dir", "validation_dir", "image_dir", "transforms"}) {
@@ -155,83 +241,16 @@ void read_pipeline(Section& data, TrainConfig& c) {
     return;
   }
   p.source = read_choice(data, "source", kSources, "");
-  if (data.has("dataset"))
-    data.error(
-        "dataset",
-        "data.dataset and data.source exclude each other: data.source describes an input pipeline");
-  if (data.has("shuffle_buffer"))
-    data.error("shuffle_buffer",
-               "data.shuffle_buffer is for data.dataset; with data.source, add a "
-               "[[data.transforms]] op = \"shuffle\"");
-  for (const auto& [key, sources] : kSourceKeys) {
-    if (data.has(key) && std::find(sources.begin(), sources.end(), p.source) == sources.end()) {
-      data.error(key, str_cat("key 'data.", key, "' is for source ", join(sources), ", not \"",
-                              p.source, "\""));
-    }
-  }
-  data::SourceSpec& src = p.pipeline.source;
-  src.seed = c.training.fit.seed;
-  auto required = [&](const std::string& key, std::vector<std::string>& out) {
-    data.read_strings(key, out);
-    if (out.empty()) data.error(key, str_cat("source = \"", p.source, "\" needs data.", key));
-  };
+  check_source_keys(data, p.source);
+  p.pipeline.source.seed = c.training.fit.seed;
   if (p.source == "idx" || p.source == "fashion_mnist" || p.source == "mnist") {
-    src.kind = data::SourceKind::kIdx;
-    if (p.source == "idx") {
-      p.train_inputs = {p.train_images, p.train_labels};
-      p.test_inputs = {p.test_images, p.test_labels};
-      for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
-        if (!data.has(key)) data.error("source", str_cat("source = \"idx\" needs data.", key));
-      }
-    } else {
-      p.train_inputs = {p.dir + "/train-images-idx3-ubyte.gz",
-                        p.dir + "/train-labels-idx1-ubyte.gz"};
-      p.test_inputs = {p.dir + "/t10k-images-idx3-ubyte.gz", p.dir + "/t10k-labels-idx1-ubyte.gz"};
-    }
+    read_idx_inputs(data, p);
   } else if (p.source == "tfrecord" || p.source == "csv") {
-    src.kind = p.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
-    required("train_files", p.train_inputs);
-    required("test_files", p.test_inputs);
-    data.read_strings("validation_files", p.validation_inputs);
-    std::string compression = p.source == "csv" ? "auto" : "";
-    data.read("compression", compression);
-    try {
-      data::Compression mode = compression == "auto" && p.source == "csv"
-                                   ? data::Compression::kAuto
-                                   : data::parse_compression(compression);
-      src.tfrecord.compression = mode;
-      src.csv.compression = mode;
-    } catch (const Error& e) {
-      data.error("compression", str_cat("key 'data.compression': ", e.message()));
-    }
-    data.read("skip_corrupt", src.tfrecord.skip_corrupt);
-    data.read("parallel_reads", src.parallel_reads);
-    if (src.parallel_reads < 1) data.error("parallel_reads", "data.parallel_reads must be >= 1");
-    std::string input = "image", label = "label";
-    data.read("input", input);
-    data.read("label", label);
-    if (p.source == "tfrecord") {
-      if (input == label) data.error("label", "data.input and data.label name the same feature");
-      src.features = read_features(data, input, label);
-    } else {
-      read_csv(data, src);
-    }
+    read_record_files(data, p);
   } else {
-    src.kind = data::SourceKind::kImageDir;
-    std::string dir;
-    data.read("train_dir", dir);
-    if (dir.empty()) data.error("source", "source = \"image_dir\" needs data.train_dir");
-    p.train_inputs = {dir};
-    dir.clear();
-    data.read("test_dir", dir);
-    if (dir.empty()) data.error("source", "source = \"image_dir\" needs data.test_dir");
-    p.test_inputs = {dir};
-    dir.clear();
-    data.read("validation_dir", dir);
-    if (!dir.empty()) p.validation_inputs = {dir};
-    read_image_dir(data, src, c);
+    read_image_dirs(data, c);
   }
-  if (c.data.validation_split > 0) {
+  if (p.validation_split > 0) {
     if (p.source == "tfrecord" || p.source == "csv") {
       data.error("validation_split",
                  str_cat("data.validation_split needs an IDX or image_dir source; for \"", p.source,

@@ -65,6 +65,49 @@ int64_t label_at(const Tensor& y, int64_t i) {
   return best;
 }
 
+// --- tern predict ---
+
+// The first `limit` test rows (all of them from in-memory tensors).
+struct TestRows {
+  Tensor x, y;
+  Shape sample_shape;
+};
+
+TestRows test_rows(const TrainConfig& c, int64_t limit) {
+  if (!c.data.uses_pipeline()) {
+    config::ClassificationData d = config::load_data(c);
+    return {d.test_x, d.test_y, d.sample_shape};
+  }
+  config::TrainingData d = config::make_training_data(c, /*with_train=*/false);
+  data::Element rows = config::first_rows(d.test, limit);
+  return {rows[0], rows[1], d.sample_shape};
+}
+
+// CSV: index, predicted class, label, then the softmax of each row's logits.
+void write_predictions(std::ostream& os, const Tensor& logits, const Tensor& labels, int64_t n) {
+  int64_t classes = logits.shape()[1];
+  os << "index,predicted,label";
+  for (int64_t k = 0; k < classes; ++k) os << ",p" << k;
+  os << "\n" << std::setprecision(5);
+  for (int64_t i = 0; i < n; ++i) {
+    double mx = -1e300;
+    int64_t arg = 0;
+    for (int64_t k = 0; k < classes; ++k) {
+      double v = logits.get(i * classes + k);
+      if (v > mx) {
+        mx = v;
+        arg = k;
+      }
+    }
+    double z = 0;
+    for (int64_t k = 0; k < classes; ++k) z += std::exp(logits.get(i * classes + k) - mx);
+    os << i << "," << arg << "," << label_at(labels, i);
+    for (int64_t k = 0; k < classes; ++k)
+      os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
+    os << "\n";
+  }
+}
+
 // --- tern train ---
 
 struct TrainFlags {
@@ -205,54 +248,20 @@ int cmd_predict(int argc, char** argv) {
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig c = setup(f);
   TERN_CHECK_ARG(limit != 0, "predict: nothing to predict (--limit ", limit, ")");
-  Tensor test_x, test_y;
-  Shape sample_shape;
-  if (c.data.uses_pipeline()) {
-    config::TrainingData d = config::make_training_data(c, /*with_train=*/false);
-    data::Element rows = config::first_rows(d.test, limit);
-    test_x = rows[0];
-    test_y = rows[1];
-    sample_shape = d.sample_shape;
-  } else {
-    config::ClassificationData d = config::load_data(c);
-    test_x = d.test_x;
-    test_y = d.test_y;
-    sample_shape = d.sample_shape;
-  }
-  std::shared_ptr<nn::Model> model = config::make_model(c, sample_shape);
+  TestRows rows = test_rows(c, limit);
+  std::shared_ptr<nn::Model> model = config::make_model(c, rows.sample_shape);
   model->load_weights(weights.empty() ? c.output.dir + "/weights.safetensors" : weights);
-  int64_t n = test_x.shape()[0];
+  int64_t n = rows.x.shape()[0];
   if (limit >= 0) n = std::min(n, limit);
   TERN_CHECK_ARG(n > 0, "predict: nothing to predict (--limit ", limit, ")");
   Tensor logits =
-      model->predict(test_x.slice_rows(0, n), std::max<int64_t>(c.training.fit.batch_size, 256));
+      model->predict(rows.x.slice_rows(0, n), std::max<int64_t>(c.training.fit.batch_size, 256));
   std::ofstream file;
   if (!output.empty()) {
     file.open(output);
     TERN_CHECK_ARG(file.good(), "predict: cannot write '", output, "'");
   }
-  std::ostream& os = output.empty() ? std::cout : file;
-  int64_t classes = logits.shape()[1];
-  os << "index,predicted,label";
-  for (int64_t k = 0; k < classes; ++k) os << ",p" << k;
-  os << "\n" << std::setprecision(5);
-  for (int64_t i = 0; i < n; ++i) {
-    double mx = -1e300;
-    int64_t arg = 0;
-    for (int64_t k = 0; k < classes; ++k) {
-      double v = logits.get(i * classes + k);
-      if (v > mx) {
-        mx = v;
-        arg = k;
-      }
-    }
-    double z = 0;
-    for (int64_t k = 0; k < classes; ++k) z += std::exp(logits.get(i * classes + k) - mx);
-    os << i << "," << arg << "," << label_at(test_y, i);
-    for (int64_t k = 0; k < classes; ++k)
-      os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
-    os << "\n";
-  }
+  write_predictions(output.empty() ? std::cout : file, logits, rows.y, n);
   return 0;
 }
 
