@@ -218,7 +218,6 @@ std::vector<std::string> describe_pipeline(const PipelineSpec& spec, PipelineMod
   return out;
 }
 
-
 DatasetPtr build_input_pipeline(const PipelineSpec& spec, const std::vector<std::string>& inputs,
                                 PipelineMode mode) {
   return apply_transforms(build_source(spec.source, inputs, mode), spec, mode);
