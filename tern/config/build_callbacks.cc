@@ -8,19 +8,23 @@
 
 namespace tern::config {
 
-std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& c) {
-  const CallbacksConfig& k = c.callbacks;
+std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& cfg) {
+  const CallbacksConfig& callbacks = cfg.callbacks;
   std::vector<std::shared_ptr<train::Callback>> cbs;
-  if (k.terminate_on_nan) cbs.push_back(std::make_shared<train::TerminateOnNaN>());
-  if (k.early_stopping) cbs.push_back(std::make_shared<train::EarlyStopping>(*k.early_stopping));
-  if (k.reduce_lr_on_plateau)
-    cbs.push_back(std::make_shared<train::ReduceLROnPlateau>(*k.reduce_lr_on_plateau));
-  if (k.backup_and_restore)
-    cbs.push_back(std::make_shared<train::BackupAndRestore>(*k.backup_and_restore));
-  if (k.tensorboard) cbs.push_back(std::make_shared<train::TensorBoard>(*k.tensorboard));
-  if (k.checkpoint) cbs.push_back(std::make_shared<train::ModelCheckpoint>(*k.checkpoint));
-  if (k.csv_logger) cbs.push_back(std::make_shared<train::CSVLogger>(*k.csv_logger));
-  if (k.profiler) cbs.push_back(std::make_shared<train::Profiler>(*k.profiler));
+  if (callbacks.terminate_on_nan) cbs.push_back(std::make_shared<train::TerminateOnNaN>());
+  if (callbacks.early_stopping)
+    cbs.push_back(std::make_shared<train::EarlyStopping>(*callbacks.early_stopping));
+  if (callbacks.reduce_lr_on_plateau)
+    cbs.push_back(std::make_shared<train::ReduceLROnPlateau>(*callbacks.reduce_lr_on_plateau));
+  if (callbacks.backup_and_restore)
+    cbs.push_back(std::make_shared<train::BackupAndRestore>(*callbacks.backup_and_restore));
+  if (callbacks.tensorboard)
+    cbs.push_back(std::make_shared<train::TensorBoard>(*callbacks.tensorboard));
+  if (callbacks.checkpoint)
+    cbs.push_back(std::make_shared<train::ModelCheckpoint>(*callbacks.checkpoint));
+  if (callbacks.csv_logger)
+    cbs.push_back(std::make_shared<train::CSVLogger>(*callbacks.csv_logger));
+  if (callbacks.profiler) cbs.push_back(std::make_shared<train::Profiler>(*callbacks.profiler));
   return cbs;
 }
 

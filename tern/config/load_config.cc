@@ -68,14 +68,14 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
 }
 
 // What checkpoints and TensorBoard record about the config (known once every key is read).
-void finish_callbacks(TrainConfig& c) {
-  CallbacksConfig& k = c.callbacks;
-  if (k.tensorboard) {
-    k.tensorboard->hparams = c.effective;
-    k.tensorboard->hparams["config_sha256"] = c.sha256;
+void finish_callbacks(TrainConfig& cfg) {
+  CallbacksConfig& callbacks = cfg.callbacks;
+  if (callbacks.tensorboard) {
+    callbacks.tensorboard->hparams = cfg.effective;
+    callbacks.tensorboard->hparams["config_sha256"] = cfg.sha256;
   }
-  if (k.checkpoint) k.checkpoint->config_sha256 = c.sha256;
-  if (k.backup_and_restore) k.backup_and_restore->config_sha256 = c.sha256;
+  if (callbacks.checkpoint) callbacks.checkpoint->config_sha256 = cfg.sha256;
+  if (callbacks.backup_and_restore) callbacks.backup_and_restore->config_sha256 = cfg.sha256;
 }
 
 }  // namespace
@@ -91,28 +91,28 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
                 e.source().begin.column, ": TOML syntax error: ", e.description());
   }
   for (const auto& o : overrides) apply_override(root, o, path);
-  TrainConfig c;
-  c.path = path;
+  TrainConfig cfg;
+  cfg.path = path;
   Section top(&root, "", path);
-  read_model(top, c);
-  read_training(top, c);
-  read_data(top, c);
-  read_loss(top, c);
-  read_optimizer(top, c);
-  read_schedule(top, c);
-  read_output(top, c);
-  read_callbacks(top, c);
+  read_model(top, cfg);
+  read_training(top, cfg);
+  read_data(top, cfg);
+  read_loss(top, cfg);
+  read_optimizer(top, cfg);
+  read_schedule(top, cfg);
+  read_output(top, cfg);
+  read_callbacks(top, cfg);
   top.finish();
 
-  flatten(root, "", c.effective);
+  flatten(root, "", cfg.effective);
   Sha256 hash;
-  for (const auto& [key, value] : c.effective) {
+  for (const auto& [key, value] : cfg.effective) {
     if (key.rfind("callbacks.", 0) == 0 || key.rfind("output.", 0) == 0) continue;
     hash.update(key + "=" + value + "\n");
   }
-  c.sha256 = hash.hex_digest();
-  finish_callbacks(c);
-  return c;
+  cfg.sha256 = hash.hex_digest();
+  finish_callbacks(cfg);
+  return cfg;
 }
 
 }  // namespace tern::config

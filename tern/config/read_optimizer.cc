@@ -29,91 +29,98 @@ std::vector<std::string> names_of(const KeysByName& table) {
   return names;
 }
 
-void check(const Section& s, bool ok, const std::string& key, const std::string& msg) {
-  if (!ok) s.error(key, str_cat("key '", s.full(key), "' ", msg));
+void check(const Section& table, bool ok, const std::string& key, const std::string& msg) {
+  if (!ok) table.error(key, str_cat("key '", table.full(key), "' ", msg));
 }
 
-void read_clip(Section& s, optim::ClipOptions& clip) {
-  s.read_optional("clipnorm", clip.clipnorm);
-  s.read_optional("global_clipnorm", clip.global_clipnorm);
-  s.read_optional("clipvalue", clip.clipvalue);
+void read_clip(Section& table, optim::ClipOptions& clip) {
+  table.read_optional("clipnorm", clip.clipnorm);
+  table.read_optional("global_clipnorm", clip.global_clipnorm);
+  table.read_optional("clipvalue", clip.clipvalue);
   for (const auto& [key, v] :
        {std::pair{"clipnorm", clip.clipnorm}, std::pair{"global_clipnorm", clip.global_clipnorm},
         std::pair{"clipvalue", clip.clipvalue}}) {
-    check(s, !v || *v > 0, key, "must be positive");
+    check(table, !v || *v > 0, key, "must be positive");
   }
 }
 
 }  // namespace
 
-void read_optimizer(Section& top, TrainConfig& c) {
-  Section s = top.sub("optimizer");
-  OptimizerConfig& o = c.optimizer;
-  o.name = read_choice(s, "name", names_of(kOptimizerKeys), o.name);
-  reject_keys_of_other_names(s, "optimizer", o.name, {"name", "learning_rate"}, kOptimizerKeys,
-                             kClipKeys);
-  s.read("learning_rate", o.learning_rate);
-  check(s, o.learning_rate > 0, "learning_rate", "must be positive");
-  if (o.name == "sgd") {
-    s.read("momentum", o.sgd.momentum);
-    s.read("nesterov", o.sgd.nesterov);
-    s.read("weight_decay", o.sgd.weight_decay);
-    check(s, o.sgd.momentum >= 0 && o.sgd.momentum < 1, "momentum", "must be in [0, 1)");
-    check(s, o.sgd.weight_decay >= 0, "weight_decay", "must be >= 0");
-  } else if (o.name == "adam" || o.name == "adamw") {
-    s.read("beta1", o.adam.beta1);
-    s.read("beta2", o.adam.beta2);
-    s.read("epsilon", o.adam.epsilon);
-    s.read("amsgrad", o.adam.amsgrad);
-    if (o.name == "adamw") s.read("weight_decay", o.adam.weight_decay);
-    check(s, o.adam.beta1 >= 0 && o.adam.beta1 < 1, "beta1", "must be in [0, 1)");
-    check(s, o.adam.beta2 >= 0 && o.adam.beta2 < 1, "beta2", "must be in [0, 1)");
-    check(s, o.adam.epsilon > 0, "epsilon", "must be positive");
-    check(s, o.adam.weight_decay >= 0, "weight_decay", "must be >= 0");
+void read_optimizer(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("optimizer");
+  OptimizerConfig& optimizer = cfg.optimizer;
+  optimizer.name = read_choice(table, "name", names_of(kOptimizerKeys), optimizer.name);
+  reject_keys_of_other_names(table, "optimizer", optimizer.name, {"name", "learning_rate"},
+                             kOptimizerKeys, kClipKeys);
+  table.read("learning_rate", optimizer.learning_rate);
+  check(table, optimizer.learning_rate > 0, "learning_rate", "must be positive");
+  if (optimizer.name == "sgd") {
+    table.read("momentum", optimizer.sgd.momentum);
+    table.read("nesterov", optimizer.sgd.nesterov);
+    table.read("weight_decay", optimizer.sgd.weight_decay);
+    check(table, optimizer.sgd.momentum >= 0 && optimizer.sgd.momentum < 1, "momentum",
+          "must be in [0, 1)");
+    check(table, optimizer.sgd.weight_decay >= 0, "weight_decay", "must be >= 0");
+  } else if (optimizer.name == "adam" || optimizer.name == "adamw") {
+    table.read("beta1", optimizer.adam.beta1);
+    table.read("beta2", optimizer.adam.beta2);
+    table.read("epsilon", optimizer.adam.epsilon);
+    table.read("amsgrad", optimizer.adam.amsgrad);
+    if (optimizer.name == "adamw") table.read("weight_decay", optimizer.adam.weight_decay);
+    check(table, optimizer.adam.beta1 >= 0 && optimizer.adam.beta1 < 1, "beta1",
+          "must be in [0, 1)");
+    check(table, optimizer.adam.beta2 >= 0 && optimizer.adam.beta2 < 1, "beta2",
+          "must be in [0, 1)");
+    check(table, optimizer.adam.epsilon > 0, "epsilon", "must be positive");
+    check(table, optimizer.adam.weight_decay >= 0, "weight_decay", "must be >= 0");
   } else {
-    s.read("rho", o.rmsprop.rho);
-    s.read("momentum", o.rmsprop.momentum);
-    s.read("epsilon", o.rmsprop.epsilon);
-    s.read("centered", o.rmsprop.centered);
-    check(s, o.rmsprop.rho >= 0 && o.rmsprop.rho < 1, "rho", "must be in [0, 1)");
-    check(s, o.rmsprop.momentum >= 0 && o.rmsprop.momentum < 1, "momentum", "must be in [0, 1)");
-    check(s, o.rmsprop.epsilon > 0, "epsilon", "must be positive");
+    table.read("rho", optimizer.rmsprop.rho);
+    table.read("momentum", optimizer.rmsprop.momentum);
+    table.read("epsilon", optimizer.rmsprop.epsilon);
+    table.read("centered", optimizer.rmsprop.centered);
+    check(table, optimizer.rmsprop.rho >= 0 && optimizer.rmsprop.rho < 1, "rho",
+          "must be in [0, 1)");
+    check(table, optimizer.rmsprop.momentum >= 0 && optimizer.rmsprop.momentum < 1, "momentum",
+          "must be in [0, 1)");
+    check(table, optimizer.rmsprop.epsilon > 0, "epsilon", "must be positive");
   }
-  read_clip(s, o.clip);
-  s.finish();
+  read_clip(table, optimizer.clip);
+  table.finish();
 }
 
-void read_schedule(Section& top, TrainConfig& c) {
-  Section s = top.sub("schedule");
-  ScheduleConfig& o = c.schedule;
-  o.name = read_choice(s, "name", names_of(kScheduleKeys), o.name);
-  reject_keys_of_other_names(s, "schedule", o.name, {"name", "warmup_steps"}, kScheduleKeys);
-  s.read("warmup_steps", o.warmup_steps);
-  check(s, o.warmup_steps >= 0, "warmup_steps", "must be >= 0");
-  if (o.name == "piecewise") {
-    s.read("boundaries", o.piecewise.boundaries);
-    s.read("values", o.piecewise.values);
-    const auto& [boundaries, values] = o.piecewise;
-    check(s, values.size() == boundaries.size() + 1, "values",
+void read_schedule(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("schedule");
+  ScheduleConfig& schedule = cfg.schedule;
+  schedule.name = read_choice(table, "name", names_of(kScheduleKeys), schedule.name);
+  reject_keys_of_other_names(table, "schedule", schedule.name, {"name", "warmup_steps"},
+                             kScheduleKeys);
+  table.read("warmup_steps", schedule.warmup_steps);
+  check(table, schedule.warmup_steps >= 0, "warmup_steps", "must be >= 0");
+  if (schedule.name == "piecewise") {
+    table.read("boundaries", schedule.piecewise.boundaries);
+    table.read("values", schedule.piecewise.values);
+    const auto& [boundaries, values] = schedule.piecewise;
+    check(table, values.size() == boundaries.size() + 1, "values",
           str_cat("must hold one more value than boundaries (", values.size(), " values, ",
                   boundaries.size(), " boundaries)"));
-    check(s, std::is_sorted(boundaries.begin(), boundaries.end()), "boundaries", "must increase");
-  } else if (o.name == "exponential") {
-    s.read("decay_steps", o.exponential.decay_steps);
-    s.read("decay_rate", o.exponential.decay_rate);
-    s.read("staircase", o.exponential.staircase);
-    check(s, o.exponential.decay_steps > 0, "decay_steps", "must be positive");
-  } else if (o.name == "cosine") {
-    s.read("alpha", o.cosine.alpha);
-  } else if (o.name == "cosine_restarts") {
-    s.read("decay_steps", o.cosine_restarts.first_decay_steps);
-    s.read("t_mul", o.cosine_restarts.t_mul);
-    s.read("m_mul", o.cosine_restarts.m_mul);
-    s.read("alpha", o.cosine_restarts.alpha);
-    check(s, o.cosine_restarts.first_decay_steps > 0, "decay_steps", "must be positive");
-    check(s, o.cosine_restarts.t_mul > 0, "t_mul", "must be positive");
+    check(table, std::is_sorted(boundaries.begin(), boundaries.end()), "boundaries",
+          "must increase");
+  } else if (schedule.name == "exponential") {
+    table.read("decay_steps", schedule.exponential.decay_steps);
+    table.read("decay_rate", schedule.exponential.decay_rate);
+    table.read("staircase", schedule.exponential.staircase);
+    check(table, schedule.exponential.decay_steps > 0, "decay_steps", "must be positive");
+  } else if (schedule.name == "cosine") {
+    table.read("alpha", schedule.cosine.alpha);
+  } else if (schedule.name == "cosine_restarts") {
+    table.read("decay_steps", schedule.cosine_restarts.first_decay_steps);
+    table.read("t_mul", schedule.cosine_restarts.t_mul);
+    table.read("m_mul", schedule.cosine_restarts.m_mul);
+    table.read("alpha", schedule.cosine_restarts.alpha);
+    check(table, schedule.cosine_restarts.first_decay_steps > 0, "decay_steps", "must be positive");
+    check(table, schedule.cosine_restarts.t_mul > 0, "t_mul", "must be positive");
   }
-  s.finish();
+  table.finish();
 }
 
 }  // namespace tern::config

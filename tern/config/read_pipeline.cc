@@ -96,11 +96,11 @@ void read_csv(Section& data, data::SourceSpec& src) {
       csv.error("columns", str_cat("data.csv.columns[", i, "] = '", types[i], "' is not one of ",
                                    join(kinds), did_you_mean(types[i], kinds)));
     }
-    data::CsvColumn c;
-    c.dtype = std::array{DType::kF32, DType::kF64, DType::kI32,
-                         DType::kI64}[static_cast<size_t>(it - kinds.begin())];
-    if (!defaults.empty()) c.default_value = defaults[i];
-    src.csv.columns.push_back(c);
+    data::CsvColumn column;
+    column.dtype = std::array{DType::kF32, DType::kF64, DType::kI32,
+                              DType::kI64}[static_cast<size_t>(it - kinds.begin())];
+    if (!defaults.empty()) column.default_value = defaults[i];
+    src.csv.columns.push_back(column);
   }
   src.label_column = static_cast<int64_t>(types.size()) - 1;
   csv.read("label_column", src.label_column);
@@ -118,7 +118,7 @@ void read_csv(Section& data, data::SourceSpec& src) {
   csv.finish();
 }
 
-void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) {
+void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& cfg) {
   Section im = data.sub("image_dir");
   if (!im.present())
     data.error("source", "source = \"image_dir\" needs a [data.image_dir] table (image_size)");
@@ -136,7 +136,7 @@ void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) 
           : data::ResizeMethod::kBilinear;
   im.read("parallel", src.decode_parallel);
   im.finish();
-  src.validation_split = c.data.validation_split;
+  src.validation_split = cfg.data.validation_split;
 }
 
 // data.dataset and data.shuffle_buffer belong to the other data path; the source-specific keys
@@ -159,35 +159,38 @@ void check_source_keys(const Section& data, const std::string& source) {
 }
 
 // idx (the four files), or fashion_mnist / mnist (Debian's file names under data.dir).
-void read_idx_inputs(const Section& data, DataConfig& p) {
-  p.pipeline.source.kind = data::SourceKind::kIdx;
-  if (p.source == "idx") {
-    p.train_inputs = {p.train_images, p.train_labels};
-    p.test_inputs = {p.test_images, p.test_labels};
+void read_idx_inputs(const Section& data, DataConfig& data_config) {
+  data_config.pipeline.source.kind = data::SourceKind::kIdx;
+  if (data_config.source == "idx") {
+    data_config.train_inputs = {data_config.train_images, data_config.train_labels};
+    data_config.test_inputs = {data_config.test_images, data_config.test_labels};
     for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
       if (!data.has(key)) data.error("source", str_cat("source = \"idx\" needs data.", key));
     }
   } else {
-    p.train_inputs = {p.dir + "/train-images-idx3-ubyte.gz", p.dir + "/train-labels-idx1-ubyte.gz"};
-    p.test_inputs = {p.dir + "/t10k-images-idx3-ubyte.gz", p.dir + "/t10k-labels-idx1-ubyte.gz"};
+    data_config.train_inputs = {data_config.dir + "/train-images-idx3-ubyte.gz",
+                                data_config.dir + "/train-labels-idx1-ubyte.gz"};
+    data_config.test_inputs = {data_config.dir + "/t10k-images-idx3-ubyte.gz",
+                               data_config.dir + "/t10k-labels-idx1-ubyte.gz"};
   }
 }
 
 // tfrecord and csv: file patterns per split, compression, parallel reads, then the feature spec or
 // the columns.
-void read_record_files(Section& data, DataConfig& p) {
-  data::SourceSpec& src = p.pipeline.source;
-  src.kind = p.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
-  for (auto [key, out] :
-       {std::pair{"train_files", &p.train_inputs}, std::pair{"test_files", &p.test_inputs}}) {
+void read_record_files(Section& data, DataConfig& data_config) {
+  data::SourceSpec& src = data_config.pipeline.source;
+  src.kind = data_config.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
+  for (auto [key, out] : {std::pair{"train_files", &data_config.train_inputs},
+                          std::pair{"test_files", &data_config.test_inputs}}) {
     data.read_strings(key, *out);
-    if (out->empty()) data.error(key, str_cat("source = \"", p.source, "\" needs data.", key));
+    if (out->empty())
+      data.error(key, str_cat("source = \"", data_config.source, "\" needs data.", key));
   }
-  data.read_strings("validation_files", p.validation_inputs);
-  std::string compression = p.source == "csv" ? "auto" : "";
+  data.read_strings("validation_files", data_config.validation_inputs);
+  std::string compression = data_config.source == "csv" ? "auto" : "";
   data.read("compression", compression);
   try {
-    data::Compression mode = compression == "auto" && p.source == "csv"
+    data::Compression mode = compression == "auto" && data_config.source == "csv"
                                  ? data::Compression::kAuto
                                  : data::parse_compression(compression);
     src.tfrecord.compression = mode;
@@ -201,7 +204,7 @@ void read_record_files(Section& data, DataConfig& p) {
   std::string input = "image", label = "label";
   data.read("input", input);
   data.read("label", label);
-  if (p.source == "tfrecord") {
+  if (data_config.source == "tfrecord") {
     if (input == label) data.error("label", "data.input and data.label name the same feature");
     src.features = read_features(data, input, label);
   } else {
@@ -210,11 +213,11 @@ void read_record_files(Section& data, DataConfig& p) {
 }
 
 // image_dir: one root folder per split, then [data.image_dir].
-void read_image_dirs(Section& data, TrainConfig& c) {
-  DataConfig& p = c.data;
-  p.pipeline.source.kind = data::SourceKind::kImageDir;
-  for (auto [key, out] :
-       {std::pair{"train_dir", &p.train_inputs}, std::pair{"test_dir", &p.test_inputs}}) {
+void read_image_dirs(Section& data, TrainConfig& cfg) {
+  DataConfig& data_config = cfg.data;
+  data_config.pipeline.source.kind = data::SourceKind::kImageDir;
+  for (auto [key, out] : {std::pair{"train_dir", &data_config.train_inputs},
+                          std::pair{"test_dir", &data_config.test_inputs}}) {
     std::string dir;
     data.read(key, dir);
     if (dir.empty()) data.error("source", str_cat("source = \"image_dir\" needs data.", key));
@@ -222,14 +225,14 @@ void read_image_dirs(Section& data, TrainConfig& c) {
   }
   std::string dir;
   data.read("validation_dir", dir);
-  if (!dir.empty()) p.validation_inputs = {dir};
-  read_image_dir(data, p.pipeline.source, c);
+  if (!dir.empty()) data_config.validation_inputs = {dir};
+  read_image_dir(data, data_config.pipeline.source, cfg);
 }
 
 }  // namespace
 
-void read_pipeline(Section& data, TrainConfig& c) {
-  DataConfig& p = c.data;
+void read_pipeline(Section& data, TrainConfig& cfg) {
+  DataConfig& data_config = cfg.data;
   if (!data.has("source")) {
     for (const auto& key : {"train_files", "test_files", "validation_files", "compression",
                             "parallel_reads", "skip_corrupt", "input", "label", "features", "csv",
@@ -237,31 +240,32 @@ void read_pipeline(Section& data, TrainConfig& c) {
       if (data.has(key))
         data.error(key, str_cat("key 'data.", key, "' needs data.source (an input pipeline)"));
     }
-    data.read("source", p.source);  // known, absent
+    data.read("source", data_config.source);  // known, absent
     return;
   }
-  p.source = read_choice(data, "source", kSources, "");
-  check_source_keys(data, p.source);
-  p.pipeline.source.seed = c.training.fit.seed;
-  if (p.source == "idx" || p.source == "fashion_mnist" || p.source == "mnist") {
-    read_idx_inputs(data, p);
-  } else if (p.source == "tfrecord" || p.source == "csv") {
-    read_record_files(data, p);
+  data_config.source = read_choice(data, "source", kSources, "");
+  check_source_keys(data, data_config.source);
+  data_config.pipeline.source.seed = cfg.training.fit.seed;
+  if (data_config.source == "idx" || data_config.source == "fashion_mnist" ||
+      data_config.source == "mnist") {
+    read_idx_inputs(data, data_config);
+  } else if (data_config.source == "tfrecord" || data_config.source == "csv") {
+    read_record_files(data, data_config);
   } else {
-    read_image_dirs(data, c);
+    read_image_dirs(data, cfg);
   }
-  if (p.validation_split > 0) {
-    if (p.source == "tfrecord" || p.source == "csv") {
+  if (data_config.validation_split > 0) {
+    if (data_config.source == "tfrecord" || data_config.source == "csv") {
       data.error("validation_split",
-                 str_cat("data.validation_split needs an IDX or image_dir source; for \"", p.source,
-                         "\" give data.validation_files"));
+                 str_cat("data.validation_split needs an IDX or image_dir source; for \"",
+                         data_config.source, "\" give data.validation_files"));
     }
-    if (!p.validation_inputs.empty())
+    if (!data_config.validation_inputs.empty())
       data.error("validation_split",
                  "data.validation_split and data.validation_dir exclude each other");
-    p.validation_from_split = true;
+    data_config.validation_from_split = true;
   }
-  read_pipeline_transforms(data, c);
+  read_pipeline_transforms(data, cfg);
 }
 
 }  // namespace tern::config

@@ -10,8 +10,8 @@ namespace tern::config {
 namespace {
 
 // An error at `key` of `s` unless `ok`.
-void check(const Section& s, bool ok, const std::string& key, const std::string& msg) {
-  if (!ok) s.error(key, str_cat("key '", s.full(key), "' ", msg));
+void check(const Section& table, bool ok, const std::string& key, const std::string& msg) {
+  if (!ok) table.error(key, str_cat("key '", table.full(key), "' ", msg));
 }
 
 const KeysByName kLossKeys = {
@@ -25,19 +25,19 @@ const KeysByName kLossKeys = {
     {"huber", {}},
 };
 
-void read_loss_scale(Section& training, TrainConfig& c) {
+void read_loss_scale(Section& training, TrainConfig& cfg) {
   Section ls = training.sub("loss_scale");
-  optim::LossScaleOptions& o = c.training.loss_scale;
-  ls.read("dynamic", o.dynamic);
-  ls.read("initial_scale", o.initial_scale);
-  ls.read("growth_interval", o.growth_interval);
-  ls.read("factor", o.factor);
-  check(ls, std::isfinite(o.initial_scale) && o.initial_scale >= 1, "initial_scale",
+  optim::LossScaleOptions& scale = cfg.training.loss_scale;
+  ls.read("dynamic", scale.dynamic);
+  ls.read("initial_scale", scale.initial_scale);
+  ls.read("growth_interval", scale.growth_interval);
+  ls.read("factor", scale.factor);
+  check(ls, std::isfinite(scale.initial_scale) && scale.initial_scale >= 1, "initial_scale",
         "must be finite and >= 1");
-  check(ls, o.growth_interval >= 1, "growth_interval", "must be >= 1");
-  check(ls, std::isfinite(o.factor) && o.factor > 1, "factor", "must be finite and > 1");
+  check(ls, scale.growth_interval >= 1, "growth_interval", "must be >= 1");
+  check(ls, std::isfinite(scale.factor) && scale.factor > 1, "factor", "must be finite and > 1");
   ls.finish();
-  if (ls.present() && c.training.precision != "mixed_float16") {
+  if (ls.present() && cfg.training.precision != "mixed_float16") {
     training.error("loss_scale",
                    "key 'training.loss_scale' applies only to training.precision = "
                    "\"mixed_float16\"");
@@ -46,82 +46,84 @@ void read_loss_scale(Section& training, TrainConfig& c) {
 
 }  // namespace
 
-void read_model(Section& top, TrainConfig& c) {
+void read_model(Section& top, TrainConfig& cfg) {
   Section model = top.sub("model");
-  model.read("name", c.model.name);
+  model.read("name", cfg.model.name);
   Section args = model.sub("args");
-  c.model.args = args.all_as_attrs();
+  cfg.model.args = args.all_as_attrs();
   model.finish();
 }
 
-void read_training(Section& top, TrainConfig& c) {
-  Section s = top.sub("training");
-  TrainingConfig& t = c.training;
-  s.read("epochs", t.fit.epochs);
-  s.read("batch_size", t.fit.batch_size);
-  s.read("seed", t.fit.seed);
-  s.read("precision", t.precision);
-  s.read("threads", t.threads);
-  s.read("steps_per_epoch", t.fit.steps_per_epoch);
-  s.read("gradient_accumulation_steps", t.fit.gradient_accumulation_steps);
-  s.read("deterministic", t.deterministic);
-  s.read("check_numerics", t.check_numerics);
-  s.read_memory_size("memory_limit", t.fit.memory_limit_bytes);
-  check(s, t.fit.epochs >= 1, "epochs", "must be >= 1");
-  check(s, t.fit.batch_size >= 1, "batch_size", "must be >= 1");
-  check(s, t.fit.gradient_accumulation_steps >= 1, "gradient_accumulation_steps", "must be >= 1");
-  check(
-      s,
-      t.precision == "float32" || t.precision == "mixed_bfloat16" || t.precision == "mixed_float16",
-      "precision", "must be \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"");
-  read_loss_scale(s, c);
-  s.finish();
+void read_training(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("training");
+  TrainingConfig& training = cfg.training;
+  table.read("epochs", training.fit.epochs);
+  table.read("batch_size", training.fit.batch_size);
+  table.read("seed", training.fit.seed);
+  table.read("precision", training.precision);
+  table.read("threads", training.threads);
+  table.read("steps_per_epoch", training.fit.steps_per_epoch);
+  table.read("gradient_accumulation_steps", training.fit.gradient_accumulation_steps);
+  table.read("deterministic", training.deterministic);
+  table.read("check_numerics", training.check_numerics);
+  table.read_memory_size("memory_limit", training.fit.memory_limit_bytes);
+  check(table, training.fit.epochs >= 1, "epochs", "must be >= 1");
+  check(table, training.fit.batch_size >= 1, "batch_size", "must be >= 1");
+  check(table, training.fit.gradient_accumulation_steps >= 1, "gradient_accumulation_steps",
+        "must be >= 1");
+  check(table,
+        training.precision == "float32" || training.precision == "mixed_bfloat16" ||
+            training.precision == "mixed_float16",
+        "precision", "must be \"float32\", \"mixed_bfloat16\" or \"mixed_float16\"");
+  read_loss_scale(table, cfg);
+  table.finish();
   if (const char* env = std::getenv("TERN_DETERMINISTIC"); env && std::string(env) == "1")
-    t.deterministic = true;
+    training.deterministic = true;
 }
 
-void read_data(Section& top, TrainConfig& c) {
-  Section s = top.sub("data");
-  DataConfig& d = c.data;
-  s.read("dataset", d.dataset);
-  s.read("dir", d.dir);
-  s.read("train_images", d.train_images);
-  s.read("train_labels", d.train_labels);
-  s.read("test_images", d.test_images);
-  s.read("test_labels", d.test_labels);
-  s.read("num_classes", d.num_classes);
-  s.read("shuffle_buffer", d.shuffle_buffer);
-  s.read("validation_split", d.validation_split);
-  s.read("validate_on_test", d.validate_on_test);
-  s.read("prefetch", d.prefetch);
-  check(s, d.validation_split >= 0 && d.validation_split < 1, "validation_split",
+void read_data(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("data");
+  DataConfig& data = cfg.data;
+  table.read("dataset", data.dataset);
+  table.read("dir", data.dir);
+  table.read("train_images", data.train_images);
+  table.read("train_labels", data.train_labels);
+  table.read("test_images", data.test_images);
+  table.read("test_labels", data.test_labels);
+  table.read("num_classes", data.num_classes);
+  table.read("shuffle_buffer", data.shuffle_buffer);
+  table.read("validation_split", data.validation_split);
+  table.read("validate_on_test", data.validate_on_test);
+  table.read("prefetch", data.prefetch);
+  check(table, data.validation_split >= 0 && data.validation_split < 1, "validation_split",
         "must be in [0, 1)");
-  check(s, d.num_classes >= 1, "num_classes", "must be >= 1");
-  if (!s.has("source") && s.has("dataset")) {
-    read_choice(s, "dataset", {"fashion_mnist", "mnist", "idx"}, "fashion_mnist");
+  check(table, data.num_classes >= 1, "num_classes", "must be >= 1");
+  if (!table.has("source") && table.has("dataset")) {
+    read_choice(table, "dataset", {"fashion_mnist", "mnist", "idx"}, "fashion_mnist");
   }
-  read_pipeline(s, c);  // data.source and its transforms (defaults from [training])
-  s.finish();
+  read_pipeline(table, cfg);  // data.source and its transforms (defaults from [training])
+  table.finish();
 }
 
-void read_loss(Section& top, TrainConfig& c) {
-  Section s = top.sub("loss");
-  LossConfig& l = c.loss;
+void read_loss(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("loss");
+  LossConfig& loss = cfg.loss;
   std::vector<std::string> names;
   for (const auto& [name, keys] : kLossKeys) names.push_back(name);
-  l.name = read_choice(s, "name", names, l.name);
-  reject_keys_of_other_names(s, "loss", l.name, {"name"}, kLossKeys, {"metrics"});
-  s.read("from_logits", l.from_logits);
-  s.read("label_smoothing", l.label_smoothing);
-  s.read("metrics", l.metrics);
-  check(s, l.label_smoothing >= 0 && l.label_smoothing < 1, "label_smoothing", "must be in [0, 1)");
-  s.finish();
+  loss.name = read_choice(table, "name", names, loss.name);
+  reject_keys_of_other_names(table, "loss", loss.name, {"name"}, kLossKeys, {"metrics"});
+  table.read("from_logits", loss.from_logits);
+  table.read("label_smoothing", loss.label_smoothing);
+  table.read("metrics", loss.metrics);
+  check(table, loss.label_smoothing >= 0 && loss.label_smoothing < 1, "label_smoothing",
+        "must be in [0, 1)");
+  table.finish();
 }
 
-void read_output(Section& top, TrainConfig& c) {
-  Section s = top.sub("output");
-  s.read("dir", c.output.dir);
-  s.finish();
+void read_output(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("output");
+  table.read("dir", cfg.output.dir);
+  table.finish();
 }
 
 int64_t parse_memory_size(const std::string& text) {

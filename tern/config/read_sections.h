@@ -11,26 +11,26 @@
 namespace tern::config {
 
 // read_sections.cc
-void read_model(Section& top, TrainConfig& c);
-void read_training(Section& top, TrainConfig& c);
-void read_data(Section& top, TrainConfig& c);
-void read_loss(Section& top, TrainConfig& c);
-void read_output(Section& top, TrainConfig& c);
+void read_model(Section& top, TrainConfig& cfg);
+void read_training(Section& top, TrainConfig& cfg);
+void read_data(Section& top, TrainConfig& cfg);
+void read_loss(Section& top, TrainConfig& cfg);
+void read_output(Section& top, TrainConfig& cfg);
 
 // read_optimizer.cc: [optimizer] and [schedule], keys checked against the chosen name.
-void read_optimizer(Section& top, TrainConfig& c);
-void read_schedule(Section& top, TrainConfig& c);
+void read_optimizer(Section& top, TrainConfig& cfg);
+void read_schedule(Section& top, TrainConfig& cfg);
 
 // read_callbacks.cc
-void read_callbacks(Section& top, TrainConfig& c);
+void read_callbacks(Section& top, TrainConfig& cfg);
 
 // read_pipeline.cc: the input-pipeline keys of [data] (data.source, [data.features], [data.csv],
-// [data.image_dir]) into c.data.pipeline. Without data.source, only checks that no pipeline-only
+// [data.image_dir]) into cfg.data.pipeline. Without data.source, only checks that no pipeline-only
 // key is present.
-void read_pipeline(Section& data, TrainConfig& c);
+void read_pipeline(Section& data, TrainConfig& cfg);
 
-// read_transforms.cc: [[data.transforms]]; appends to c.data.pipeline and adds the batch and
-// prefetch a pipeline lacks. Needs c.data.source.
-void read_pipeline_transforms(Section& data, TrainConfig& c);
+// read_transforms.cc: [[data.transforms]]; appends to cfg.data.pipeline and adds the batch and
+// prefetch a pipeline lacks. Needs cfg.data.source.
+void read_pipeline_transforms(Section& data, TrainConfig& cfg);
 
 }  // namespace tern::config

@@ -49,7 +49,7 @@ const KeysByName kFnKeys = {
     {"read_image", {"channels"}},
 };
 
-data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
+data::ElementFnSpec read_fn(Section& t, const TrainConfig& cfg) {
   data::ElementFnSpec f;
   const std::string fn = read_choice(t, "fn", data::element_fn_names(), "");
   reject_keys_of_other_names(t, "fn", fn, {"op", "fn"}, kFnKeys,
@@ -95,7 +95,7 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
       f.upper = static_cast<float>(read_required<double>(t, "upper"));
       break;
     case ElementFnKind::kOneHot:
-      f.depth = c.data.num_classes;
+      f.depth = cfg.data.num_classes;
       t.read("depth", f.depth);
       break;
     case ElementFnKind::kDecodeImage:
@@ -111,7 +111,7 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
   return f;
 }
 
-data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& c) {
+data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& cfg) {
   std::string op = read_choice(t, "op", kOps, "");
   if (op != "map") reject_keys_of_other_names(t, "op", op, {"op"}, kOpKeys, {"apply_to"});
   data::TransformSpec s;
@@ -130,13 +130,13 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
     case TransformKind::kShuffle:
       s.size = read_required<int64_t>(t, "buffer");
       positive("buffer", s.size);
-      s.seed = c.training.fit.seed;
+      s.seed = cfg.training.fit.seed;
       t.read("seed", s.seed);
       t.read("reshuffle_each_iteration", s.reshuffle_each_iteration);
       break;
     case TransformKind::kMap:
-      s.fns = {read_fn(t, c)};
-      s.seed = c.training.fit.seed + index;
+      s.fns = {read_fn(t, cfg)};
+      s.seed = cfg.training.fit.seed + index;
       t.read("seed", s.seed);
       [[fallthrough]];
     case TransformKind::kParse:
@@ -149,7 +149,7 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
       t.read("deterministic", s.deterministic);
       break;
     case TransformKind::kBatch:
-      s.size = c.training.fit.batch_size;
+      s.size = cfg.training.fit.batch_size;
       t.read("size", s.size);
       positive("size", s.size);
       t.read("drop_remainder", s.drop_remainder);
@@ -170,7 +170,7 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
         t.error("index", "key 'index' must be in [0, num_shards)");
       break;
     case TransformKind::kPrefetch:
-      s.size = c.data.prefetch;
+      s.size = cfg.data.prefetch;
       t.read("buffer", s.size);
       if (s.size == 0 || s.size < -1)
         t.error("buffer", "key 'buffer' must be -1 (AUTOTUNE) or positive");
@@ -191,7 +191,7 @@ bool applies(const data::TransformSpec& t, data::PipelineMode mode) {
 // Parse exactly once (tfrecord) and before batching; an endless repeat needs steps_per_epoch; a
 // batch (training.batch_size) and a final prefetch are added where missing.
 void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
-                        const TrainConfig& c, const std::string& source, Section& data) {
+                        const TrainConfig& cfg, const std::string& source, Section& data) {
   auto& ts = spec.transforms;
   int parses = 0;
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -216,7 +216,7 @@ void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
       }
     }
     if (t.kind == TransformKind::kRepeat && t.size < 0 && applies(t, data::PipelineMode::kTrain) &&
-        c.training.fit.steps_per_epoch <= 0) {
+        cfg.training.fit.steps_per_epoch <= 0) {
       tables[i].error(
           "op", str_cat(tables[i].path(), ": an endless repeat needs training.steps_per_epoch"));
     }
@@ -234,26 +234,26 @@ void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
       return t.kind == TransformKind::kBatch && applies(t, mode);
     });
     if (batched) continue;
-    data::TransformSpec b = data::batch_transform(c.training.fit.batch_size);
+    data::TransformSpec b = data::batch_transform(cfg.training.fit.batch_size);
     b.apply_to = mode == data::PipelineMode::kTrain ? data::ApplyTo::kTrain : data::ApplyTo::kEval;
-    b.origin = str_cat(c.path, ": batch (training.batch_size, added)");
+    b.origin = str_cat(cfg.path, ": batch (training.batch_size, added)");
     ts.push_back(b);
   }
   if (ts.back().kind != TransformKind::kPrefetch) {
-    data::TransformSpec p = data::prefetch_transform(c.data.prefetch);
-    p.origin = str_cat(c.path, ": prefetch (data.prefetch, added)");
+    data::TransformSpec p = data::prefetch_transform(cfg.data.prefetch);
+    p.origin = str_cat(cfg.path, ": prefetch (data.prefetch, added)");
     ts.push_back(p);
   }
 }
 
 }  // namespace
 
-void read_pipeline_transforms(Section& data, TrainConfig& c) {
+void read_pipeline_transforms(Section& data, TrainConfig& cfg) {
   std::vector<Section> tables = data.tables("transforms");
   for (size_t i = 0; i < tables.size(); ++i) {
-    c.data.pipeline.transforms.push_back(read_transform(tables[i], i, c));
+    cfg.data.pipeline.transforms.push_back(read_transform(tables[i], i, cfg));
   }
-  check_and_complete(tables, c.data.pipeline, c, c.data.source, data);
+  check_and_complete(tables, cfg.data.pipeline, cfg, cfg.data.source, data);
 }
 
 }  // namespace tern::config

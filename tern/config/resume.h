@@ -12,13 +12,13 @@
 namespace tern::config {
 
 // Where [callbacks.checkpoint] writes (default <output.dir>/checkpoints, also without the table).
-std::string checkpoint_dir(const TrainConfig& c);
+std::string checkpoint_dir(const TrainConfig& cfg);
 
-// Restores the newest complete checkpoint of checkpoint_dir(c) into the compiled model (fit then
+// Restores the newest complete checkpoint of checkpoint_dir(cfg) into the compiled model (fit then
 // continues at its exact data position) and returns its path; nullopt when there is none.
 // FailedPrecondition if it was written under a config that trains differently, unless
 // `ignore_config_change`.
-std::optional<std::string> resume_from_checkpoint(nn::Model& model, const TrainConfig& c,
+std::optional<std::string> resume_from_checkpoint(nn::Model& model, const TrainConfig& cfg,
                                                   bool ignore_config_change);
 
 }  // namespace tern::config

@@ -14,37 +14,38 @@ namespace {
 using data::DatasetPtr;
 using data::PipelineMode;
 
-TrainingData tensor_data(const TrainConfig& c, bool with_train) {
-  ClassificationData d = load_data(c);
+TrainingData tensor_data(const TrainConfig& cfg, bool with_train) {
+  ClassificationData d = load_data(cfg);
   TrainingData t;
   t.sample_shape = d.sample_shape;
-  t.test = eval_pipeline(c, d.test_x, d.test_y);
+  t.test = eval_pipeline(cfg, d.test_x, d.test_y);
   if (!with_train) return t;
   Tensor train_x = d.train_x, train_y = d.train_y;
-  if (c.data.validation_split > 0) {
+  if (cfg.data.validation_split > 0) {
     int64_t n = train_x.shape()[0];
-    auto n_val = static_cast<int64_t>(static_cast<double>(n) * c.data.validation_split);
+    auto n_val = static_cast<int64_t>(static_cast<double>(n) * cfg.data.validation_split);
     t.validation =
-        eval_pipeline(c, train_x.slice_rows(n - n_val, n), train_y.slice_rows(n - n_val, n));
+        eval_pipeline(cfg, train_x.slice_rows(n - n_val, n), train_y.slice_rows(n - n_val, n));
     train_x = train_x.slice_rows(0, n - n_val);
     train_y = train_y.slice_rows(0, n - n_val);
-  } else if (c.data.validate_on_test) {
+  } else if (cfg.data.validate_on_test) {
     t.validation = t.test;
   }
-  t.train = training_pipeline(c, train_x, train_y);
+  t.train = training_pipeline(cfg, train_x, train_y);
   t.train_samples = train_x.shape()[0];
-  t.steps_per_epoch = (t.train_samples + c.training.fit.batch_size - 1) / c.training.fit.batch_size;
-  if (c.training.fit.steps_per_epoch > 0)
-    t.steps_per_epoch = std::min(t.steps_per_epoch, c.training.fit.steps_per_epoch);
+  t.steps_per_epoch =
+      (t.train_samples + cfg.training.fit.batch_size - 1) / cfg.training.fit.batch_size;
+  if (cfg.training.fit.steps_per_epoch > 0)
+    t.steps_per_epoch = std::min(t.steps_per_epoch, cfg.training.fit.steps_per_epoch);
   return t;
 }
 
 // With a sparse loss, integer labels outside [0, num_classes) are an error naming the row (the
 // in-memory path checks the label files up front).
-DatasetPtr check_labels(const TrainConfig& c, DatasetPtr ds) {
-  if (c.loss.name != "sparse_categorical_crossentropy") return ds;
-  const int64_t classes = c.data.num_classes;
-  const std::string path = c.path;
+DatasetPtr check_labels(const TrainConfig& cfg, DatasetPtr ds) {
+  if (cfg.loss.name != "sparse_categorical_crossentropy") return ds;
+  const int64_t classes = cfg.data.num_classes;
+  const std::string path = cfg.path;
   return ds->map([classes, path](data::Element e) {
     if (e.size() < 2 || !is_integer(e[1].dtype())) return e;
     const Tensor& y = e[1];
@@ -59,38 +60,38 @@ DatasetPtr check_labels(const TrainConfig& c, DatasetPtr ds) {
   });
 }
 
-void check_idx_files(const TrainConfig& c, const std::vector<std::string>& files) {
+void check_idx_files(const TrainConfig& cfg, const std::vector<std::string>& files) {
   for (const auto& f : files) {
     if (std::filesystem::exists(f)) continue;
-    if (c.data.source == "fashion_mnist") {
+    if (cfg.data.source == "fashion_mnist") {
       throw_error(ErrorCode::kNotFound, "Fashion-MNIST file '", f,
                   "' is missing: install Debian's package dataset-fashion-mnist "
                   "(scripts/install-deps.sh does), "
                   "or set data.dir in ",
-                  c.path);
+                  cfg.path);
     }
-    throw_error(ErrorCode::kNotFound, c.path, ": [data]: file '", f, "' does not exist");
+    throw_error(ErrorCode::kNotFound, cfg.path, ": [data]: file '", f, "' does not exist");
   }
 }
 
 // Runs `build`, naming the config in errors that do not already.
 template <typename Fn>
-auto in_config(const TrainConfig& c, Fn&& build) {
+auto in_config(const TrainConfig& cfg, Fn&& build) {
   try {
     return build();
   } catch (const Error& e) {
-    if (e.message().rfind(c.path, 0) == 0) throw;
-    throw_error(e.code(), c.path, ": [data]: ", e.message());
+    if (e.message().rfind(cfg.path, 0) == 0) throw;
+    throw_error(e.code(), cfg.path, ": [data]: ", e.message());
   }
 }
 
 // The input shape and a dtype check, from the first test batch (no shuffle buffer to fill).
-Shape peek_sample_shape(const TrainConfig& c, const DatasetPtr& test) {
+Shape peek_sample_shape(const TrainConfig& cfg, const DatasetPtr& test) {
   data::Iterator it = test->make_iterator();
-  std::optional<data::Element> e = in_config(c, [&] { return it.next(); });
-  if (!e) throw_error(ErrorCode::kInvalidArgument, c.path, ": [data]: the test split is empty");
+  std::optional<data::Element> e = in_config(cfg, [&] { return it.next(); });
+  if (!e) throw_error(ErrorCode::kInvalidArgument, cfg.path, ": [data]: the test split is empty");
   if (e->size() < 2) {
-    throw_error(ErrorCode::kInvalidArgument, c.path,
+    throw_error(ErrorCode::kInvalidArgument, cfg.path,
                 ": [data]: elements must be (input, label) after the "
                 "transforms, got ",
                 data::element_signature(*e));
@@ -98,8 +99,8 @@ Shape peek_sample_shape(const TrainConfig& c, const DatasetPtr& test) {
   const Tensor& x = (*e)[0];
   if (!is_floating(x.dtype())) {
     throw_error(
-        ErrorCode::kInvalidArgument, c.path, ": [data]: the model input is ", dtype_name(x.dtype()),
-        x.shape(),
+        ErrorCode::kInvalidArgument, cfg.path, ": [data]: the model input is ",
+        dtype_name(x.dtype()), x.shape(),
         " after the transforms; add a [[data.transforms]] op = \"map\" with fn = \"scale\", "
         "\"normalize\" or \"cast\" to make it floating");
   }
@@ -107,69 +108,71 @@ Shape peek_sample_shape(const TrainConfig& c, const DatasetPtr& test) {
   return Shape(std::vector<int64_t>(dims.begin() + 1, dims.end()));
 }
 
-TrainingData pipeline_data(const TrainConfig& c, bool with_train) {
-  const DataConfig& p = c.data;
-  const data::PipelineSpec& spec = p.pipeline;
+TrainingData pipeline_data(const TrainConfig& cfg, bool with_train) {
+  const DataConfig& data_config = cfg.data;
+  const data::PipelineSpec& spec = data_config.pipeline;
   const bool idx = spec.source.kind == data::SourceKind::kIdx;
   if (idx) {
-    check_idx_files(c, p.test_inputs);
-    if (with_train) check_idx_files(c, p.train_inputs);
+    check_idx_files(cfg, data_config.test_inputs);
+    if (with_train) check_idx_files(cfg, data_config.train_inputs);
   }
   auto finish = [&](DatasetPtr source, PipelineMode mode) {
-    return check_labels(c,
-                        in_config(c, [&] { return data::apply_transforms(source, spec, mode); }));
+    return check_labels(cfg,
+                        in_config(cfg, [&] { return data::apply_transforms(source, spec, mode); }));
   };
   auto source = [&](const std::vector<std::string>& inputs, PipelineMode mode) {
-    return in_config(c, [&] { return data::build_source(spec.source, inputs, mode); });
+    return in_config(cfg, [&] { return data::build_source(spec.source, inputs, mode); });
   };
   TrainingData t;
-  t.test = finish(source(p.test_inputs, PipelineMode::kEval), PipelineMode::kEval);
-  t.sample_shape = peek_sample_shape(c, t.test);
+  t.test = finish(source(data_config.test_inputs, PipelineMode::kEval), PipelineMode::kEval);
+  t.sample_shape = peek_sample_shape(cfg, t.test);
   if (!with_train) return t;
 
-  DatasetPtr train = source(p.train_inputs, PipelineMode::kTrain);
-  if (p.validation_from_split && idx) {
+  DatasetPtr train = source(data_config.train_inputs, PipelineMode::kTrain);
+  if (data_config.validation_from_split && idx) {
     // The last fraction of the (unshuffled) IDX rows, as the in-memory path holds out.
     const int64_t n = train->cardinality();
-    const auto n_val = static_cast<int64_t>(static_cast<double>(n) * c.data.validation_split);
+    const auto n_val = static_cast<int64_t>(static_cast<double>(n) * cfg.data.validation_split);
     if (n_val <= 0 || n_val >= n) {
-      throw_error(ErrorCode::kInvalidArgument, c.path, ": data.validation_split ",
-                  c.data.validation_split, " of ", n, " samples leaves an empty split");
+      throw_error(ErrorCode::kInvalidArgument, cfg.path, ": data.validation_split ",
+                  cfg.data.validation_split, " of ", n, " samples leaves an empty split");
     }
     t.validation = finish(train->skip(n - n_val), PipelineMode::kEval);
     train = train->take(n - n_val);
-  } else if (p.validation_from_split) {
-    t.validation = finish(source(p.train_inputs, PipelineMode::kEval),
+  } else if (data_config.validation_from_split) {
+    t.validation = finish(source(data_config.train_inputs, PipelineMode::kEval),
                           PipelineMode::kEval);  // the held-out files
-  } else if (!p.validation_inputs.empty()) {
-    t.validation = finish(source(p.validation_inputs, PipelineMode::kEval), PipelineMode::kEval);
-  } else if (c.data.validate_on_test) {
+  } else if (!data_config.validation_inputs.empty()) {
+    t.validation =
+        finish(source(data_config.validation_inputs, PipelineMode::kEval), PipelineMode::kEval);
+  } else if (cfg.data.validate_on_test) {
     t.validation = t.test;
   }
   t.train_samples = train->cardinality() >= 0 ? train->cardinality() : -1;
   t.train = finish(train, PipelineMode::kTrain);
   int64_t steps = t.train->cardinality();
-  if (steps < 0 && steps != data::kInfiniteCardinality && c.training.fit.steps_per_epoch <= 0 &&
-      c.schedule.name == "cosine") {
+  if (steps < 0 && steps != data::kInfiniteCardinality && cfg.training.fit.steps_per_epoch <= 0 &&
+      cfg.schedule.name == "cosine") {
     // The cosine schedule decays over every step: count the records once (no parsing).
-    int64_t n = in_config(c, [&] {
-      return data::count_source_elements(spec.source, p.train_inputs, PipelineMode::kTrain);
+    int64_t n = in_config(cfg, [&] {
+      return data::count_source_elements(spec.source, data_config.train_inputs,
+                                         PipelineMode::kTrain);
     });
     steps = data::transformed_cardinality(n, spec, PipelineMode::kTrain);
   }
   t.steps_per_epoch = steps >= 0 ? steps : -1;
-  if (c.training.fit.steps_per_epoch > 0) {
+  if (cfg.training.fit.steps_per_epoch > 0) {
     t.steps_per_epoch = t.steps_per_epoch < 0
-                            ? c.training.fit.steps_per_epoch
-                            : std::min(t.steps_per_epoch, c.training.fit.steps_per_epoch);
+                            ? cfg.training.fit.steps_per_epoch
+                            : std::min(t.steps_per_epoch, cfg.training.fit.steps_per_epoch);
   }
   return t;
 }
 
 }  // namespace
 
-TrainingData make_training_data(const TrainConfig& c, bool with_train) {
-  return c.data.uses_pipeline() ? pipeline_data(c, with_train) : tensor_data(c, with_train);
+TrainingData make_training_data(const TrainConfig& cfg, bool with_train) {
+  return cfg.data.uses_pipeline() ? pipeline_data(cfg, with_train) : tensor_data(cfg, with_train);
 }
 
 data::Element first_rows(const DatasetPtr& batched, int64_t limit) {

@@ -16,13 +16,13 @@ struct ClassificationData {
   Tensor train_x, train_y, test_x, test_y;
   Shape sample_shape;  // per-sample input shape
 };
-ClassificationData load_data(const TrainConfig& c);
+ClassificationData load_data(const TrainConfig& cfg);
 
 // Over in-memory tensors: shuffled (data.shuffle_buffer, training.seed), batched
 // (training.batch_size), prefetched (data.prefetch); the evaluation form unshuffled, in batches of
 // at least 256.
-data::DatasetPtr training_pipeline(const TrainConfig& c, const Tensor& x, const Tensor& y);
-data::DatasetPtr eval_pipeline(const TrainConfig& c, const Tensor& x, const Tensor& y);
+data::DatasetPtr training_pipeline(const TrainConfig& cfg, const Tensor& x, const Tensor& y);
+data::DatasetPtr eval_pipeline(const TrainConfig& cfg, const Tensor& x, const Tensor& y);
 
 struct TrainingData {
   data::DatasetPtr train;       // null unless asked for
@@ -34,7 +34,7 @@ struct TrainingData {
   int64_t steps_per_epoch = -1;
 };
 // The test split always; the training split (and validation) when `with_train`.
-TrainingData make_training_data(const TrainConfig& c, bool with_train);
+TrainingData make_training_data(const TrainConfig& cfg, bool with_train);
 
 // The first `limit` rows (all if negative) of a batched dataset, stacked: (x, y, ...).
 data::Element first_rows(const data::DatasetPtr& batched, int64_t limit);

@@ -44,9 +44,9 @@ int parse(CLI::App& app, int argc, char** argv) {
 }
 
 TrainConfig setup(const CommonFlags& f) {
-  TrainConfig c = config::load_config(f.config, f.sets);
-  runtime::set_intra_op_threads(c.training.threads);
-  return c;
+  TrainConfig cfg = config::load_config(f.config, f.sets);
+  runtime::set_intra_op_threads(cfg.training.threads);
+  return cfg;
 }
 
 void print_metrics(const nn::EvaluateResult& r) {
@@ -73,12 +73,12 @@ struct TestRows {
   Shape sample_shape;
 };
 
-TestRows test_rows(const TrainConfig& c, int64_t limit) {
-  if (!c.data.uses_pipeline()) {
-    config::ClassificationData d = config::load_data(c);
+TestRows test_rows(const TrainConfig& cfg, int64_t limit) {
+  if (!cfg.data.uses_pipeline()) {
+    config::ClassificationData d = config::load_data(cfg);
     return {d.test_x, d.test_y, d.sample_shape};
   }
-  config::TrainingData d = config::make_training_data(c, /*with_train=*/false);
+  config::TrainingData d = config::make_training_data(cfg, /*with_train=*/false);
   data::Element rows = config::first_rows(d.test, limit);
   return {rows[0], rows[1], d.sample_shape};
 }
@@ -116,34 +116,35 @@ struct TrainFlags {
   bool quiet = false, resume = false, ignore_config_change = false;
 };
 
-void print_header(config::Trainer& t) {
-  const TrainConfig& c = t.config();
-  std::cout << "tern train " << c.path << ": model " << c.model.name << " ("
-            << t.model().count_params() << " params), ";
-  if (c.data.uses_pipeline()) std::cout << "data.source " << c.data.source << ", ";
-  if (t.data().train_samples >= 0) std::cout << t.data().train_samples << " training samples, ";
-  std::cout << "batch " << c.training.fit.batch_size << ", " << c.training.fit.epochs << " epochs, "
-            << runtime::intra_op_threads() << " threads\n";
+void print_header(config::Trainer& trainer) {
+  const TrainConfig& cfg = trainer.config();
+  std::cout << "tern train " << cfg.path << ": model " << cfg.model.name << " ("
+            << trainer.model().count_params() << " params), ";
+  if (cfg.data.uses_pipeline()) std::cout << "data.source " << cfg.data.source << ", ";
+  if (trainer.data().train_samples >= 0)
+    std::cout << trainer.data().train_samples << " training samples, ";
+  std::cout << "batch " << cfg.training.fit.batch_size << ", " << cfg.training.fit.epochs
+            << " epochs, " << runtime::intra_op_threads() << " threads\n";
 }
 
-void resume(config::Trainer& t, const TrainFlags& f) {
-  std::optional<std::string> from = t.resume(f.ignore_config_change);
+void resume(config::Trainer& trainer, const TrainFlags& f) {
+  std::optional<std::string> from = trainer.resume(f.ignore_config_change);
   if (f.quiet) return;
   if (from) {
-    const auto& r = t.model().training_state()->resume;
+    const auto& r = trainer.model().training_state()->resume;
     std::cout << "resuming from " << *from << " (epoch " << r->epoch << ", step " << r->global_step
               << ")\n";
   } else {
-    std::cout << "--resume: no checkpoint in " << config::checkpoint_dir(t.config())
+    std::cout << "--resume: no checkpoint in " << config::checkpoint_dir(trainer.config())
               << "; starting from scratch\n";
   }
 }
 
 // Training samples seen: the known split size (capped by steps_per_epoch) per epoch run, or what
 // fit counted for a pipeline of unknown size.
-int64_t samples_trained(const config::Trainer& t, const train::History& h) {
-  const nn::FitOptions& fit = t.config().training.fit;
-  const int64_t n = t.data().train_samples;
+int64_t samples_trained(const config::Trainer& trainer, const train::History& h) {
+  const nn::FitOptions& fit = trainer.config().training.fit;
+  const int64_t n = trainer.data().train_samples;
   if (n < 0) return h.stats.samples;
   const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * fit.batch_size : n;
   return std::min(n, per_epoch) * static_cast<int64_t>(h.epoch.size());
@@ -197,9 +198,9 @@ int cmd_train(int argc, char** argv) {
                "--resume even if the config hash differs");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
 
-  TrainConfig c = config::load_config(f.common.config, f.common.sets);
-  c.training.fit.verbose = f.quiet ? 0 : 1;
-  config::Trainer trainer(std::move(c));
+  TrainConfig cfg = config::load_config(f.common.config, f.common.sets);
+  cfg.training.fit.verbose = f.quiet ? 0 : 1;
+  config::Trainer trainer(std::move(cfg));
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
@@ -246,16 +247,16 @@ int cmd_predict(int argc, char** argv) {
   app.add_option("--output", output, "CSV file to write (default: stdout)");
   app.add_option("--limit", limit, "number of test images (-1 = all)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TrainConfig c = setup(f);
+  TrainConfig cfg = setup(f);
   TERN_CHECK_ARG(limit != 0, "predict: nothing to predict (--limit ", limit, ")");
-  TestRows rows = test_rows(c, limit);
-  std::shared_ptr<nn::Model> model = config::make_model(c, rows.sample_shape);
-  model->load_weights(weights.empty() ? c.output.dir + "/weights.safetensors" : weights);
+  TestRows rows = test_rows(cfg, limit);
+  std::shared_ptr<nn::Model> model = config::make_model(cfg, rows.sample_shape);
+  model->load_weights(weights.empty() ? cfg.output.dir + "/weights.safetensors" : weights);
   int64_t n = rows.x.shape()[0];
   if (limit >= 0) n = std::min(n, limit);
   TERN_CHECK_ARG(n > 0, "predict: nothing to predict (--limit ", limit, ")");
   Tensor logits =
-      model->predict(rows.x.slice_rows(0, n), std::max<int64_t>(c.training.fit.batch_size, 256));
+      model->predict(rows.x.slice_rows(0, n), std::max<int64_t>(cfg.training.fit.batch_size, 256));
   std::ofstream file;
   if (!output.empty()) {
     file.open(output);
@@ -271,12 +272,12 @@ int cmd_summary(int argc, char** argv) {
   CommonFlags f;
   add_common(app, f);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TrainConfig c = setup(f);
+  TrainConfig cfg = setup(f);
   // The input shape comes from the data files' headers (or a pipeline's first test batch).
-  Shape sample_shape = c.data.uses_pipeline()
-                           ? config::make_training_data(c, /*with_train=*/false).sample_shape
-                           : config::load_data(c).sample_shape;
-  config::make_model(c, sample_shape)->summary(std::cout);
+  Shape sample_shape = cfg.data.uses_pipeline()
+                           ? config::make_training_data(cfg, /*with_train=*/false).sample_shape
+                           : config::load_data(cfg).sample_shape;
+  config::make_model(cfg, sample_shape)->summary(std::cout);
   return 0;
 }
 
