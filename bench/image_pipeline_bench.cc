@@ -16,8 +16,10 @@
 #include <string>
 
 #include "tern/base/thread_pool.h"
+#include "tern/data/convert.h"
 #include "tern/data/dataset.h"
-#include "tools/tern/data_tools.h"
+#include "tern/data/pipeline_bench.h"
+#include "tern/data/pipeline_line.h"
 
 namespace {
 
@@ -61,15 +63,16 @@ int main(int argc, char** argv) {
   if (a.dir.empty()) {
     a.dir = (std::filesystem::temp_directory_path() / "tern_image_pipeline_bench").string();
     std::filesystem::remove_all(a.dir);
-    tools::ConvertOptions o{.labels = a.fashion_mnist + "/train-labels-idx1-ubyte.gz",
-                            .image_format = "jpeg",
-                            .height = a.size,
-                            .width = a.size,
-                            .channels = 3,
-                            .limit = a.count};
-    std::cerr
-        << tools::data_convert(a.fashion_mnist + "/train-images-idx3-ubyte.gz", a.dir, o).summary
-        << "\n";
+    data::ConvertOptions o{.labels = a.fashion_mnist + "/train-labels-idx1-ubyte.gz",
+                           .image_format = "jpeg",
+                           .height = a.size,
+                           .width = a.size,
+                           .channels = 3,
+                           .limit = a.count};
+    std::cerr << data::convert_image_dataset(a.fashion_mnist + "/train-images-idx3-ubyte.gz", a.dir,
+                                             o)
+                     .summary
+              << "\n";
   }
   const std::string spec = str_cat(
       "images ", a.dir, " | shuffle 1000000 | decode | crop ", a.crop, " ", a.crop,
@@ -81,8 +84,11 @@ int main(int argc, char** argv) {
   int64_t best_threads = 0;
   std::string best_stats;
   for (int64_t threads : settings) {
-    const tools::Pipeline p = tools::build_pipeline(spec, {.map_threads = threads, .seed = 1});
-    const tools::BenchResult r = tools::bench_pipeline(p, a.epochs, /*warmup_epochs=*/1);
+    const data::PipelineLine p =
+        data::parse_pipeline_line(spec, {.map_threads = threads, .seed = 1});
+    const data::PipelineBenchResult r = data::bench_input_pipeline(
+        data::build_input_pipeline(p.spec, p.inputs, data::PipelineMode::kTrain), /*batched=*/true,
+        a.epochs, /*warmup_epochs=*/1);
     const double rate = r.rows_per_second();
     std::printf("tern\t%s\t%.1f\n",
                 threads == data::kAutotune ? "autotune" : std::to_string(threads).c_str(), rate);

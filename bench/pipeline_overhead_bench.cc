@@ -24,13 +24,14 @@
 #include <vector>
 
 #include "bench/bench_clock.h"
+#include "tern/config/builders.h"
+#include "tern/config/training_data.h"
+#include "tern/data/convert.h"
 #include "tern/data/data.h"
 #include "tern/data/pipeline_spec.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/training_state.h"
-#include "tools/tern/data_tools.h"
-#include "tools/tern/training_setup.h"
 
 namespace {
 
@@ -88,20 +89,20 @@ void ensure_tfrecords(const std::string& dir, const std::string& idx_dir) {
   for (const auto& [split, idx] : {std::pair{"train", "train"}, std::pair{"test", "t10k"}}) {
     std::string out = dir + "/" + split + ".tfrecord";
     if (std::filesystem::exists(out)) continue;
-    tools::ConvertOptions o;
+    data::ConvertOptions o;
     o.labels = idx_dir + "/" + idx + "-labels-idx1-ubyte.gz";
     o.image_format = "raw";
-    tools::ConvertResult r =
-        tools::data_convert(idx_dir + "/" + idx + "-images-idx3-ubyte.gz", out, o);
+    data::ConvertResult r =
+        data::convert_image_dataset(idx_dir + "/" + idx + "-images-idx3-ubyte.gz", out, o);
     std::printf("%s\n", r.summary.c_str());
   }
 }
 
 // Every batch of one shuffled pass, made before timing.
-data::DatasetPtr batches_in_memory(const tools::TrainConfig& c, const Tensor& x, const Tensor& y) {
+data::DatasetPtr batches_in_memory(const config::TrainConfig& c, const Tensor& x, const Tensor& y) {
   data::DatasetPtr ds = data::from_tensor_slices({x, y})
-                            ->shuffle(x.shape()[0], static_cast<uint64_t>(c.seed))
-                            ->batch(c.batch_size);
+                            ->shuffle(x.shape()[0], c.training.fit.seed)
+                            ->batch(c.training.fit.batch_size);
   std::vector<data::Element> batches = ds->make_iterator().take();
   return data::from_elements(std::move(batches));
 }
@@ -124,8 +125,8 @@ struct Variant {
 
 // One pass of the pipeline cut after each transform: wall and process CPU time, so the cost of
 // every stage shows (the CPU time is what a training step loses on a machine with no idle core).
-void pipeline_breakdown(const tools::TrainConfig& tf) {
-  const data::PipelineSpec& spec = tf.pipeline.spec;
+void pipeline_breakdown(const config::TrainConfig& tf) {
+  const data::PipelineSpec& spec = tf.data.pipeline;
   std::printf("\ntfrecord pipeline alone, cut after each stage (one pass each):\n");
   for (size_t n = 0; n <= spec.transforms.size(); ++n) {
     data::PipelineSpec cut = spec;
@@ -133,7 +134,7 @@ void pipeline_breakdown(const tools::TrainConfig& tf) {
     std::string name = "source";
     for (const auto& t : cut.transforms) name += " > " + data::transform_kind_name(t.kind);
     data::DatasetPtr ds =
-        data::build_input_pipeline(cut, tf.pipeline.train, data::PipelineMode::kTrain);
+        data::build_input_pipeline(cut, tf.data.train_inputs, data::PipelineMode::kTrain);
     double w0 = bench::wall_seconds(), c0 = bench::cpu_seconds();
     data::Iterator it = ds->make_iterator(7);
     int64_t elements = 0;
@@ -146,40 +147,41 @@ void pipeline_breakdown(const tools::TrainConfig& tf) {
 
 int run(int argc, char** argv) {
   Args a = parse_args(argc, argv);
-  tools::TrainConfig c = tools::load_config(a.config, a.sets);
-  runtime::set_intra_op_threads(c.threads);
-  ensure_tfrecords(a.dir, c.data_dir);
+  config::TrainConfig c = config::load_config(a.config, a.sets);
+  runtime::set_intra_op_threads(c.training.threads);
+  ensure_tfrecords(a.dir, c.data.dir);
   std::vector<std::string> tf_sets = a.sets;
   tf_sets.push_back("data.train_files=" + a.dir + "/train.tfrecord");
   tf_sets.push_back("data.test_files=" + a.dir + "/test.tfrecord");
-  tools::TrainConfig tf = tools::load_config(a.tfrecord_config, tf_sets);
+  config::TrainConfig tf = config::load_config(a.tfrecord_config, tf_sets);
   if (a.pipeline_only) {
     pipeline_breakdown(tf);
     return 0;
   }
 
-  tools::ClassificationData d = tools::load_data(c);
+  config::ClassificationData d = config::load_data(c);
   std::vector<Variant> variants;
   variants.push_back({"memory", batches_in_memory(c, d.train_x, d.train_y), {}, {}, {}});
-  variants.push_back({"tensors", tools::training_pipeline(c, d.train_x, d.train_y), {}, {}, {}});
-  variants.push_back({"tfrecord", tools::make_training_data(tf, true).train, {}, {}, {}});
+  variants.push_back({"tensors", config::training_pipeline(c, d.train_x, d.train_y), {}, {}, {}});
+  variants.push_back({"tfrecord", config::make_training_data(tf, true).train, {}, {}, {}});
   // The same transforms over the IDX source.
-  tools::TrainConfig idx = tf;
-  idx.pipeline.source = "fashion_mnist";
-  idx.pipeline.spec.source.kind = data::SourceKind::kIdx;
-  idx.pipeline.train = {c.data_dir + "/train-images-idx3-ubyte.gz",
-                        c.data_dir + "/train-labels-idx1-ubyte.gz"};
-  idx.pipeline.test = {c.data_dir + "/t10k-images-idx3-ubyte.gz",
-                       c.data_dir + "/t10k-labels-idx1-ubyte.gz"};
-  auto& ts = idx.pipeline.spec.transforms;
+  config::TrainConfig idx = tf;
+  idx.data.source = "fashion_mnist";
+  idx.data.pipeline.source.kind = data::SourceKind::kIdx;
+  idx.data.train_inputs = {c.data.dir + "/train-images-idx3-ubyte.gz",
+                           c.data.dir + "/train-labels-idx1-ubyte.gz"};
+  idx.data.test_inputs = {c.data.dir + "/t10k-images-idx3-ubyte.gz",
+                          c.data.dir + "/t10k-labels-idx1-ubyte.gz"};
+  auto& ts = idx.data.pipeline.transforms;
   ts.erase(std::remove_if(ts.begin(), ts.end(),
                           [](const auto& t) { return t.kind == data::TransformKind::kParse; }),
            ts.end());
-  variants.push_back({"idx", tools::make_training_data(idx, true).train, {}, {}, {}});
+  variants.push_back({"idx", config::make_training_data(idx, true).train, {}, {}, {}});
 
-  std::shared_ptr<nn::Model> model = tools::make_model(c, d.sample_shape);
-  const int64_t steps = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
-  tools::compile_model(*model, c, steps);
+  std::shared_ptr<nn::Model> model = config::make_model(c, d.sample_shape);
+  const int64_t batch = c.training.fit.batch_size;
+  const int64_t steps = (d.train_x.shape()[0] + batch - 1) / batch;
+  config::compile_model(*model, c, steps);
   nn::FitOptions fo;
   fo.epochs = 1;
   fo.verbose = 0;
@@ -188,9 +190,9 @@ int run(int argc, char** argv) {
   fo.steps_per_epoch = a.steps;
   auto report = std::make_shared<StageReport>();
   std::printf("model %s, %lld steps per epoch of batch %lld, %d threads, %d rounds\n",
-              c.model.c_str(),
+              c.model.name.c_str(),
               static_cast<long long>(a.steps > 0 ? std::min(a.steps, steps) : steps),
-              static_cast<long long>(c.batch_size), runtime::intra_op_threads(), a.rounds);
+              static_cast<long long>(batch), runtime::intra_op_threads(), a.rounds);
   for (int r = 0; r < a.rounds; ++r) {
     std::vector<size_t> order;
     for (size_t i = 0; i < variants.size(); ++i) {

@@ -14,11 +14,12 @@
 
 #include "bench/bench_clock.h"
 #include "bench/op_time_sink.h"
+#include "tern/config/builders.h"
+#include "tern/config/training_data.h"
 #include "tern/data/iterator.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/training_state.h"
-#include "tools/tern/training_setup.h"
 
 namespace {
 
@@ -60,10 +61,10 @@ Args parse_args(int argc, char** argv) {
 
 int run(int argc, char** argv) {
   Args a = parse_args(argc, argv);
-  tools::TrainConfig c = tools::load_config(a.config, a.sets);
-  runtime::set_intra_op_threads(c.threads);
-  tools::ClassificationData d = tools::load_data(c);
-  data::DatasetPtr ds = tools::training_pipeline(c, d.train_x, d.train_y);
+  config::TrainConfig c = config::load_config(a.config, a.sets);
+  runtime::set_intra_op_threads(c.training.threads);
+  config::ClassificationData d = config::load_data(c);
+  data::DatasetPtr ds = config::training_pipeline(c, d.train_x, d.train_y);
 
   if (a.pipeline) {
     double w0 = bench::wall_seconds(), c0 = bench::cpu_seconds();
@@ -75,9 +76,10 @@ int run(int argc, char** argv) {
                 bench::cpu_seconds() - c0);
   }
 
-  int64_t steps_per_epoch = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
-  std::shared_ptr<nn::Model> model = tools::make_model(c, d.sample_shape);
-  tools::compile_model(*model, c, steps_per_epoch);
+  const int64_t batch = c.training.fit.batch_size;
+  int64_t steps_per_epoch = (d.train_x.shape()[0] + batch - 1) / batch;
+  std::shared_ptr<nn::Model> model = config::make_model(c, d.sample_shape);
+  config::compile_model(*model, c, steps_per_epoch);
   nn::FitOptions fo;
   fo.epochs = 1;
   fo.steps_per_epoch = a.warmup;

@@ -27,12 +27,13 @@
 
 #include "bench/bench_clock.h"
 #include "bench/op_time_sink.h"
+#include "tern/config/builders.h"
+#include "tern/config/training_data.h"
 #include "tern/data/tensor_slice_dataset.h"
 #include "tern/ir/graph.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/training_state.h"
-#include "tools/tern/training_setup.h"
 
 namespace tern::bench {
 namespace {
@@ -127,40 +128,40 @@ class StepTimer : public train::Callback {
   Clock::time_point start_;
 };
 
-tools::TrainConfig config_for(const Args& a) {
-  tools::TrainConfig c;
+config::TrainConfig config_for(const Args& a) {
+  config::TrainConfig c;
   c.path = "workload " + a.workload;
-  c.data_dir = a.data_dir;
-  c.batch_size = 128;
-  c.seed = a.seed;
-  c.precision = a.precision;
-  c.optimizer = "adam";
-  c.learning_rate = 1e-3;
-  c.schedule = "constant";
-  c.metrics = {"accuracy"};
+  c.data.dir = a.data_dir;
+  c.training.fit.batch_size = 128;
+  c.training.fit.seed = static_cast<uint64_t>(a.seed);
+  c.training.precision = a.precision;
+  c.optimizer.name = "adam";
+  c.optimizer.learning_rate = 1e-3;
+  c.schedule.name = "constant";
+  c.loss.metrics = {"accuracy"};
   const std::string& w = a.workload;
   if (w == "w1") {
-    c.model = "mlp";
-    c.model_args = {{"units", std::vector<int64_t>{1024}}};
+    c.model.name = "mlp";
+    c.model.args = {{"units", std::vector<int64_t>{1024}}};
   } else if (w == "w2") {
-    c.model = "mlp";
-    c.model_args = {
+    c.model.name = "mlp";
+    c.model.args = {
         {"units", std::vector<int64_t>{512, 256}}, {"batch_norm", true}, {"dropout", 0.2}};
   } else if (w == "w3") {
-    c.model = "cnn";
-    c.model_args = {{"filters", std::vector<int64_t>{32, 64}},
+    c.model.name = "cnn";
+    c.model.args = {{"filters", std::vector<int64_t>{32, 64}},
                     {"dense_units", int64_t{128}},
                     {"dropout", 0.25}};
   } else if (w == "w4") {
-    c.model = "resnet18";
-    c.batch_size = 32;
-    c.optimizer = "sgd";
-    c.learning_rate = 0.01;
-    c.momentum = 0.9;
+    c.model.name = "resnet18";
+    c.training.fit.batch_size = 32;
+    c.optimizer.name = "sgd";
+    c.optimizer.learning_rate = 0.01;
+    c.optimizer.sgd.momentum = 0.9;
   } else if (w == "w6") {
-    c.model = "transformer_classifier";
-    c.batch_size = 32;
-    c.model_args = {{"vocab_size", int64_t{8000}}, {"num_layers", int64_t{4}},
+    c.model.name = "transformer_classifier";
+    c.training.fit.batch_size = 32;
+    c.model.args = {{"vocab_size", int64_t{8000}}, {"num_layers", int64_t{4}},
                     {"d_model", int64_t{256}},     {"num_heads", int64_t{4}},
                     {"ff_dim", int64_t{1024}},     {"dropout", 0.1}};
   } else {
@@ -170,10 +171,10 @@ tools::TrainConfig config_for(const Args& a) {
 }
 
 // Four synthetic batches (repeated): images in [0, 1) or token ids, and labels.
-data::DatasetPtr synthetic(const Args& a, const tools::TrainConfig& c, Shape* sample) {
+data::DatasetPtr synthetic(const Args& a, const config::TrainConfig& c, Shape* sample) {
   std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  int64_t n = 4 * c.batch_size;
+  int64_t n = 4 * c.training.fit.batch_size;
   Tensor x, y(DType::kI64, Shape({n}));
   if (a.workload == "w6") {
     *sample = Shape({128});
@@ -186,7 +187,7 @@ data::DatasetPtr synthetic(const Args& a, const tools::TrainConfig& c, Shape* sa
     for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
   }
   for (int64_t i = 0; i < n; ++i) y.data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-  return data::from_tensor_slices({x, y})->batch(c.batch_size)->repeat();
+  return data::from_tensor_slices({x, y})->batch(c.training.fit.batch_size)->repeat();
 }
 
 const runtime::Executable* train_step(nn::Model& model) {
@@ -240,7 +241,7 @@ int run_peak(const Args& a) {
 int run(const Args& a) {
   runtime::set_intra_op_threads(a.threads);
   if (a.workload == "peak") return run_peak(a);
-  tools::TrainConfig c = config_for(a);
+  config::TrainConfig c = config_for(a);
   bool epoch_mode = a.workload == "w1" || a.workload == "w2" || a.workload == "w3";
   std::printf(
       "{\"workload\": \"%s\", \"framework\": \"tern\", \"threads\": %d, \"precision\": \"%s\"",
@@ -251,19 +252,20 @@ int run(const Args& a) {
   fo.seed = static_cast<uint64_t>(a.seed);
   fo.callbacks = {timer};
   if (epoch_mode) {
-    tools::ClassificationData d = tools::load_data(c);
-    int64_t steps = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
-    std::shared_ptr<nn::Model> model = tools::make_model(c, d.sample_shape);
-    tools::compile_model(*model, c, steps);
-    data::DatasetPtr train = tools::training_pipeline(c, d.train_x, d.train_y);
+    config::ClassificationData d = config::load_data(c);
+    int64_t steps =
+        (d.train_x.shape()[0] + c.training.fit.batch_size - 1) / c.training.fit.batch_size;
+    std::shared_ptr<nn::Model> model = config::make_model(c, d.sample_shape);
+    config::compile_model(*model, c, steps);
+    data::DatasetPtr train = config::training_pipeline(c, d.train_x, d.train_y);
     double w0 = std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
     double c0 = cpu_seconds();
     model->fit(train, fo);
     double wall = std::chrono::duration<double>(Clock::now().time_since_epoch()).count() - w0;
     double cpu = cpu_seconds() - c0;
-    nn::EvaluateResult r = model->evaluate(tools::eval_pipeline(c, d.test_x, d.test_y));
+    nn::EvaluateResult r = model->evaluate(config::eval_pipeline(c, d.test_x, d.test_y));
     double flops = train_step_flops(*model) * static_cast<double>(d.train_x.shape()[0]) /
-                   static_cast<double>(c.batch_size);
+                   static_cast<double>(c.training.fit.batch_size);
     std::printf(
         ", \"seconds\": %.4f, \"cpu_seconds\": %.4f, \"steps\": %lld, \"flops\": %.6g, "
         "\"test_accuracy\": %.5f",
@@ -271,8 +273,8 @@ int run(const Args& a) {
   } else {
     Shape sample;
     data::DatasetPtr ds = synthetic(a, c, &sample);
-    std::shared_ptr<nn::Model> model = tools::make_model(c, sample);
-    tools::compile_model(*model, c, a.warmup + a.steps);
+    std::shared_ptr<nn::Model> model = config::make_model(c, sample);
+    config::compile_model(*model, c, a.warmup + a.steps);
     fo.steps_per_epoch = a.warmup;
     model->fit(ds, fo);
     timer->seconds_.clear();

@@ -1,8 +1,10 @@
-// The README's program: a Sequential MLP on Fashion-MNIST through the C++ API.
-//   build/examples/mnist_mlp [data_dir] [epochs]
+// The README's program: a Sequential MLP on Fashion-MNIST through the C++ API; saves the trained
+// weights.
+//   build/examples/mnist_mlp [data_dir] [epochs] [weights_path]
 #include <iostream>
 
 #include "tern/data/idx_dataset.h"
+#include "tern/data/idx_images.h"
 #include "tern/data/tensor_slice_dataset.h"
 #include "tern/nn/dense.h"
 #include "tern/nn/losses.h"
@@ -12,14 +14,13 @@
 
 namespace {
 
-// u8 images [N, 28, 28] -> f32 [N, 784] in [0, 1]; u8 labels -> i64.
+// Images as f32 [N, 784] in [0, 1]; labels as i64 in [0, 10).
 std::pair<tern::Tensor, tern::Tensor> load(const std::string& dir, const std::string& split) {
-  tern::Tensor images = tern::data::read_idx(dir + "/" + split + "-images-idx3-ubyte.gz");
-  tern::Tensor labels = tern::data::read_idx(dir + "/" + split + "-labels-idx1-ubyte.gz");
-  tern::Tensor x = images.cast(tern::DType::kF32).reshape({images.shape()[0], 784});
-  float* p = x.data<float>();
-  for (int64_t i = 0; i < x.num_elements(); ++i) p[i] /= 255.0f;
-  return {x, labels.cast(tern::DType::kI64)};
+  const std::string images = dir + "/" + split + "-images-idx3-ubyte.gz";
+  const std::string labels = dir + "/" + split + "-labels-idx1-ubyte.gz";
+  tern::Tensor x = tern::data::idx_images_to_f32(tern::data::read_idx(images), images);
+  tern::Tensor y = tern::data::idx_labels_to_i64(tern::data::read_idx(labels), 10, labels);
+  return {x.reshape({x.shape()[0], 784}), y};
 }
 
 }  // namespace
@@ -27,6 +28,7 @@ std::pair<tern::Tensor, tern::Tensor> load(const std::string& dir, const std::st
 int main(int argc, char** argv) {
   std::string dir = argc > 1 ? argv[1] : "/usr/share/datasets/fashion-mnist";
   int epochs = argc > 2 ? std::atoi(argv[2]) : 5;
+  std::string weights = argc > 3 ? argv[3] : "runs/mnist_mlp/weights.safetensors";
   try {
     auto [train_x, train_y] = load(dir, "train");
     auto [test_x, test_y] = load(dir, "t10k");
@@ -42,7 +44,9 @@ int main(int argc, char** argv) {
                   {"accuracy"});
     auto history = model.fit(train_ds, {.epochs = epochs, .validation_data = val_ds});
     model.summary(std::cout);
-    std::cout << "final val_accuracy: " << history.at("val_accuracy").back() << "\n";
+    model.save_weights(weights);
+    std::cout << "final val_accuracy: " << history.at("val_accuracy").back()
+              << "\nweights: " << weights << "\n";
     return 0;
   } catch (const tern::Error& e) {
     std::cerr << "mnist_mlp: " << e.what() << "\n";

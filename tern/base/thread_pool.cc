@@ -1,7 +1,11 @@
-// ThreadPool and core count.
+// ThreadPool, core count and parallel_for.
 #include "tern/base/thread_pool.h"
 
 #include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <exception>
 
 namespace tern {
 
@@ -49,6 +53,31 @@ int available_cores() {
   }
   unsigned n = std::thread::hardware_concurrency();
   return n > 0 ? static_cast<int>(n) : 1;
+}
+
+void parallel_for(int64_t n, const std::function<void(int64_t)>& fn, int max_threads) {
+  if (n <= 0) return;
+  const int cap = max_threads > 0 ? max_threads : available_cores();
+  const int threads = static_cast<int>(std::min<int64_t>(std::max(1, cap), n));
+  std::atomic<int64_t> next{0};
+  std::exception_ptr error;
+  std::mutex mu;
+  auto work = [&] {
+    for (int64_t i; (i = next.fetch_add(1)) < n;) {
+      try {
+        fn(i);
+      } catch (...) {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!error) error = std::current_exception();
+        next = n;
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(work);
+  work();
+  for (std::thread& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
 }
 
 }  // namespace tern

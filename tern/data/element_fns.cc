@@ -15,7 +15,7 @@ struct FnInfo {
   const char* name;
 };
 
-constexpr std::array<FnInfo, 12> kFns = {{
+constexpr std::array<FnInfo, 13> kFns = {{
     {ElementFnKind::kScale, "scale"},
     {ElementFnKind::kCast, "cast"},
     {ElementFnKind::kNormalize, "normalize"},
@@ -28,6 +28,7 @@ constexpr std::array<FnInfo, 12> kFns = {{
     {ElementFnKind::kRandomContrast, "random_contrast"},
     {ElementFnKind::kOneHot, "one_hot"},
     {ElementFnKind::kDecodeImage, "decode_image"},
+    {ElementFnKind::kReadImage, "read_image"},
 }};
 
 // x * factor as f32, from any real dtype.
@@ -121,6 +122,8 @@ Tensor apply_to_tensor(const ElementFnSpec& f, const Tensor& x, uint64_t key, bo
                      "decode_image: expected encoded bytes u8[n], got ", element_signature({x}));
       return decode_image({static_cast<const char*>(x.raw_data()), x.nbytes()},
                           {.channels = f.channels}, "decode_image");
+    case ElementFnKind::kReadImage:
+      return read_image_file(tensor_bytes(x, "read_image: file path"), {.channels = f.channels});
   }
   return x;
 }
@@ -191,8 +194,9 @@ void validate_element_fn(const ElementFnSpec& f, const std::string& what) {
       TERN_CHECK_ARG(f.depth > 0, what, ": one_hot needs a positive depth, got ", f.depth);
       break;
     case ElementFnKind::kDecodeImage:
-      TERN_CHECK_ARG(f.channels >= 0 && f.channels <= 4 && f.channels != 2, what,
-                     ": decode_image: channels must be 0, 1, 3 or 4, got ", f.channels);
+    case ElementFnKind::kReadImage:
+      TERN_CHECK_ARG(f.channels >= 0 && f.channels <= 4 && f.channels != 2, what, ": ", name,
+                     ": channels must be 0, 1, 3 or 4, got ", f.channels);
       break;
     default:
       break;

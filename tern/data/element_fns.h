@@ -1,7 +1,8 @@
 // Built-in element functions: the per-element transforms a pipeline spec (pipeline_spec.h) names
 // instead of C++ callables: scale, cast, normalize, reshape, resize, crops, random flip /
-// brightness / contrast, one_hot and image decoding. Each rewrites one component of an element;
-// none changes its input tensors (elements may share storage with a cache or in-memory data).
+// brightness / contrast, one_hot and image decoding (from bytes or from a file path). Each rewrites
+// one component of an element; none changes its input tensors (elements may share storage with a
+// cache or in-memory data).
 #pragma once
 
 #include <cstdint>
@@ -26,6 +27,7 @@ enum class ElementFnKind {
   kRandomContrast,    // image, factor uniform in [lower, upper] around the channel mean
   kOneHot,            // integer class indices S -> f32 S + [depth]
   kDecodeImage,       // JPEG / PNG bytes u8 [n] -> u8 [H, W, C]
+  kReadImage,         // a JPEG / PNG file path u8 [n] -> the decoded image u8 [H, W, C]
 };
 
 struct ElementFnSpec {
@@ -39,7 +41,9 @@ struct ElementFnSpec {
   ResizeMethod method = ResizeMethod::kBilinear;
   float max_delta = 0, lower = 1, upper = 1;
   int64_t depth = 0;
-  int channels = 0;  // decode: 0 keeps the stored channels
+  int channels = 0;  // decode_image, read_image: 0 keeps the stored channels
+
+  bool operator==(const ElementFnSpec&) const = default;
 };
 
 // True for the functions that draw random numbers (their evaluation form is deterministic).

@@ -1,8 +1,10 @@
-// Input pipelines described as plain data: a source and an ordered list of transforms (what the
-// [data] section of a `tern train` config holds), built into a Dataset for training or for
-// evaluation. The same spec gives both: shuffles (and anything marked train-only) are left out
-// in evaluation, random image ops run in their inference form (random_crop becomes a center
-// crop, flips and jitter become the identity), so the two yield the same shapes.
+// Input pipelines described as plain data: a source and an ordered list of transforms, built
+// into a Dataset for training or for evaluation. Two languages write them: the [data] section of
+// a `tern train` config (tern/config) and the one-line syntax of `tern data bench`
+// (pipeline_line.h); both give a PipelineSpec and this builder builds it. The same spec gives
+// training and evaluation: shuffles (and anything marked train-only) are left out in evaluation,
+// random image ops run in their inference form (random_crop becomes a center crop, flips and
+// jitter become the identity), so the two yield the same shapes.
 //
 //   PipelineSpec spec;
 //   spec.source.kind = SourceKind::kTFRecord;
@@ -15,11 +17,21 @@
 //   DatasetPtr train = build_input_pipeline(spec, {"train-*.tfrecord"}, PipelineMode::kTrain);
 //
 // Elements each source yields (the "raw" form the transforms start from):
-//   idx       (u8 [H, W, C] image (C = 1 for [N, H, W] files), i64 [] label) from two IDX files
+//   idx       (u8 [H, W, C] image (C = 1 for [N, H, W] files), i64 [] label) from an image and a
+//             label file; (image) from an image file alone
 //   tfrecord  u8 [n] serialized records; a kParse transform turns them into the features' tensors
 //   csv       (f32 [columns - 1] features, label as its column's dtype) from one label column
-//   image_dir (u8 [H, W, C] image resized to image_size, i64 [] or f32 [classes] label)
-// Errors while building name the transform's `origin` (e.g. "cfg.toml:31 (data.transforms[2])").
+//   image_dir (u8 [H, W, C] image resized to image_size, i64 [] or f32 [classes] label); with
+//             decode = false (u8 [n] file path, label), for a later read_image map
+//   files     (u8 [n] file path) for every file matching the patterns
+// In training the file-based sources (tfrecord, csv, image_dir, files) reshuffle their file order
+// every epoch.
+//
+// Building fuses stages: consecutive map transforms become one map stage (one hand-off between
+// threads per element instead of one per transform; random functions draw exactly what they
+// would unfused), and a batch followed by parse parses whole batches. describe_pipeline() lists
+// the stages as built. Errors while building name the transform's `origin` (e.g.
+// "cfg.toml:31 (data.transforms[2])" or "stage 4 'crop 56 56'").
 #pragma once
 
 #include <cstdint>
@@ -35,7 +47,8 @@
 
 namespace tern::data {
 
-enum class SourceKind { kIdx, kTFRecord, kCsv, kImageDir };
+enum class SourceKind { kIdx, kTFRecord, kCsv, kImageDir, kFiles };
+std::string source_kind_name(SourceKind kind);
 
 struct SourceSpec {
   SourceKind kind = SourceKind::kTFRecord;
@@ -48,6 +61,7 @@ struct SourceSpec {
   CsvOptions csv;             // every column; select_columns is ignored
   int64_t label_column = -1;  // the label; the other columns become the f32 feature vector
   // --- image_dir ---
+  bool decode = true;  // false: (path, label) elements, decoded later by a read_image map
   int64_t image_height = 0, image_width = 0;
   int channels = 3;
   bool categorical = false;              // f32 one-hot labels instead of i64 class indices
@@ -91,6 +105,8 @@ struct TransformSpec {
   std::vector<ElementFnSpec> fns;
   int64_t num_parallel_calls = 0;  // kMap and kParse
   bool deterministic = true;
+
+  bool operator==(const TransformSpec&) const = default;
 };
 
 TransformSpec shuffle_transform(int64_t buffer, uint64_t seed);
@@ -109,8 +125,13 @@ struct PipelineSpec {
 // and kEval the held-out part). In kTrain, image_dir file lists are reshuffled every epoch.
 DatasetPtr build_source(const SourceSpec& source, const std::vector<std::string>& inputs,
                         PipelineMode mode);
-// `input` with the transforms that apply in `mode`.
+// `input` with the transforms that apply in `mode` (stages fused as described above).
 DatasetPtr apply_transforms(DatasetPtr input, const PipelineSpec& spec, PipelineMode mode);
+// The stages apply_transforms builds after the source, e.g. {"tfrecord", "shuffle(1024)",
+// "map(decode_image+random_crop+normalize)", "batch(128)", "prefetch(autotune)"}.
+std::vector<std::string> describe_pipeline(const PipelineSpec& spec, PipelineMode mode);
+// True if the pipeline's elements are batches (a batch applies and no unbatch follows it).
+bool yields_batches(const PipelineSpec& spec, PipelineMode mode);
 // build_source, then apply_transforms.
 DatasetPtr build_input_pipeline(const PipelineSpec& spec, const std::vector<std::string>& inputs,
                                 PipelineMode mode);

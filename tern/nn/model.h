@@ -5,9 +5,9 @@
 //   auto y = nn::Dense(10)(nn::Flatten()(h));
 //   nn::Model model({x}, {y});
 //
-// A Model owns the VariableStore that holds its weights. compile / fit / evaluate / predict are
-// declared here for Keras' syntax and implemented by the training module (tern/train), which a
-// program that calls them links.
+// A Model owns the VariableStore that holds its weights. compile / fit / evaluate / predict and
+// save_weights / load_weights are declared here for Keras' syntax and implemented by the training
+// module (tern/train), which a program that calls them links.
 #pragma once
 
 #include <memory>
@@ -153,6 +153,14 @@ class Model {
   Tensor predict(const Tensor& x, int64_t batch_size = 32);
   // Set by compile(); null before.
   train::TrainingState* training_state() const { return training_.get(); }
+
+  // --- weights files (tern/train/model_weights.cc, safetensors through tern/io) ---
+  // Writes every weight, in layer order, to `path` (atomically; parent folders are created).
+  void save_weights(const std::string& path) const;
+  // Reads a file save_weights wrote into the built model: by weight name, or by position (the
+  // file's weight order) when auto-generated layer names differ. A missing tensor or a dtype /
+  // shape mismatch is an InvalidArgument naming the file and the weight.
+  void load_weights(const std::string& path);
   // The flag fit() checks between steps (EarlyStopping, TerminateOnNaN set it).
   bool stop_training = false;
 

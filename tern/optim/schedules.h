@@ -1,6 +1,7 @@
 // Learning-rate schedules (Keras semantics): a function of the 0-based optimizer step. The
 // trainer evaluates the schedule on the host every step and feeds the rate as a scalar input, so
-// a schedule never recompiles the training graph.
+// a schedule never recompiles the training graph. Each schedule with parameters takes them as one
+// options struct (ExponentialDecayOptions, ...), which configs embed as they are.
 #pragma once
 
 #include <memory>
@@ -29,57 +30,74 @@ class ConstantSchedule : public LearningRateSchedule {
 };
 
 // values[i] while step < boundaries[i]; values.size() == boundaries.size() + 1.
+struct PiecewiseConstantDecayOptions {
+  std::vector<int64_t> boundaries;  // increasing steps
+  std::vector<double> values;       // one more than boundaries
+};
+
 class PiecewiseConstantDecay : public LearningRateSchedule {
  public:
-  PiecewiseConstantDecay(std::vector<int64_t> boundaries, std::vector<double> values);
+  explicit PiecewiseConstantDecay(PiecewiseConstantDecayOptions options);
   double operator()(int64_t step) const override;
   std::string describe() const override;
 
  private:
-  std::vector<int64_t> boundaries_;
-  std::vector<double> values_;
+  PiecewiseConstantDecayOptions options_;
 };
 
 // initial * decay_rate ^ (step / decay_steps), floored exponent if staircase.
+struct ExponentialDecayOptions {
+  int64_t decay_steps = 1000;  // > 0
+  double decay_rate = 0.96;
+  bool staircase = false;
+};
+
 class ExponentialDecay : public LearningRateSchedule {
  public:
-  ExponentialDecay(double initial, int64_t decay_steps, double decay_rate, bool staircase = false);
+  ExponentialDecay(double initial, ExponentialDecayOptions options);
   double operator()(int64_t step) const override;
   std::string describe() const override;
 
  private:
   double initial_;
-  int64_t decay_steps_;
-  double decay_rate_;
-  bool staircase_;
+  ExponentialDecayOptions options_;
 };
 
 // initial * ((1 - alpha) * 0.5 * (1 + cos(pi * min(step, decay_steps) / decay_steps)) + alpha).
+struct CosineDecayOptions {
+  int64_t decay_steps = 1000;  // > 0
+  double alpha = 0.0;          // the final fraction of the initial rate
+};
+
 class CosineDecay : public LearningRateSchedule {
  public:
-  CosineDecay(double initial, int64_t decay_steps, double alpha = 0.0);
+  CosineDecay(double initial, CosineDecayOptions options);
   double operator()(int64_t step) const override;
   std::string describe() const override;
 
  private:
   double initial_;
-  int64_t decay_steps_;
-  double alpha_;
+  CosineDecayOptions options_;
 };
 
 // SGDR: cosine periods starting at first_decay_steps, each t_mul times longer and m_mul times
 // lower than the previous.
+struct CosineDecayRestartsOptions {
+  int64_t first_decay_steps = 1000;  // > 0
+  double t_mul = 2.0;                // > 0
+  double m_mul = 1.0;
+  double alpha = 0.0;
+};
+
 class CosineDecayRestarts : public LearningRateSchedule {
  public:
-  CosineDecayRestarts(double initial, int64_t first_decay_steps, double t_mul = 2.0,
-                      double m_mul = 1.0, double alpha = 0.0);
+  CosineDecayRestarts(double initial, CosineDecayRestartsOptions options);
   double operator()(int64_t step) const override;
   std::string describe() const override;
 
  private:
   double initial_;
-  int64_t first_decay_steps_;
-  double t_mul_, m_mul_, alpha_;
+  CosineDecayRestartsOptions options_;
 };
 
 // Linear warmup from `start` to after(0) over warmup_steps, then after(step - warmup_steps).

@@ -5,13 +5,17 @@
 
 namespace tern::optim {
 
+struct SGDOptions {
+  double momentum = 0.0;  // [0, 1)
+  bool nesterov = false;
+  double weight_decay = 0.0;  // L2 penalty added to the gradient, >= 0
+};
+
 class SGD : public Optimizer {
  public:
-  explicit SGD(SchedulePtr lr, double momentum = 0.0, bool nesterov = false,
-               double weight_decay = 0.0);
-  explicit SGD(double lr = 0.01, double momentum = 0.0, bool nesterov = false,
-               double weight_decay = 0.0)
-      : SGD(std::make_shared<ConstantSchedule>(lr), momentum, nesterov, weight_decay) {}
+  explicit SGD(SchedulePtr lr, SGDOptions options = {});
+  explicit SGD(double lr = 0.01, SGDOptions options = {})
+      : SGD(std::make_shared<ConstantSchedule>(lr), options) {}
   std::string name() const override { return "SGD"; }
 
  protected:
@@ -19,9 +23,7 @@ class SGD : public Optimizer {
   ops::Attrs update_attrs() const override;
 
  private:
-  double momentum_;
-  bool nesterov_;
-  double weight_decay_;
+  SGDOptions options_;
 };
 
 }  // namespace tern::optim

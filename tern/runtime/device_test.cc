@@ -49,6 +49,14 @@ std::vector<Tensor> run_on(DeviceType device, const char* text, VariableStore& v
   return out;
 }
 
+// The same variable in a host store and in a store placed on the emulated device.
+void create_on_both(const char* name, const Tensor& value, VariableStore& cpu,
+                    VariableStore& on_emu) {
+  cpu.create(name, value);
+  on_emu.place_on(emu());
+  on_emu.create(name, value);
+}
+
 TEST(Device, RefKernelsAreNotOfferedToADeviceTheHostCannotRead) {
   emu();
   auto& registry = kernels::KernelRegistry::global();
@@ -78,9 +86,7 @@ TEST(Device, AGraphOnTheEmulatedDeviceMatchesTheCpuWithOnlyTheCopiesItNeeds) {
   Tensor w = testing::random_tensor(DType::kF32, Shape({16, 4}), 1);
   Tensor x = testing::random_tensor(DType::kF32, Shape({8, 16}), 2);
   VariableStore cpu_vars, emu_vars;
-  cpu_vars.create("w", w);
-  emu_vars.place_on(device);
-  emu_vars.create("w", w);
+  create_on_both("w", w, cpu_vars, emu_vars);
   EXPECT_FALSE(emu_vars.get("w").is_host_accessible());
   std::vector<Tensor> want = run_on(DeviceType::kCPU, kMlp, cpu_vars, x);
   std::unique_ptr<Executable> exe;
@@ -118,9 +124,7 @@ TEST(Device, AnOpWithoutAKernelOnTheDeviceRunsOnTheHostBetweenCopies) {
   Tensor w = testing::random_tensor(DType::kF32, Shape({8, 8}), 3);
   Tensor x = testing::random_tensor(DType::kF32, Shape({4, 8}), 4);
   VariableStore cpu_vars, emu_vars;
-  cpu_vars.create("w", w);
-  emu_vars.place_on(device);
-  emu_vars.create("w", w);
+  create_on_both("w", w, cpu_vars, emu_vars);
   // Unoptimized, so tanh stays a node of its own (fusion would absorb it).
   std::vector<Tensor> want = run_on(DeviceType::kCPU, text, cpu_vars, x, nullptr, false);
   std::unique_ptr<Executable> exe;

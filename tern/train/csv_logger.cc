@@ -19,37 +19,36 @@ std::vector<std::string> split(const std::string& line, char sep) {
 
 }  // namespace
 
-CSVLogger::CSVLogger(std::string path, char separator, bool append)
-    : path_(std::move(path)), separator_(separator), append_(append) {
-  TERN_CHECK_ARG(!path_.empty(), "CSVLogger: path is empty");
+CSVLogger::CSVLogger(CSVLoggerOptions options) : options_(std::move(options)) {
+  TERN_CHECK_ARG(!options_.path.empty(), "CSVLogger: path is empty");
 }
 
 void CSVLogger::on_train_begin(Logs&) {
   columns_.clear();
-  std::filesystem::path p(path_);
+  std::filesystem::path p(options_.path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  if (append_ && std::filesystem::exists(p) && std::filesystem::file_size(p) > 0) {
-    std::ifstream in(path_);
+  if (options_.append && std::filesystem::exists(p) && std::filesystem::file_size(p) > 0) {
+    std::ifstream in(options_.path);
     std::string header;
     std::getline(in, header);
-    std::vector<std::string> cols = split(header, separator_);
+    std::vector<std::string> cols = split(header, options_.separator);
     if (!cols.empty() && cols[0] == "epoch") columns_.assign(cols.begin() + 1, cols.end());
   }
-  out_.open(path_, append_ ? std::ios::app : std::ios::trunc);
-  TERN_CHECK_ARG(out_.good(), "CSVLogger: cannot open '", path_, "' for writing");
+  out_.open(options_.path, options_.append ? std::ios::app : std::ios::trunc);
+  TERN_CHECK_ARG(out_.good(), "CSVLogger: cannot open '", options_.path, "' for writing");
 }
 
 void CSVLogger::on_epoch_end(int epoch, Logs& logs) {
   if (columns_.empty()) {
     for (const auto& [k, _] : logs) columns_.push_back(k);
     out_ << "epoch";
-    for (const auto& c : columns_) out_ << separator_ << c;
+    for (const auto& c : columns_) out_ << options_.separator << c;
     out_ << "\n";
   }
   out_.precision(10);
   out_ << epoch;
   for (const auto& c : columns_) {
-    out_ << separator_;
+    out_ << options_.separator;
     auto it = logs.find(c);
     if (it != logs.end()) out_ << it->second;  // a key missing this epoch stays empty
   }

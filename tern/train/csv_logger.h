@@ -10,17 +10,23 @@
 
 namespace tern::train {
 
+struct CSVLoggerOptions {
+  std::string path = "training.csv";
+  char separator = ',';
+  bool append = false;  // continue an existing file (its header kept)
+};
+
 class CSVLogger : public Callback {
  public:
-  explicit CSVLogger(std::string path, char separator = ',', bool append = false);
+  explicit CSVLogger(CSVLoggerOptions options);
+  explicit CSVLogger(std::string path, char separator = ',', bool append = false)
+      : CSVLogger(CSVLoggerOptions{std::move(path), separator, append}) {}
   void on_train_begin(Logs&) override;
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_end(Logs&) override;
 
  private:
-  std::string path_;
-  char separator_;
-  bool append_;
+  CSVLoggerOptions options_;
   std::vector<std::string> columns_;  // fixed by the header
   std::ofstream out_;
 };

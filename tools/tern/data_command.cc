@@ -1,11 +1,15 @@
-// `tern data inspect | convert | bench`: command-line front end of data_tools.h.
+// `tern data inspect | convert | bench`: flags and printing around tern/data's inspect_data_file,
+// convert_image_dataset, parse_pipeline_line and bench_input_pipeline.
 #include <CLI/CLI.hpp>
 
 #include <iomanip>
 #include <iostream>
 
+#include "tern/data/convert.h"
+#include "tern/data/inspect.h"
+#include "tern/data/pipeline_bench.h"
+#include "tern/data/pipeline_line.h"
 #include "tools/tern/commands.h"
-#include "tools/tern/data_tools.h"
 
 namespace tern::tools {
 namespace {
@@ -35,13 +39,13 @@ int inspect(int argc, char** argv) {
   CLI::App app{"Count the records of a TFRecord / IDX / CSV file and show the first ones.",
                "tern data inspect"};
   std::string path;
-  InspectOptions o;
+  data::InspectOptions o;
   app.add_option("file", path, "TFRecord, IDX (gzip ok) or CSV file")->required();
   app.add_option("-n,--records", o.records, "records shown in full (default 3)");
   app.add_option("--format", o.format, "auto | tfrecord | idx | csv");
   app.add_option("--compression", o.compression, "auto | none | gzip | zlib");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  data_inspect(path, o, std::cout);
+  data::inspect_data_file(path, o, std::cout);
   return 0;
 }
 
@@ -56,7 +60,7 @@ int convert(int argc, char** argv) {
       "  TFRecord -> image folder: tern data convert in.tfrecord DIR",
       "tern data convert"};
   std::string input, output, size, class_names;
-  ConvertOptions o;
+  data::ConvertOptions o;
   app.add_option("input", input, "IDX file, TFRecord file or image folder")->required();
   app.add_option("output", output, "*.tfrecord file or image-folder directory")->required();
   app.add_option("--labels", o.labels, "IDX labels file (IDX input)");
@@ -78,7 +82,7 @@ int convert(int argc, char** argv) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  std::cout << data_convert(input, output, o).summary << "\n";
+  std::cout << data::convert_image_dataset(input, output, o).summary << "\n";
   return 0;
 }
 
@@ -92,28 +96,33 @@ int bench(int argc, char** argv) {
       "[LABELS].\n"
       "Transforms: parse_example [FEATURE...], decode [channels=C], resize H W, crop H W, flip,\n"
       "brightness D, contrast LO HI, normalize [mean=..] [std=..], shuffle N [seed=S],\n"
-      "batch N [drop_remainder], prefetch [N], repeat [N], take N, skip N, cache.",
+      "batch N [drop_remainder], prefetch [N], repeat [N], take N, skip N, cache.\n"
+      "Consecutive image stages run as one parallel map (tern/data/pipeline_line.h).",
       "tern data bench"};
-  std::string spec;
-  PipelineOptions po;
+  std::string line;
+  data::PipelineLineOptions po;
   int64_t epochs = 1, warmup = 0, max_batches = -1;
-  app.add_option("pipeline", spec, "the pipeline (quote it)")->required();
+  app.add_option("pipeline", line, "the pipeline (quote it)")->required();
   app.add_option("--threads", po.map_threads, "map threads (default: AUTOTUNE, -1)");
   app.add_option("--seed", po.seed, "seed of the random stages");
   app.add_option("--epochs", epochs, "timed passes (default 1)");
   app.add_option("--warmup-epochs", warmup, "untimed passes first (default 0)");
   app.add_option("--max-batches", max_batches, "stop each pass after this many elements");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  const Pipeline p = build_pipeline(spec, po);
+  const data::PipelineLine p = data::parse_pipeline_line(line, po);
+  const auto mode = data::PipelineMode::kTrain;
+  const std::vector<std::string> stages = data::describe_pipeline(p.spec, mode);
   std::cout << "pipeline:";
-  for (size_t i = 0; i < p.stages.size(); ++i) std::cout << (i ? " -> " : " ") << p.stages[i];
+  for (size_t i = 0; i < stages.size(); ++i) std::cout << (i ? " -> " : " ") << stages[i];
   std::cout << "\n";
-  const BenchResult r = bench_pipeline(p, epochs, warmup, max_batches);
+  const bool batched = data::yields_batches(p.spec, mode);
+  const data::PipelineBenchResult r = data::bench_input_pipeline(
+      data::build_input_pipeline(p.spec, p.inputs, mode), batched, epochs, warmup, max_batches);
   std::cout << std::fixed << std::setprecision(2) << r.rows
-            << (p.batched ? " rows in " : " elements in ") << r.batches
-            << (p.batched ? " batches" : " steps") << ", " << r.seconds
+            << (batched ? " rows in " : " elements in ") << r.batches
+            << (batched ? " batches" : " steps") << ", " << r.seconds
             << " s: " << std::setprecision(1) << r.rows_per_second()
-            << (p.batched ? " rows/s" : " elements/s") << "\nper-stage statistics (last pass):\n"
+            << (batched ? " rows/s" : " elements/s") << "\nper-stage statistics (last pass):\n"
             << r.stats;
   return 0;
 }

@@ -7,13 +7,14 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tern/config/builders.h"
+#include "tern/config/training_data.h"
 #include "tern/io/event_file.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/checkpoint.h"
 #include "tern/train/profiler.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/commands.h"
-#include "tools/tern/training_setup.h"
 
 namespace tern::tools {
 namespace {
@@ -169,24 +170,24 @@ int cmd_profile(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   app.add_option("--trace", trace, "where to write the trace JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TrainConfig c = load_config(config, sets);
-  runtime::set_intra_op_threads(c.threads);
-  ClassificationData d = load_data(c);
-  int64_t per_epoch = (d.train_x.shape()[0] + c.batch_size - 1) / c.batch_size;
-  if (c.steps_per_epoch > 0) per_epoch = std::min(per_epoch, c.steps_per_epoch);
-  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
-  compile_model(*model, c, per_epoch);
+  config::TrainConfig cfg = config::load_config(config, sets);
+  runtime::set_intra_op_threads(cfg.training.threads);
+  config::ClassificationData d = config::load_data(cfg);
+  const int64_t batch = cfg.training.fit.batch_size;
+  int64_t per_epoch = (d.train_x.shape()[0] + batch - 1) / batch;
+  if (cfg.training.fit.steps_per_epoch > 0)
+    per_epoch = std::min(per_epoch, cfg.training.fit.steps_per_epoch);
+  std::shared_ptr<nn::Model> model = config::make_model(cfg, d.sample_shape);
+  config::compile_model(*model, cfg, per_epoch);
   auto profiler = std::make_shared<train::Profiler>(train::ProfilerOptions{
       .trace_path = trace, .start_step = warmup, .num_steps = steps, .print_report = false});
-  nn::FitOptions fo;
+  nn::FitOptions fo = cfg.training.fit;
   fo.epochs = static_cast<int>((warmup + steps + per_epoch - 1) / per_epoch);
-  fo.steps_per_epoch = c.steps_per_epoch;
   fo.verbose = 0;
-  fo.seed = static_cast<uint64_t>(c.seed);
   fo.callbacks = {profiler, std::make_shared<StopAfter>(warmup + steps)};
-  model->fit(training_pipeline(c, d.train_x, d.train_y), fo);
+  model->fit(config::training_pipeline(cfg, d.train_x, d.train_y), fo);
   TERN_CHECK(profiler->done(), "the profiled window did not close");
-  std::cout << "tern profile " << c.path << ": model " << c.model << ", batch " << c.batch_size
+  std::cout << "tern profile " << cfg.path << ": model " << cfg.model.name << ", batch " << batch
             << ", " << runtime::intra_op_threads() << " threads; trace: " << trace << "\n"
             << profiler->report().format(20);
   return 0;

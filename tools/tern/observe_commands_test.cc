@@ -14,7 +14,6 @@
 #include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
-#include "tools/tern/config.h"
 
 namespace tern::tools {
 namespace {
@@ -160,39 +159,6 @@ TEST_F(ObserveCommands, ProfileWritesATraceAndRanksOps) {
     if (e["ph"] == "X" && e["cat"] == "op") ++ops;
   }
   EXPECT_GT(ops, 4 * 5);
-}
-
-TEST(ObserveConfig, KeysFrequenciesAndDeterminismEnvironment) {
-  std::string dir = ::testing::TempDir() + "/tern_observe_config";
-  fs::create_directories(dir);
-  std::string p = dir + "/c.toml";
-  std::ofstream(p) << "[training]\ncheck_numerics = true\n[callbacks.checkpoint]\nsave_freq = "
-                      "50\nkeep_last = 2\n"
-                   << "[callbacks.tensorboard]\nupdate_freq = \"epoch\"\nhistogram_freq = 2\n"
-                   << "[callbacks.profiler]\nstart_step = 3\nsteps = 4\n[callbacks.csv_logger]\n";
-  ::unsetenv("TERN_DETERMINISTIC");
-  TrainConfig c = load_config(p);
-  EXPECT_TRUE(c.check_numerics);
-  EXPECT_FALSE(c.deterministic);
-  EXPECT_TRUE(c.callbacks.checkpoint && c.callbacks.tensorboard && c.callbacks.profiler &&
-              c.callbacks.csv_logger);
-  EXPECT_FALSE(c.callbacks.backup);
-  EXPECT_EQ(c.callbacks.ckpt_save_freq, 50);
-  EXPECT_EQ(c.callbacks.tb_update_freq, 0);
-  EXPECT_EQ(c.callbacks.tb_histogram_freq, 2);
-  EXPECT_EQ(c.callbacks.profiler_start_step, 3);
-  EXPECT_EQ(c.effective.at("callbacks.checkpoint.save_freq"), "50");
-  TrainConfig other = load_config(p, {"callbacks.checkpoint.keep_last=5"});
-  EXPECT_EQ(other.sha256, c.sha256);
-  EXPECT_NE(load_config(p, {"training.seed=7"}).sha256, c.sha256);
-  ::setenv("TERN_DETERMINISTIC", "1", 1);
-  EXPECT_TRUE(load_config(p).deterministic);
-  ::unsetenv("TERN_DETERMINISTIC");
-  EXPECT_TERN_ERROR(
-      load_config(p, {"callbacks.checkpoint.save_freq=0"}), ErrorCode::kInvalidArgument,
-      "callbacks.checkpoint.save_freq' must be \"epoch\" or a positive number of batches");
-  EXPECT_TERN_ERROR(load_config(p, {"callbacks.tensorboard.log_dri=\"x\""}),
-                    ErrorCode::kInvalidArgument, "did you mean 'callbacks.tensorboard.log_dir'");
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
-// `tern train`, `tern eval`, `tern predict`, `tern summary`: config-driven training and use of
-// the trained weights.
+// `tern train`, `tern eval`, `tern predict`, `tern summary`: flags and printing around
+// tern/config (config::Trainer and the builders).
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -9,17 +9,19 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "tern/data/iterator.h"
+#include "tern/config/builders.h"
+#include "tern/config/resume.h"
+#include "tern/config/trainer.h"
 #include "tern/io/atomic_file.h"
 #include "tern/runtime/runtime.h"
-#include "tern/train/callbacks.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/commands.h"
-#include "tools/tern/observe_setup.h"
-#include "tools/tern/training_setup.h"
 
 namespace tern::tools {
 namespace {
+
+using config::TrainConfig;
 
 struct CommonFlags {
   std::string config;
@@ -42,13 +44,14 @@ int parse(CLI::App& app, int argc, char** argv) {
 }
 
 TrainConfig setup(const CommonFlags& f) {
-  TrainConfig c = load_config(f.config, f.sets);
-  runtime::set_intra_op_threads(c.threads);
-  return c;
+  TrainConfig cfg = config::load_config(f.config, f.sets);
+  runtime::set_intra_op_threads(cfg.training.threads);
+  return cfg;
 }
 
-std::string default_weights(const TrainConfig& c) {
-  return c.output_dir + "/weights.safetensors";
+void print_metrics(const nn::EvaluateResult& r) {
+  std::cout << std::fixed << std::setprecision(4) << "test_loss: " << r.loss;
+  for (const auto& [name, v] : r.metrics) std::cout << " - test_" << name << ": " << v;
 }
 
 // Row i's class: the index itself, or the argmax of a one-hot / probability row.
@@ -62,80 +65,102 @@ int64_t label_at(const Tensor& y, int64_t i) {
   return best;
 }
 
-}  // namespace
+// --- tern predict ---
 
-int cmd_train(int argc, char** argv) {
-  CLI::App app{"Train the model a config describes; prints the final test metrics.", "tern train"};
-  CommonFlags f;
-  std::string metrics_json;
-  bool quiet = false;
-  add_common(app, f);
-  app.add_option(
-      "--metrics-json", metrics_json,
-      "write test_accuracy, test_loss, epochs, train_seconds, samples_per_second, weights_sha256");
-  app.add_flag("--quiet", quiet, "no per-epoch output");
-  bool resume = false, ignore_config_change = false;
-  app.add_flag("--resume", resume,
-               "continue from the newest complete checkpoint in [callbacks.checkpoint] dir (exact "
-               "data position)");
-  app.add_flag("--ignore-config-change", ignore_config_change,
-               "--resume even if the config hash differs");
-  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+// The first `limit` test rows (all of them from in-memory tensors).
+struct TestRows {
+  Tensor x, y;
+  Shape sample_shape;
+};
 
-  TrainConfig c = setup(f);
-  TrainingData d = make_training_data(c, /*with_train=*/true);
-  int64_t steps = d.steps_per_epoch;
-  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
-  compile_model(*model, c, steps);
-  if (!quiet) {
-    std::cout << "tern train " << c.path << ": model " << c.model << " (" << model->count_params()
-              << " params), ";
-    if (c.pipeline.enabled()) std::cout << "data.source " << c.pipeline.source << ", ";
-    if (d.train_samples >= 0) std::cout << d.train_samples << " training samples, ";
-    std::cout << "batch " << c.batch_size << ", " << c.epochs << " epochs, "
-              << runtime::intra_op_threads() << " threads\n";
+TestRows test_rows(const TrainConfig& cfg, int64_t limit) {
+  if (!cfg.data.uses_pipeline()) {
+    config::ClassificationData d = config::load_data(cfg);
+    return {d.test_x, d.test_y, d.sample_shape};
   }
-  if (resume) {
-    std::optional<std::string> from = resume_from_checkpoint(*model, c, ignore_config_change);
-    const auto& r = model->training_state()->resume;
-    if (!quiet && from) {
-      std::cout << "resuming from " << *from << " (epoch " << r->epoch << ", step "
-                << r->global_step << ")\n";
-    } else if (!quiet) {
-      std::cout << "--resume: no checkpoint in " << checkpoint_dir(c)
-                << "; starting from scratch\n";
+  config::TrainingData d = config::make_training_data(cfg, /*with_train=*/false);
+  data::Element rows = config::first_rows(d.test, limit);
+  return {rows[0], rows[1], d.sample_shape};
+}
+
+// CSV: index, predicted class, label, then the softmax of each row's logits.
+void write_predictions(std::ostream& os, const Tensor& logits, const Tensor& labels, int64_t n) {
+  int64_t classes = logits.shape()[1];
+  os << "index,predicted,label";
+  for (int64_t k = 0; k < classes; ++k) os << ",p" << k;
+  os << "\n" << std::setprecision(5);
+  for (int64_t i = 0; i < n; ++i) {
+    double mx = -1e300;
+    int64_t arg = 0;
+    for (int64_t k = 0; k < classes; ++k) {
+      double v = logits.get(i * classes + k);
+      if (v > mx) {
+        mx = v;
+        arg = k;
+      }
     }
+    double z = 0;
+    for (int64_t k = 0; k < classes; ++k) z += std::exp(logits.get(i * classes + k) - mx);
+    os << i << "," << arg << "," << label_at(labels, i);
+    for (int64_t k = 0; k < classes; ++k)
+      os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
+    os << "\n";
   }
-  nn::FitOptions fo;
-  fo.epochs = c.epochs;
-  fo.validation_data = d.validation;
-  fo.callbacks = make_callbacks(c);
-  for (auto& cb : make_observe_callbacks(c)) fo.callbacks.push_back(std::move(cb));
-  fo.steps_per_epoch = c.steps_per_epoch;
-  fo.verbose = quiet ? 0 : 1;
-  fo.gradient_accumulation_steps = c.gradient_accumulation_steps;
-  fo.seed = static_cast<uint64_t>(c.seed);
-  auto t0 = std::chrono::steady_clock::now();
-  train::History h = model->fit(d.train, fo);
-  double train_seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  int epochs_run = static_cast<int>(h.epoch.size());
-  int64_t samples = h.stats.samples;  // a pipeline of unknown size: what fit saw
-  if (d.train_samples >= 0) {
-    samples = std::min(d.train_samples, (c.steps_per_epoch > 0 ? c.steps_per_epoch * c.batch_size
-                                                               : d.train_samples)) *
-              epochs_run;
+}
+
+// --- tern train ---
+
+struct TrainFlags {
+  CommonFlags common;
+  std::string metrics_json;
+  bool quiet = false, resume = false, ignore_config_change = false;
+};
+
+void print_header(config::Trainer& trainer) {
+  const TrainConfig& cfg = trainer.config();
+  std::cout << "tern train " << cfg.path << ": model " << cfg.model.name << " ("
+            << trainer.model().count_params() << " params), ";
+  if (cfg.data.uses_pipeline()) std::cout << "data.source " << cfg.data.source << ", ";
+  if (trainer.data().train_samples >= 0)
+    std::cout << trainer.data().train_samples << " training samples, ";
+  std::cout << "batch " << cfg.training.fit.batch_size << ", " << cfg.training.fit.epochs
+            << " epochs, " << runtime::intra_op_threads() << " threads\n";
+}
+
+void resume(config::Trainer& trainer, const TrainFlags& f) {
+  std::optional<std::string> from = trainer.resume(f.ignore_config_change);
+  if (f.quiet) return;
+  if (from) {
+    const auto& r = trainer.model().training_state()->resume;
+    std::cout << "resuming from " << *from << " (epoch " << r->epoch << ", step " << r->global_step
+              << ")\n";
+  } else {
+    std::cout << "--resume: no checkpoint in " << config::checkpoint_dir(trainer.config())
+              << "; starting from scratch\n";
   }
-  nn::EvaluateResult test = model->evaluate(d.test);
-  std::string weights = save_weights(*model, c.output_dir);
-  std::string sha = weights_sha256(*model);
+}
+
+// Training samples seen: the known split size (capped by steps_per_epoch) per epoch run, or what
+// fit counted for a pipeline of unknown size.
+int64_t samples_trained(const config::Trainer& trainer, const train::History& h) {
+  const nn::FitOptions& fit = trainer.config().training.fit;
+  const int64_t n = trainer.data().train_samples;
+  if (n < 0) return h.stats.samples;
+  const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * fit.batch_size : n;
+  return std::min(n, per_epoch) * static_cast<int64_t>(h.epoch.size());
+}
+
+// The --metrics-json object (key order as the e2e tests and scripts read it).
+nlohmann::ordered_json run_summary(const nn::EvaluateResult& test, const train::History& h,
+                                   double train_seconds, int64_t samples,
+                                   const std::string& weights_sha256, const std::string& weights) {
   nlohmann::ordered_json j;
   j["test_loss"] = test.loss;
   for (const auto& [name, v] : test.metrics) j["test_" + name] = v;
-  j["epochs"] = epochs_run;
+  j["epochs"] = static_cast<int>(h.epoch.size());
   j["train_seconds"] = train_seconds;
   j["samples_per_second"] = train_seconds > 0 ? static_cast<double>(samples) / train_seconds : 0;
-  j["weights_sha256"] = sha;
+  j["weights_sha256"] = weights_sha256;
   const train::FitStats& st = h.stats;
   j["monitor"] = {{"epoch_seconds_min", st.epoch_seconds_min()},
                   {"epoch_seconds_mean", st.epoch_seconds_mean()},
@@ -147,16 +172,51 @@ int cmd_train(int argc, char** argv) {
                   {"compute_seconds", st.compute_seconds},
                   {"validation_seconds", st.validation_seconds}};
   j["weights"] = weights;
-  std::cout << "test_loss: " << std::fixed << std::setprecision(4) << test.loss;
-  for (const auto& [name, v] : test.metrics) std::cout << " - test_" << name << ": " << v;
-  std::cout << "\ntrained " << epochs_run << " epochs in " << std::setprecision(1) << train_seconds
+  return j;
+}
+
+void write_metrics_json(const std::string& path, const nlohmann::ordered_json& j) {
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  io::write_file_atomically(path, j.dump(2) + "\n");
+}
+
+}  // namespace
+
+int cmd_train(int argc, char** argv) {
+  CLI::App app{"Train the model a config describes; prints the final test metrics.", "tern train"};
+  TrainFlags f;
+  add_common(app, f.common);
+  app.add_option(
+      "--metrics-json", f.metrics_json,
+      "write test_accuracy, test_loss, epochs, train_seconds, samples_per_second, weights_sha256");
+  app.add_flag("--quiet", f.quiet, "no per-epoch output");
+  app.add_flag("--resume", f.resume,
+               "continue from the newest complete checkpoint in [callbacks.checkpoint] dir (exact "
+               "data position)");
+  app.add_flag("--ignore-config-change", f.ignore_config_change,
+               "--resume even if the config hash differs");
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+
+  TrainConfig cfg = config::load_config(f.common.config, f.common.sets);
+  cfg.training.fit.verbose = f.quiet ? 0 : 1;
+  config::Trainer trainer(std::move(cfg));
+  if (!f.quiet) print_header(trainer);
+  if (f.resume) resume(trainer, f);
+  auto t0 = std::chrono::steady_clock::now();
+  train::History h = trainer.fit();
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  nn::EvaluateResult test = trainer.evaluate();
+  const std::string weights = trainer.weights_path();
+  trainer.model().save_weights(weights);
+  const std::string sha = train::weights_sha256(trainer.model());
+  nlohmann::ordered_json j =
+      run_summary(test, h, seconds, samples_trained(trainer, h), sha, weights);
+  print_metrics(test);
+  std::cout << "\ntrained " << h.epoch.size() << " epochs in " << std::setprecision(1) << seconds
             << " s (" << std::setprecision(0) << j["samples_per_second"].get<double>()
             << " samples/s); weights: " << weights << "\nweights_sha256: " << sha << "\n";
-  if (!metrics_json.empty()) {
-    std::filesystem::path p(metrics_json);
-    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-    io::write_file_atomically(metrics_json, j.dump(2) + "\n");
-  }
+  if (!f.metrics_json.empty()) write_metrics_json(f.metrics_json, j);
   return 0;
 }
 
@@ -167,14 +227,9 @@ int cmd_eval(int argc, char** argv) {
   add_common(app, f);
   app.add_option("--weights", weights, "weights file (default: <output.dir>/weights.safetensors)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TrainConfig c = setup(f);
-  TrainingData d = make_training_data(c, /*with_train=*/false);
-  std::shared_ptr<nn::Model> model = make_model(c, d.sample_shape);
-  load_weights(*model, weights.empty() ? default_weights(c) : weights);
-  compile_model(*model, c, 1);
-  nn::EvaluateResult r = model->evaluate(d.test);
-  std::cout << std::fixed << std::setprecision(4) << "test_loss: " << r.loss;
-  for (const auto& [name, v] : r.metrics) std::cout << " - test_" << name << ": " << v;
+  config::Trainer trainer(config::load_config(f.config, f.sets), /*with_train=*/false);
+  trainer.model().load_weights(weights.empty() ? trainer.weights_path() : weights);
+  print_metrics(trainer.evaluate());
   std::cout << "\n";
   return 0;
 }
@@ -192,55 +247,22 @@ int cmd_predict(int argc, char** argv) {
   app.add_option("--output", output, "CSV file to write (default: stdout)");
   app.add_option("--limit", limit, "number of test images (-1 = all)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TrainConfig c = setup(f);
+  TrainConfig cfg = setup(f);
   TERN_CHECK_ARG(limit != 0, "predict: nothing to predict (--limit ", limit, ")");
-  Tensor test_x, test_y;
-  Shape sample_shape;
-  if (c.pipeline.enabled()) {
-    TrainingData d = make_training_data(c, /*with_train=*/false);
-    data::Element rows = first_rows(d.test, limit);
-    test_x = rows[0];
-    test_y = rows[1];
-    sample_shape = d.sample_shape;
-  } else {
-    ClassificationData d = load_data(c);
-    test_x = d.test_x;
-    test_y = d.test_y;
-    sample_shape = d.sample_shape;
-  }
-  std::shared_ptr<nn::Model> model = make_model(c, sample_shape);
-  load_weights(*model, weights.empty() ? default_weights(c) : weights);
-  int64_t n = test_x.shape()[0];
+  TestRows rows = test_rows(cfg, limit);
+  std::shared_ptr<nn::Model> model = config::make_model(cfg, rows.sample_shape);
+  model->load_weights(weights.empty() ? cfg.output.dir + "/weights.safetensors" : weights);
+  int64_t n = rows.x.shape()[0];
   if (limit >= 0) n = std::min(n, limit);
   TERN_CHECK_ARG(n > 0, "predict: nothing to predict (--limit ", limit, ")");
-  Tensor logits = model->predict(test_x.slice_rows(0, n), std::max<int64_t>(c.batch_size, 256));
+  Tensor logits =
+      model->predict(rows.x.slice_rows(0, n), std::max<int64_t>(cfg.training.fit.batch_size, 256));
   std::ofstream file;
   if (!output.empty()) {
     file.open(output);
     TERN_CHECK_ARG(file.good(), "predict: cannot write '", output, "'");
   }
-  std::ostream& os = output.empty() ? std::cout : file;
-  int64_t classes = logits.shape()[1];
-  os << "index,predicted,label";
-  for (int64_t k = 0; k < classes; ++k) os << ",p" << k;
-  os << "\n" << std::setprecision(5);
-  for (int64_t i = 0; i < n; ++i) {
-    double mx = -1e300;
-    int64_t arg = 0;
-    for (int64_t k = 0; k < classes; ++k) {
-      double v = logits.get(i * classes + k);
-      if (v > mx) {
-        mx = v;
-        arg = k;
-      }
-    }
-    double z = 0;
-    for (int64_t k = 0; k < classes; ++k) z += std::exp(logits.get(i * classes + k) - mx);
-    os << i << "," << arg << "," << label_at(test_y, i);
-    for (int64_t k = 0; k < classes; ++k)
-      os << "," << std::exp(logits.get(i * classes + k) - mx) / z;
-    os << "\n";
-  }
+  write_predictions(output.empty() ? std::cout : file, logits, rows.y, n);
   return 0;
 }
 
@@ -250,13 +272,12 @@ int cmd_summary(int argc, char** argv) {
   CommonFlags f;
   add_common(app, f);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TrainConfig c = setup(f);
+  TrainConfig cfg = setup(f);
   // The input shape comes from the data files' headers (or a pipeline's first test batch).
-  Shape sample_shape = c.pipeline.enabled()
-                           ? make_training_data(c, /*with_train=*/false).sample_shape
-                           : load_data(c).sample_shape;
-  std::shared_ptr<nn::Model> model = make_model(c, sample_shape);
-  model->summary(std::cout);
+  Shape sample_shape = cfg.data.uses_pipeline()
+                           ? config::make_training_data(cfg, /*with_train=*/false).sample_shape
+                           : config::load_data(cfg).sample_shape;
+  config::make_model(cfg, sample_shape)->summary(std::cout);
   return 0;
 }
 

@@ -1,4 +1,6 @@
-// `tern data inspect`: what a TFRecord / IDX / CSV file holds.
+// inspect_data_file: what a TFRecord / IDX / CSV file holds.
+#include "tern/data/inspect.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -16,12 +18,9 @@
 #include "tern/data/image_codec.h"
 #include "tern/data/input_stream.h"
 #include "tern/data/tfrecord_reader.h"
-#include "tools/tern/data_tools.h"
 
-namespace tern::tools {
+namespace tern::data {
 namespace {
-
-using data::Compression;
 
 std::string compression_label(Compression c) {
   return c == Compression::kGzip ? "gzip" : c == Compression::kZlib ? "zlib" : "uncompressed";
@@ -29,16 +28,16 @@ std::string compression_label(Compression c) {
 
 // The first bytes of the (decompressed) stream.
 std::string head_bytes(const std::string& path, Compression c, size_t n) {
-  std::unique_ptr<data::InputStream> in = data::InputStream::open(path, c);
+  std::unique_ptr<InputStream> in = InputStream::open(path, c);
   std::string out(n, '\0');
   out.resize(in->read(out.data(), n));
   return out;
 }
 
 Compression resolve_compression(const std::string& path, const std::string& name) {
-  if (name != "auto") return data::parse_compression(name);
-  return data::InputStream::open(path, Compression::kAuto)->compressed() ? Compression::kGzip
-                                                                         : Compression::kNone;
+  if (name != "auto") return parse_compression(name);
+  return InputStream::open(path, Compression::kAuto)->compressed() ? Compression::kGzip
+                                                                   : Compression::kNone;
 }
 
 std::string detect_format(const std::string& path, Compression c) {
@@ -51,7 +50,7 @@ std::string detect_format(const std::string& path, Compression c) {
   if (head.size() == 12) {
     uint32_t stored = 0;
     std::memcpy(&stored, head.data() + 8, 4);
-    if (data::crc32c_mask(data::crc32c(head.data(), 8)) == stored) return "tfrecord";
+    if (crc32c_mask(crc32c(head.data(), 8)) == stored) return "tfrecord";
   }
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
@@ -68,10 +67,10 @@ std::string printable(const std::string& v) {
 }
 
 std::string describe_bytes(const std::string& v) {
-  if (data::detect_image_format(v) != data::ImageFormat::kUnknown) {
+  if (detect_image_format(v) != ImageFormat::kUnknown) {
     try {
-      const data::ImageInfo info = data::read_image_info(v);
-      return str_cat(data::image_format_name(info.format), " ", info.height, "x", info.width, "x",
+      const ImageInfo info = read_image_info(v);
+      return str_cat(image_format_name(info.format), " ", info.height, "x", info.width, "x",
                      info.channels, ", ", v.size(), " bytes");
     } catch (const Error&) {
     }
@@ -81,30 +80,30 @@ std::string describe_bytes(const std::string& v) {
   return str_cat(v.size(), " bytes");
 }
 
-std::string describe_values(const data::Feature& f) {
+std::string describe_values(const Feature& f) {
   std::string out = "[";
   const size_t n = std::min<size_t>(f.size(), 6);
   for (size_t i = 0; i < n; ++i) {
     if (i) out += ", ";
-    if (f.kind == data::FeatureKind::kBytes) out += describe_bytes(f.bytes_list[i]);
-    if (f.kind == data::FeatureKind::kFloat) out += str_cat(f.float_list[i]);
-    if (f.kind == data::FeatureKind::kInt64) out += str_cat(f.int64_list[i]);
+    if (f.kind == FeatureKind::kBytes) out += describe_bytes(f.bytes_list[i]);
+    if (f.kind == FeatureKind::kFloat) out += str_cat(f.float_list[i]);
+    if (f.kind == FeatureKind::kInt64) out += str_cat(f.int64_list[i]);
   }
   if (f.size() > n) out += str_cat(", ... (", f.size(), " values)");
   return out + "]";
 }
 
-void print_features(const data::Features& features, std::ostream& out, const char* indent) {
+void print_features(const Features& features, std::ostream& out, const char* indent) {
   size_t width = 0;
   for (const auto& [name, f] : features) width = std::max(width, name.size());
   for (const auto& [name, f] : features) {
     out << indent << std::left << std::setw(static_cast<int>(width)) << name << "  "
-        << std::setw(10) << data::feature_kind_name(f.kind) << "  " << describe_values(f) << "\n";
+        << std::setw(10) << feature_kind_name(f.kind) << "  " << describe_values(f) << "\n";
   }
 }
 
 struct FeatureSummary {
-  data::FeatureKind kind = data::FeatureKind::kNone;
+  FeatureKind kind = FeatureKind::kNone;
   bool mixed_kinds = false;
   size_t min_count = SIZE_MAX, max_count = 0;
   int64_t records = 0;
@@ -112,18 +111,18 @@ struct FeatureSummary {
 
 void inspect_tfrecord(const std::string& path, Compression c, const InspectOptions& o,
                       std::ostream& out) {
-  data::TFRecordReader reader(path, {.compression = c});
+  TFRecordReader reader(path, {.compression = c});
   int64_t count = 0, bytes = 0, examples = 0;
   std::map<std::string, FeatureSummary> summary;
   std::vector<std::string> shown;
   while (std::optional<std::string> r = reader.read()) {
     bytes += static_cast<int64_t>(r->size());
     const std::string what = str_cat(path, " record ", count);
-    const bool seq = data::looks_like_sequence_example(*r);
-    std::optional<data::Example> ex;
+    const bool seq = looks_like_sequence_example(*r);
+    std::optional<Example> ex;
     std::string error;
     try {
-      if (!seq) ex = data::parse_example_proto(*r, what);
+      if (!seq) ex = parse_example_proto(*r, what);
     } catch (const Error& e) {
       error = e.what();
     }
@@ -146,14 +145,13 @@ void inspect_tfrecord(const std::string& path, Compression c, const InspectOptio
         print_features(ex->features, os, "  ");
       } else if (seq) {
         try {
-          const data::SequenceExample sx = data::parse_sequence_example_proto(*r, what);
+          const SequenceExample sx = parse_sequence_example_proto(*r, what);
           os << ", tf.train.SequenceExample\n  context:\n";
           print_features(sx.context, os, "    ");
           os << "  feature_lists:\n";
           for (const auto& [name, steps] : sx.feature_lists) {
             os << "    " << name << "  " << steps.size() << " steps"
-               << (steps.empty() ? "" : str_cat(" of ", data::feature_kind_name(steps[0].kind)))
-               << "\n";
+               << (steps.empty() ? "" : str_cat(" of ", feature_kind_name(steps[0].kind))) << "\n";
           }
         } catch (const Error& e) {
           os << ", not a valid tf.train.SequenceExample: " << e.what() << "\n";
@@ -174,8 +172,7 @@ void inspect_tfrecord(const std::string& path, Compression c, const InspectOptio
   out << "features over " << examples << " tf.train.Examples"
       << (examples < count ? str_cat(" (of ", count, " records)") : "") << ":\n";
   for (const auto& [name, s] : summary) {
-    out << "  " << name << ": "
-        << (s.mixed_kinds ? "mixed kinds" : data::feature_kind_name(s.kind));
+    out << "  " << name << ": " << (s.mixed_kinds ? "mixed kinds" : feature_kind_name(s.kind));
     if (s.records < examples) out << ", in " << s.records << " records";
     if (s.min_count == s.max_count) {
       out << ", " << s.min_count << (s.min_count == 1 ? " value" : " values") << " each";
@@ -188,7 +185,7 @@ void inspect_tfrecord(const std::string& path, Compression c, const InspectOptio
 }
 
 void inspect_idx(const std::string& path, const InspectOptions& o, std::ostream& out) {
-  const Tensor t = data::read_idx(path);
+  const Tensor t = read_idx(path);
   out << path << ": IDX " << t.type().to_string() << ", " << (t.rank() > 0 ? t.shape().dim(0) : 1)
       << " records\n";
   if (t.rank() == 0) return;
@@ -227,8 +224,8 @@ std::string column_type(const std::string& text, const std::string& current) {
 
 void inspect_csv(const std::string& path, Compression c, const InspectOptions& o,
                  std::ostream& out) {
-  data::CsvReader reader(path, ',', c, int64_t{1} << 24);
-  std::optional<std::vector<data::CsvField>> header = reader.next_row();
+  CsvReader reader(path, ',', c, int64_t{1} << 24);
+  std::optional<std::vector<CsvField>> header = reader.next_row();
   if (!header) {
     out << path << ": CSV, empty\n";
     return;
@@ -237,10 +234,10 @@ void inspect_csv(const std::string& path, Compression c, const InspectOptions& o
   std::vector<int64_t> empties(header->size());
   std::vector<std::string> shown;
   int64_t rows = 0;
-  while (std::optional<std::vector<data::CsvField>> row = reader.next_row()) {
+  while (std::optional<std::vector<CsvField>> row = reader.next_row()) {
     if (rows < o.records) {
       std::string line = str_cat("row ", rows, " (line ", reader.row_line(), "):");
-      for (const data::CsvField& f : *row)
+      for (const CsvField& f : *row)
         line += " " + (f.text.empty() ? std::string("<empty>") : f.text);
       shown.push_back(line);
     }
@@ -262,7 +259,7 @@ void inspect_csv(const std::string& path, Compression c, const InspectOptions& o
 
 }  // namespace
 
-void data_inspect(const std::string& path, const InspectOptions& options, std::ostream& out) {
+void inspect_data_file(const std::string& path, const InspectOptions& options, std::ostream& out) {
   TERN_CHECK_ARG(options.records >= 0, "inspect: --records must be >= 0, got ", options.records);
   const Compression c = resolve_compression(path, options.compression);
   const std::string format = options.format == "auto" ? detect_format(path, c) : options.format;
@@ -273,4 +270,4 @@ void data_inspect(const std::string& path, const InspectOptions& options, std::o
               "' (auto, tfrecord, idx or csv)");
 }
 
-}  // namespace tern::tools
+}  // namespace tern::data

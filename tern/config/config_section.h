@@ -1,6 +1,6 @@
 // Section: one table of a TOML config read key by key with checked types; finish() rejects the
-// keys nobody read, naming the file, the line and the closest valid key. Used by config.cc and
-// pipeline_config.cc (the only files that see toml++).
+// keys nobody read, naming the file, the line and the closest valid key. Used by the readers of
+// tern/config (the only files that see toml++; config.h does not include this header).
 #pragma once
 
 #include <toml++/toml.h>
@@ -11,10 +11,11 @@
 #include <vector>
 
 #include "tern/base/error.h"
+#include "tern/config/config.h"
 #include "tern/ops/attrs.h"
 #include "tern/ops/registry.h"
 
-namespace tern::tools {
+namespace tern::config {
 
 [[noreturn]] inline void config_error(const std::string& file, const toml::source_region& where,
                                       const std::string& msg) {
@@ -57,6 +58,24 @@ class Section {
       out = *i;
     } else {
       type_error(*n, key, "\"epoch\" or a positive number of batches");
+    }
+  }
+  // A byte count: an integer, or a string with a unit ("512MiB"; parse_memory_size).
+  void read_memory_size(const std::string& key, int64_t& out) {
+    known_.insert(key);
+    const toml::node* n = table_ ? table_->get(key) : nullptr;
+    if (!n) return;
+    if (auto i = n->value_exact<int64_t>()) {
+      if (*i < 0) config_error(file_, n->source(), str_cat("key '", full(key), "' must be >= 0"));
+      out = *i;
+    } else if (auto text = n->value_exact<std::string>()) {
+      try {
+        out = parse_memory_size(*text);
+      } catch (const Error& e) {
+        config_error(file_, n->source(), str_cat("key '", full(key), "': ", e.message()));
+      }
+    } else {
+      type_error(*n, key, "a byte count or a size such as \"512MiB\"");
     }
   }
   Section sub(const std::string& key) {
@@ -231,4 +250,4 @@ class Section {
   std::set<std::string> known_;
 };
 
-}  // namespace tern::tools
+}  // namespace tern::config

@@ -1,5 +1,6 @@
 // Helpers for reading config tables with Section: enumerations with suggestions, required keys
-// (a misspelt one is reported as such), [height, width] sizes, dtypes.
+// (a misspelt one is reported as such), keys that apply to some names only, [height, width]
+// sizes, dtypes.
 #pragma once
 
 #include <algorithm>
@@ -7,10 +8,10 @@
 #include <utility>
 #include <vector>
 
+#include "tern/config/config_section.h"
 #include "tern/tensor/dtype.h"
-#include "tools/tern/config_section.h"
 
-namespace tern::tools {
+namespace tern::config {
 
 inline std::string join(const std::vector<std::string>& v) {
   std::string out;
@@ -48,6 +49,36 @@ inline std::string read_choice(Section& s, const std::string& key,
   return v;
 }
 
+// A table keyed by a name (an optimizer, a schedule, a loss, a transform's op or fn): `name` takes
+// the `common` keys, its own in `keys_by_name`, and `common_tail`. A key that only other names
+// take is an error at its line: "optimizer.beta1 does not apply to optimizer 'sgd' (its keys:
+// learning_rate, momentum, ...)". Keys no name takes are left to Section::finish (unknown key,
+// did you mean).
+using KeysByName = std::vector<std::pair<std::string, std::vector<std::string>>>;
+inline void reject_keys_of_other_names(const Section& s, const std::string& what,
+                                       const std::string& name,
+                                       const std::vector<std::string>& common,
+                                       const KeysByName& keys_by_name,
+                                       const std::vector<std::string>& common_tail = {}) {
+  std::vector<std::string> own = common;
+  for (const auto& [n, keys] : keys_by_name) {
+    if (n == name) own.insert(own.end(), keys.begin(), keys.end());
+  }
+  own.insert(own.end(), common_tail.begin(), common_tail.end());
+  for (const auto& key : s.keys()) {
+    if (std::find(own.begin(), own.end(), key) != own.end()) continue;
+    for (const auto& [other, keys] : keys_by_name) {
+      if (std::find(keys.begin(), keys.end(), key) == keys.end()) continue;
+      std::vector<std::string> listed;
+      for (const auto& k : own) {
+        if (k != "name" && k != "op" && k != "fn") listed.push_back(k);  // the selecting keys
+      }
+      s.error(key, str_cat(s.full(key), " does not apply to ", what, " '", name, "' (its keys: ",
+                           listed.empty() ? std::string("none") : join(listed), ")"));
+    }
+  }
+}
+
 template <typename T>
 T read_required(Section& s, const std::string& key) {
   if (!s.has(key)) missing_key(s, key);
@@ -82,4 +113,4 @@ inline std::string origin_of(const Section& s) {
   return str_cat(s.file(), ":", s.line(), " (", s.path(), ")");
 }
 
-}  // namespace tern::tools
+}  // namespace tern::config

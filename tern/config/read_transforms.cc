@@ -1,12 +1,12 @@
-// [[data.transforms]] -> data::TransformSpec, checked key by key (see pipeline_config.h).
+// [[data.transforms]] -> data::TransformSpec, checked key by key (read_sections.h).
 #include <algorithm>
 #include <tuple>
 
+#include "tern/config/config_readers.h"
+#include "tern/config/read_sections.h"
 #include "tern/data/element_fns.h"
-#include "tools/tern/config_readers.h"
-#include "tools/tern/pipeline_config.h"
 
-namespace tern::tools {
+namespace tern::config {
 namespace {
 
 using data::ElementFnKind;
@@ -19,9 +19,42 @@ const std::vector<TransformKind> kOpKinds = {
     TransformKind::kUnbatch, TransformKind::kRepeat, TransformKind::kTake,    TransformKind::kSkip,
     TransformKind::kShard,   TransformKind::kCache,  TransformKind::kPrefetch};
 
-data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
+// The keys of each op (besides op and apply_to) and of each map fn (besides the map's own).
+const KeysByName kOpKeys = {
+    {"shuffle", {"buffer", "seed", "reshuffle_each_iteration"}},
+    {"parse", {"parallel", "deterministic"}},
+    {"map", {"fn", "component", "parallel", "deterministic", "seed"}},
+    {"batch", {"size", "drop_remainder"}},
+    {"unbatch", {}},
+    {"repeat", {"count"}},
+    {"take", {"count"}},
+    {"skip", {"count"}},
+    {"shard", {"num_shards", "index"}},
+    {"cache", {}},
+    {"prefetch", {"buffer"}},
+};
+const KeysByName kFnKeys = {
+    {"scale", {"factor"}},
+    {"cast", {"dtype"}},
+    {"normalize", {"mean", "std"}},
+    {"reshape", {"shape"}},
+    {"resize", {"size", "method"}},
+    {"center_crop", {"size"}},
+    {"random_crop", {"size"}},
+    {"random_flip", {}},
+    {"random_brightness", {"max_delta"}},
+    {"random_contrast", {"lower", "upper"}},
+    {"one_hot", {"depth"}},
+    {"decode_image", {"channels"}},
+    {"read_image", {"channels"}},
+};
+
+data::ElementFnSpec read_fn(Section& t, const TrainConfig& cfg) {
   data::ElementFnSpec f;
-  f.kind = data::element_fn_from_name(read_choice(t, "fn", data::element_fn_names(), ""));
+  const std::string fn = read_choice(t, "fn", data::element_fn_names(), "");
+  reject_keys_of_other_names(t, "fn", fn, {"op", "fn"}, kFnKeys,
+                             {"component", "parallel", "deterministic", "seed", "apply_to"});
+  f.kind = data::element_fn_from_name(fn);
   if (f.kind == ElementFnKind::kOneHot) f.component = 1;
   t.read("component", f.component);
   switch (f.kind) {
@@ -62,10 +95,11 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
       f.upper = static_cast<float>(read_required<double>(t, "upper"));
       break;
     case ElementFnKind::kOneHot:
-      f.depth = c.num_classes;
+      f.depth = cfg.data.num_classes;
       t.read("depth", f.depth);
       break;
     case ElementFnKind::kDecodeImage:
+    case ElementFnKind::kReadImage:
       t.read("channels", f.channels);
       break;
   }
@@ -77,8 +111,9 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& c) {
   return f;
 }
 
-data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& c) {
+data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& cfg) {
   std::string op = read_choice(t, "op", kOps, "");
+  if (op != "map") reject_keys_of_other_names(t, "op", op, {"op"}, kOpKeys, {"apply_to"});
   data::TransformSpec s;
   s.kind = kOpKinds[static_cast<size_t>(std::find(kOps.begin(), kOps.end(), op) - kOps.begin())];
   s.origin = origin_of(t);
@@ -95,13 +130,13 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
     case TransformKind::kShuffle:
       s.size = read_required<int64_t>(t, "buffer");
       positive("buffer", s.size);
-      s.seed = static_cast<uint64_t>(c.seed);
+      s.seed = cfg.training.fit.seed;
       t.read("seed", s.seed);
       t.read("reshuffle_each_iteration", s.reshuffle_each_iteration);
       break;
     case TransformKind::kMap:
-      s.fns = {read_fn(t, c)};
-      s.seed = static_cast<uint64_t>(c.seed) + index;
+      s.fns = {read_fn(t, cfg)};
+      s.seed = cfg.training.fit.seed + index;
       t.read("seed", s.seed);
       [[fallthrough]];
     case TransformKind::kParse:
@@ -114,7 +149,7 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
       t.read("deterministic", s.deterministic);
       break;
     case TransformKind::kBatch:
-      s.size = c.batch_size;
+      s.size = cfg.training.fit.batch_size;
       t.read("size", s.size);
       positive("size", s.size);
       t.read("drop_remainder", s.drop_remainder);
@@ -135,7 +170,7 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
         t.error("index", "key 'index' must be in [0, num_shards)");
       break;
     case TransformKind::kPrefetch:
-      s.size = c.prefetch;
+      s.size = cfg.data.prefetch;
       t.read("buffer", s.size);
       if (s.size == 0 || s.size < -1)
         t.error("buffer", "key 'buffer' must be -1 (AUTOTUNE) or positive");
@@ -156,7 +191,7 @@ bool applies(const data::TransformSpec& t, data::PipelineMode mode) {
 // Parse exactly once (tfrecord) and before batching; an endless repeat needs steps_per_epoch; a
 // batch (training.batch_size) and a final prefetch are added where missing.
 void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
-                        const TrainConfig& c, const std::string& source, Section& data) {
+                        const TrainConfig& cfg, const std::string& source, Section& data) {
   auto& ts = spec.transforms;
   int parses = 0;
   for (size_t i = 0; i < ts.size(); ++i) {
@@ -181,7 +216,7 @@ void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
       }
     }
     if (t.kind == TransformKind::kRepeat && t.size < 0 && applies(t, data::PipelineMode::kTrain) &&
-        c.steps_per_epoch <= 0) {
+        cfg.training.fit.steps_per_epoch <= 0) {
       tables[i].error(
           "op", str_cat(tables[i].path(), ": an endless repeat needs training.steps_per_epoch"));
     }
@@ -199,26 +234,26 @@ void check_and_complete(std::vector<Section>& tables, data::PipelineSpec& spec,
       return t.kind == TransformKind::kBatch && applies(t, mode);
     });
     if (batched) continue;
-    data::TransformSpec b = data::batch_transform(c.batch_size);
+    data::TransformSpec b = data::batch_transform(cfg.training.fit.batch_size);
     b.apply_to = mode == data::PipelineMode::kTrain ? data::ApplyTo::kTrain : data::ApplyTo::kEval;
-    b.origin = str_cat(c.path, ": batch (training.batch_size, added)");
+    b.origin = str_cat(cfg.path, ": batch (training.batch_size, added)");
     ts.push_back(b);
   }
   if (ts.back().kind != TransformKind::kPrefetch) {
-    data::TransformSpec p = data::prefetch_transform(c.prefetch);
-    p.origin = str_cat(c.path, ": prefetch (data.prefetch, added)");
+    data::TransformSpec p = data::prefetch_transform(cfg.data.prefetch);
+    p.origin = str_cat(cfg.path, ": prefetch (data.prefetch, added)");
     ts.push_back(p);
   }
 }
 
 }  // namespace
 
-void read_pipeline_transforms(Section& data, TrainConfig& c) {
+void read_pipeline_transforms(Section& data, TrainConfig& cfg) {
   std::vector<Section> tables = data.tables("transforms");
   for (size_t i = 0; i < tables.size(); ++i) {
-    c.pipeline.spec.transforms.push_back(read_transform(tables[i], i, c));
+    cfg.data.pipeline.transforms.push_back(read_transform(tables[i], i, cfg));
   }
-  check_and_complete(tables, c.pipeline.spec, c, c.pipeline.source, data);
+  check_and_complete(tables, cfg.data.pipeline, cfg, cfg.data.source, data);
 }
 
-}  // namespace tern::tools
+}  // namespace tern::config

@@ -1,13 +1,13 @@
-// [data] pipeline keys -> data::PipelineSpec, checked key by key (see pipeline_config.h).
-#include "tools/tern/pipeline_config.h"
+// The input-pipeline keys of [data] -> data::PipelineSpec, checked key by key (read_sections.h).
 
 #include <algorithm>
 #include <array>
 #include <tuple>
 
-#include "tools/tern/config_readers.h"
+#include "tern/config/config_readers.h"
+#include "tern/config/read_sections.h"
 
-namespace tern::tools {
+namespace tern::config {
 namespace {
 
 const std::vector<std::string> kSources = {"idx",      "fashion_mnist", "mnist",
@@ -96,11 +96,11 @@ void read_csv(Section& data, data::SourceSpec& src) {
       csv.error("columns", str_cat("data.csv.columns[", i, "] = '", types[i], "' is not one of ",
                                    join(kinds), did_you_mean(types[i], kinds)));
     }
-    data::CsvColumn c;
-    c.dtype = std::array{DType::kF32, DType::kF64, DType::kI32,
-                         DType::kI64}[static_cast<size_t>(it - kinds.begin())];
-    if (!defaults.empty()) c.default_value = defaults[i];
-    src.csv.columns.push_back(c);
+    data::CsvColumn column;
+    column.dtype = std::array{DType::kF32, DType::kF64, DType::kI32,
+                              DType::kI64}[static_cast<size_t>(it - kinds.begin())];
+    if (!defaults.empty()) column.default_value = defaults[i];
+    src.csv.columns.push_back(column);
   }
   src.label_column = static_cast<int64_t>(types.size()) - 1;
   csv.read("label_column", src.label_column);
@@ -118,11 +118,13 @@ void read_csv(Section& data, data::SourceSpec& src) {
   csv.finish();
 }
 
-void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) {
+void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& cfg) {
   Section im = data.sub("image_dir");
   if (!im.present())
     data.error("source", "source = \"image_dir\" needs a [data.image_dir] table (image_size)");
-  std::tie(src.image_height, src.image_width) = read_size(im, "image_size");
+  im.read("decode", src.decode);
+  if (src.decode || im.has("image_size"))
+    std::tie(src.image_height, src.image_width) = read_size(im, "image_size");
   im.read("channels", src.channels);
   if (src.channels != 1 && src.channels != 3 && src.channels != 4)
     im.error("channels", "data.image_dir.channels must be 1, 3 or 4");
@@ -134,25 +136,12 @@ void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& c) 
           : data::ResizeMethod::kBilinear;
   im.read("parallel", src.decode_parallel);
   im.finish();
-  src.validation_split = c.validation_split;
+  src.validation_split = cfg.data.validation_split;
 }
 
-}  // namespace
-
-void read_pipeline_config(Section& data, TrainConfig& c) {
-  DataPipelineConfig& p = c.pipeline;
-  const bool has_source = data.has("source");
-  if (!has_source) {
-    for (const auto& key : {"train_files", "test_files", "validation_files", "compression",
-                            "parallel_reads", "skip_corrupt", "input", "label", "features", "csv",
-                            "train_dir", "test_dir", "validation_dir", "image_dir", "transforms"}) {
-      if (data.has(key))
-        data.error(key, str_cat("key 'data.", key, "' needs data.source (an input pipeline)"));
-    }
-    data.read("source", p.source);  // known, absent
-    return;
-  }
-  p.source = read_choice(data, "source", kSources, "");
+// data.dataset and data.shuffle_buffer belong to the other data path; the source-specific keys
+// to their sources.
+void check_source_keys(const Section& data, const std::string& source) {
   if (data.has("dataset"))
     data.error(
         "dataset",
@@ -162,86 +151,121 @@ void read_pipeline_config(Section& data, TrainConfig& c) {
                "data.shuffle_buffer is for data.dataset; with data.source, add a "
                "[[data.transforms]] op = \"shuffle\"");
   for (const auto& [key, sources] : kSourceKeys) {
-    if (data.has(key) && std::find(sources.begin(), sources.end(), p.source) == sources.end()) {
+    if (data.has(key) && std::find(sources.begin(), sources.end(), source) == sources.end()) {
       data.error(key, str_cat("key 'data.", key, "' is for source ", join(sources), ", not \"",
-                              p.source, "\""));
+                              source, "\""));
     }
   }
-  data::SourceSpec& src = p.spec.source;
-  src.seed = static_cast<uint64_t>(c.seed);
-  auto required = [&](const std::string& key, std::vector<std::string>& out) {
-    data.read_strings(key, out);
-    if (out.empty()) data.error(key, str_cat("source = \"", p.source, "\" needs data.", key));
-  };
-  if (p.source == "idx" || p.source == "fashion_mnist" || p.source == "mnist") {
-    src.kind = data::SourceKind::kIdx;
-    if (p.source == "idx") {
-      p.train = {c.train_images, c.train_labels};
-      p.test = {c.test_images, c.test_labels};
-      for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
-        if (!data.has(key)) data.error("source", str_cat("source = \"idx\" needs data.", key));
-      }
-    } else {
-      p.train = {c.data_dir + "/train-images-idx3-ubyte.gz",
-                 c.data_dir + "/train-labels-idx1-ubyte.gz"};
-      p.test = {c.data_dir + "/t10k-images-idx3-ubyte.gz",
-                c.data_dir + "/t10k-labels-idx1-ubyte.gz"};
-    }
-  } else if (p.source == "tfrecord" || p.source == "csv") {
-    src.kind = p.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
-    required("train_files", p.train);
-    required("test_files", p.test);
-    data.read_strings("validation_files", p.validation);
-    std::string compression = p.source == "csv" ? "auto" : "";
-    data.read("compression", compression);
-    try {
-      data::Compression mode = compression == "auto" && p.source == "csv"
-                                   ? data::Compression::kAuto
-                                   : data::parse_compression(compression);
-      src.tfrecord.compression = mode;
-      src.csv.compression = mode;
-    } catch (const Error& e) {
-      data.error("compression", str_cat("key 'data.compression': ", e.message()));
-    }
-    data.read("skip_corrupt", src.tfrecord.skip_corrupt);
-    data.read("parallel_reads", src.parallel_reads);
-    if (src.parallel_reads < 1) data.error("parallel_reads", "data.parallel_reads must be >= 1");
-    std::string input = "image", label = "label";
-    data.read("input", input);
-    data.read("label", label);
-    if (p.source == "tfrecord") {
-      if (input == label) data.error("label", "data.input and data.label name the same feature");
-      src.features = read_features(data, input, label);
-    } else {
-      read_csv(data, src);
-    }
-  } else {
-    src.kind = data::SourceKind::kImageDir;
-    std::string dir;
-    data.read("train_dir", dir);
-    if (dir.empty()) data.error("source", "source = \"image_dir\" needs data.train_dir");
-    p.train = {dir};
-    dir.clear();
-    data.read("test_dir", dir);
-    if (dir.empty()) data.error("source", "source = \"image_dir\" needs data.test_dir");
-    p.test = {dir};
-    dir.clear();
-    data.read("validation_dir", dir);
-    if (!dir.empty()) p.validation = {dir};
-    read_image_dir(data, src, c);
-  }
-  if (c.validation_split > 0) {
-    if (p.source == "tfrecord" || p.source == "csv") {
-      data.error("validation_split",
-                 str_cat("data.validation_split needs an IDX or image_dir source; for \"", p.source,
-                         "\" give data.validation_files"));
-    }
-    if (!p.validation.empty())
-      data.error("validation_split",
-                 "data.validation_split and data.validation_dir exclude each other");
-    p.validation_from_split = true;
-  }
-  read_pipeline_transforms(data, c);
 }
 
-}  // namespace tern::tools
+// idx (the four files), or fashion_mnist / mnist (Debian's file names under data.dir).
+void read_idx_inputs(const Section& data, DataConfig& data_config) {
+  data_config.pipeline.source.kind = data::SourceKind::kIdx;
+  if (data_config.source == "idx") {
+    data_config.train_inputs = {data_config.train_images, data_config.train_labels};
+    data_config.test_inputs = {data_config.test_images, data_config.test_labels};
+    for (const auto& key : {"train_images", "train_labels", "test_images", "test_labels"}) {
+      if (!data.has(key)) data.error("source", str_cat("source = \"idx\" needs data.", key));
+    }
+  } else {
+    data_config.train_inputs = {data_config.dir + "/train-images-idx3-ubyte.gz",
+                                data_config.dir + "/train-labels-idx1-ubyte.gz"};
+    data_config.test_inputs = {data_config.dir + "/t10k-images-idx3-ubyte.gz",
+                               data_config.dir + "/t10k-labels-idx1-ubyte.gz"};
+  }
+}
+
+// tfrecord and csv: file patterns per split, compression, parallel reads, then the feature spec or
+// the columns.
+void read_record_files(Section& data, DataConfig& data_config) {
+  data::SourceSpec& src = data_config.pipeline.source;
+  src.kind = data_config.source == "csv" ? data::SourceKind::kCsv : data::SourceKind::kTFRecord;
+  for (auto [key, out] : {std::pair{"train_files", &data_config.train_inputs},
+                          std::pair{"test_files", &data_config.test_inputs}}) {
+    data.read_strings(key, *out);
+    if (out->empty())
+      data.error(key, str_cat("source = \"", data_config.source, "\" needs data.", key));
+  }
+  data.read_strings("validation_files", data_config.validation_inputs);
+  std::string compression = data_config.source == "csv" ? "auto" : "";
+  data.read("compression", compression);
+  try {
+    data::Compression mode = compression == "auto" && data_config.source == "csv"
+                                 ? data::Compression::kAuto
+                                 : data::parse_compression(compression);
+    src.tfrecord.compression = mode;
+    src.csv.compression = mode;
+  } catch (const Error& e) {
+    data.error("compression", str_cat("key 'data.compression': ", e.message()));
+  }
+  data.read("skip_corrupt", src.tfrecord.skip_corrupt);
+  data.read("parallel_reads", src.parallel_reads);
+  if (src.parallel_reads < 1) data.error("parallel_reads", "data.parallel_reads must be >= 1");
+  std::string input = "image", label = "label";
+  data.read("input", input);
+  data.read("label", label);
+  if (data_config.source == "tfrecord") {
+    if (input == label) data.error("label", "data.input and data.label name the same feature");
+    src.features = read_features(data, input, label);
+  } else {
+    read_csv(data, src);
+  }
+}
+
+// image_dir: one root folder per split, then [data.image_dir].
+void read_image_dirs(Section& data, TrainConfig& cfg) {
+  DataConfig& data_config = cfg.data;
+  data_config.pipeline.source.kind = data::SourceKind::kImageDir;
+  for (auto [key, out] : {std::pair{"train_dir", &data_config.train_inputs},
+                          std::pair{"test_dir", &data_config.test_inputs}}) {
+    std::string dir;
+    data.read(key, dir);
+    if (dir.empty()) data.error("source", str_cat("source = \"image_dir\" needs data.", key));
+    *out = {dir};
+  }
+  std::string dir;
+  data.read("validation_dir", dir);
+  if (!dir.empty()) data_config.validation_inputs = {dir};
+  read_image_dir(data, data_config.pipeline.source, cfg);
+}
+
+}  // namespace
+
+void read_pipeline(Section& data, TrainConfig& cfg) {
+  DataConfig& data_config = cfg.data;
+  if (!data.has("source")) {
+    for (const auto& key : {"train_files", "test_files", "validation_files", "compression",
+                            "parallel_reads", "skip_corrupt", "input", "label", "features", "csv",
+                            "train_dir", "test_dir", "validation_dir", "image_dir", "transforms"}) {
+      if (data.has(key))
+        data.error(key, str_cat("key 'data.", key, "' needs data.source (an input pipeline)"));
+    }
+    data.read("source", data_config.source);  // known, absent
+    return;
+  }
+  data_config.source = read_choice(data, "source", kSources, "");
+  check_source_keys(data, data_config.source);
+  data_config.pipeline.source.seed = cfg.training.fit.seed;
+  if (data_config.source == "idx" || data_config.source == "fashion_mnist" ||
+      data_config.source == "mnist") {
+    read_idx_inputs(data, data_config);
+  } else if (data_config.source == "tfrecord" || data_config.source == "csv") {
+    read_record_files(data, data_config);
+  } else {
+    read_image_dirs(data, cfg);
+  }
+  if (data_config.validation_split > 0) {
+    if (data_config.source == "tfrecord" || data_config.source == "csv") {
+      data.error("validation_split",
+                 str_cat("data.validation_split needs an IDX or image_dir source; for \"",
+                         data_config.source, "\" give data.validation_files"));
+    }
+    if (!data_config.validation_inputs.empty())
+      data.error("validation_split",
+                 "data.validation_split and data.validation_dir exclude each other");
+    data_config.validation_from_split = true;
+  }
+  read_pipeline_transforms(data, cfg);
+}
+
+}  // namespace tern::config

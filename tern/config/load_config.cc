@@ -1,0 +1,118 @@
+// load_config: the TOML file parsed, --set overrides applied, each section read
+// (read_sections.h), the effective keys flattened and hashed. toml++ is used only inside
+// tern/config.
+#include "tern/config/config.h"
+
+#include <toml++/toml.h>
+#include <filesystem>
+#include <sstream>
+
+#include "tern/base/sha256.h"
+#include "tern/config/read_sections.h"
+
+namespace tern::config {
+namespace {
+
+// Every leaf of `t` as "a.b.c" -> its TOML text.
+void flatten(const toml::table& t, const std::string& prefix,
+             std::map<std::string, std::string>& out) {
+  for (const auto& [k, v] : t) {
+    std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
+    if (const toml::table* sub = v.as_table()) {
+      flatten(*sub, key, out);
+      continue;
+    }
+    std::ostringstream os;
+    v.visit([&](const auto& node) { os << toml::toml_formatter{node}; });
+    out[key] = os.str();
+  }
+}
+
+// Applies "a.b.c=value" to the parsed table.
+void apply_override(toml::table& root, const std::string& spec, const std::string& file) {
+  size_t eq = spec.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': expected key=value");
+  }
+  std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
+  toml::table parsed;
+  try {
+    parsed = toml::parse("v = " + value);
+  } catch (const toml::parse_error&) {
+    parsed = toml::table{{"v", value}};  // a bare word is a string
+  }
+  toml::table* t = &root;
+  size_t start = 0;
+  for (;;) {
+    size_t dot = key.find('.', start);
+    std::string part =
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    if (part.empty())
+      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
+    if (dot == std::string::npos) {
+      t->insert_or_assign(part, *parsed.get("v"));
+      return;
+    }
+    toml::node* next = t->get(part);
+    if (!next) {
+      t->insert(part, toml::table{});
+      next = t->get(part);
+    }
+    if (!next->is_table()) {
+      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part, "' in ", file,
+                  " is not a table");
+    }
+    t = next->as_table();
+    start = dot + 1;
+  }
+}
+
+// What checkpoints and TensorBoard record about the config (known once every key is read).
+void finish_callbacks(TrainConfig& cfg) {
+  CallbacksConfig& callbacks = cfg.callbacks;
+  if (callbacks.tensorboard) {
+    callbacks.tensorboard->hparams = cfg.effective;
+    callbacks.tensorboard->hparams["config_sha256"] = cfg.sha256;
+  }
+  if (callbacks.checkpoint) callbacks.checkpoint->config_sha256 = cfg.sha256;
+  if (callbacks.backup_and_restore) callbacks.backup_and_restore->config_sha256 = cfg.sha256;
+}
+
+}  // namespace
+
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  if (!std::filesystem::exists(path))
+    throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
+                e.source().begin.column, ": TOML syntax error: ", e.description());
+  }
+  for (const auto& o : overrides) apply_override(root, o, path);
+  TrainConfig cfg;
+  cfg.path = path;
+  Section top(&root, "", path);
+  read_model(top, cfg);
+  read_training(top, cfg);
+  read_data(top, cfg);
+  read_loss(top, cfg);
+  read_optimizer(top, cfg);
+  read_schedule(top, cfg);
+  read_output(top, cfg);
+  read_callbacks(top, cfg);
+  top.finish();
+
+  flatten(root, "", cfg.effective);
+  Sha256 hash;
+  for (const auto& [key, value] : cfg.effective) {
+    if (key.rfind("callbacks.", 0) == 0 || key.rfind("output.", 0) == 0) continue;
+    hash.update(key + "=" + value + "\n");
+  }
+  cfg.sha256 = hash.hex_digest();
+  finish_callbacks(cfg);
+  return cfg;
+}
+
+}  // namespace tern::config

@@ -1,0 +1,30 @@
+// Shared by convert.cc and convert_tfrecord.cc, the two halves of convert_image_dataset; not an
+// interface of its own.
+#pragma once
+
+#include <string>
+
+#include "tern/data/convert.h"
+#include "tern/data/image_convert.h"
+
+namespace tern::data::convert_internal {
+
+// True if the options change the pixels (then images are decoded and re-encoded).
+inline bool changes_pixels(const ConvertOptions& o) {
+  return o.height > 0 || o.channels != 0;
+}
+
+inline Tensor convert_image(const Tensor& image, const ConvertOptions& o) {
+  return convert_image_u8(image, o.channels, o.height, o.width);
+}
+
+inline std::string extension_for(const std::string& format) {
+  return format == "jpeg" ? ".jpg" : ".png";
+}
+
+ConvertResult folder_to_tfrecord(const std::string& input, const std::string& output,
+                                 const ConvertOptions& o);
+ConvertResult tfrecord_to_folder(const std::string& input, const std::string& output,
+                                 const ConvertOptions& o);
+
+}  // namespace tern::data::convert_internal

@@ -1,0 +1,104 @@
+// convert_image_dataset round trips: IDX -> TFRecord -> tensors (encoded and raw pixels), IDX ->
+// image folder (resized, RGB, named classes), folder -> TFRecord -> folder byte for byte.
+#include "tern/data/convert.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "tern/data/test_util.h"
+#include "tests/support/idx_writer.h"
+
+namespace tern::data {
+namespace {
+
+using ::tern::testing::write_idx_u8;
+using testing::TempDir;
+
+// 12 images of 6x5, label i % 3, pixel values from the index.
+void write_idx(const TempDir& dir) {
+  std::vector<uint8_t> images, labels;
+  for (int i = 0; i < 12; ++i) {
+    labels.push_back(static_cast<uint8_t>(i % 3));
+    for (int p = 0; p < 30; ++p) images.push_back(static_cast<uint8_t>(i * 20 + p * 3));
+  }
+  write_idx_u8(dir.file("images.idx"), {12, 6, 5}, images);
+  write_idx_u8(dir.file("labels.idx"), {12}, labels);
+}
+
+TEST(DataConvert, IdxToTFRecordParsesBackToTheSamePixels) {
+  TempDir dir;
+  write_idx(dir);
+  ConvertResult r =
+      convert_image_dataset(dir.file("images.idx"), dir.file("out.tfrecord"),
+                            {.labels = dir.file("labels.idx"), .compression = "gzip"});
+  EXPECT_EQ(r.written, 12);
+  const Tensor images = read_idx(dir.file("images.idx"));
+  DatasetPtr ds = parse_example(
+      tfrecord_dataset({dir.file("out.tfrecord")}, {.compression = Compression::kGzip}),
+      {fixed_len_feature("image/encoded", FeatureKind::kBytes),
+       fixed_len_feature("image/class/label", FeatureKind::kInt64)});
+  std::vector<Element> all = ds->make_iterator().take();
+  ASSERT_EQ(all.size(), 12u);
+  for (size_t i = 0; i < all.size(); ++i) {
+    const Tensor img = decode_image(tensor_bytes(all[i][0]));
+    EXPECT_EQ(img.type().to_string(), "u8[6, 5, 1]");
+    EXPECT_TRUE(
+        bitwise_equal(img.reshape(Shape{6, 5}),
+                      images.slice_rows(static_cast<int64_t>(i), static_cast<int64_t>(i) + 1)
+                          .reshape(Shape{6, 5})));
+    EXPECT_EQ(all[i][1].get(0), static_cast<double>(i % 3));
+  }
+  // Raw bytes reinterpret straight into the image shape.
+  convert_image_dataset(dir.file("images.idx"), dir.file("raw.tfrecord"),
+                        {.labels = dir.file("labels.idx"), .image_format = "raw"});
+  FeatureSpec raw = fixed_len_feature("image/encoded", FeatureKind::kBytes, {6, 5, 1});
+  Element first =
+      *parse_example(tfrecord_dataset({dir.file("raw.tfrecord")}), {raw})->make_iterator().next();
+  EXPECT_TRUE(
+      bitwise_equal(first[0].reshape(Shape{6, 5}), images.slice_rows(0, 1).reshape(Shape{6, 5})));
+}
+TEST(DataConvert, IdxToImageFolderAndBack) {
+  TempDir dir;
+  write_idx(dir);
+  const std::string folder = dir.file("folder");
+  ConvertOptions o{.labels = dir.file("labels.idx"),
+                   .image_format = "jpeg",
+                   .height = 16,
+                   .width = 16,
+                   .channels = 3,
+                   .class_names = {"zero", "one", "two"}};
+  EXPECT_EQ(convert_image_dataset(dir.file("images.idx"), folder, o).written, 12);
+  ImageFolder f = list_image_folder(folder);
+  EXPECT_EQ(f.class_names, (std::vector<std::string>{"one", "two", "zero"}));
+  ASSERT_EQ(f.files.size(), 12u);
+  EXPECT_EQ(read_image_file(f.files[0]).type().to_string(), "u8[16, 16, 3]");
+  EXPECT_TRUE(std::filesystem::exists(folder + "/zero/00.jpg"));
+  EXPECT_TRUE(std::filesystem::exists(folder + "/two/11.jpg"));
+  // Folder -> TFRecord keeps the files' bytes; TFRecord -> folder writes them back unchanged.
+  EXPECT_EQ(convert_image_dataset(folder, dir.file("f.tfrecord"), {}).written, 12);
+  EXPECT_EQ(convert_image_dataset(dir.file("f.tfrecord"), dir.file("back"), {}).written, 12);
+  ImageFolder back = list_image_folder(dir.file("back"));
+  EXPECT_EQ(back.class_names, f.class_names);
+  ASSERT_EQ(back.files.size(), f.files.size());
+  for (size_t i = 0; i < f.files.size(); ++i) {
+    EXPECT_EQ(read_file_bytes(back.files[i]), read_file_bytes(f.files[i])) << i;
+  }
+  EXPECT_THROW(convert_image_dataset(dir.file("images.idx"), dir.file("x"), {}),
+               Error);                                                    // no labels
+  EXPECT_THROW(convert_image_dataset(folder, dir.file("y"), {}), Error);  // folder->folder
+}
+
+TEST(DataConvert, BadOptionsNameTheOption) {
+  TempDir dir;
+  write_idx(dir);
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("images.idx"), dir.file("o.tfrecord"),
+                                          {.image_format = "gif"}),
+                    ErrorCode::kInvalidArgument, "--image-format must be jpeg, png or raw");
+  EXPECT_TERN_ERROR(
+      convert_image_dataset(dir.file("images.idx"), dir.file("o.tfrecord"), {.channels = 2}),
+      ErrorCode::kInvalidArgument, "--channels must be 1 or 3");
+}
+
+}  // namespace
+}  // namespace tern::data

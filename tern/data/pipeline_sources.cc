@@ -1,0 +1,211 @@
+// Building the sources of pipeline specs: IDX, TFRecord, CSV, image folders and file lists, each
+// in its training or evaluation form.
+#include <algorithm>
+#include <functional>
+#include <optional>
+
+#include "tern/base/error.h"
+#include "tern/data/idx_dataset.h"
+#include "tern/data/image_codec.h"
+#include "tern/data/image_folder.h"
+#include "tern/data/iterator.h"
+#include "tern/data/list_files_dataset.h"
+#include "tern/data/pipeline_spec.h"
+#include "tern/data/tensor_slice_dataset.h"
+#include "tern/data/tfrecord_dataset.h"
+
+namespace tern::data {
+namespace {
+
+// Records or rows of every file matching `patterns`, `parallel_reads` files at a time; in
+// training the file order is reshuffled every epoch.
+DatasetPtr read_files(const std::vector<std::string>& patterns, const SourceSpec& s,
+                      PipelineMode mode, std::function<DatasetPtr(std::string)> open) {
+  std::optional<uint64_t> shuffle;
+  if (mode == PipelineMode::kTrain) shuffle = s.seed;
+  DatasetPtr files = list_files(patterns, shuffle);
+  return files->interleave(
+      [open](const Element& e) { return open(tensor_bytes(e[0], "file name")); },
+      {.cycle_length = std::max<int64_t>(1, s.parallel_reads), .block_length = 1});
+}
+
+DatasetPtr idx_source(const std::vector<std::string>& inputs) {
+  TERN_CHECK_ARG(inputs.size() == 1 || inputs.size() == 2,
+                 "idx source: expected an image file and a label file, got ", inputs.size(),
+                 " paths");
+  Tensor images = read_idx(inputs[0]);
+  TERN_CHECK_ARG(images.rank() >= 1, inputs[0], ": an IDX file of scalars holds no samples");
+  if (images.rank() == 3) {
+    const auto& d = images.shape().dims();
+    images = images.reshape(Shape{d[0], d[1], d[2], 1});
+  }
+  if (inputs.size() == 1) return from_tensor_slices({images});
+  Tensor labels = read_idx(inputs[1]);
+  TERN_CHECK_ARG(labels.rank() == 1 && is_integer(labels.dtype()), inputs[1],
+                 ": labels must be integers [N], got ", dtype_name(labels.dtype()), labels.shape());
+  TERN_CHECK_ARG(images.shape().dim(0) == labels.shape().dim(0), inputs[0], " has ",
+                 images.shape().dim(0), " samples but ", inputs[1], " has ", labels.shape().dim(0),
+                 " labels");
+  return from_tensor_slices({images, labels.cast(DType::kI64)});
+}
+
+DatasetPtr csv_source(const std::vector<std::string>& patterns, const SourceSpec& s,
+                      PipelineMode mode) {
+  const auto columns = static_cast<int64_t>(s.csv.columns.size());
+  TERN_CHECK_ARG(columns >= 2,
+                 "csv source: need at least one feature column and the label column, got ", columns,
+                 " columns");
+  TERN_CHECK_ARG(s.label_column >= 0 && s.label_column < columns, "csv source: label column ",
+                 s.label_column, " is outside [0, ", columns, ")");
+  for (const auto& c : s.csv.columns) {
+    TERN_CHECK_ARG(!c.as_bytes,
+                   "csv source: text columns cannot feed a model; give numeric column types");
+  }
+  CsvOptions options = s.csv;
+  options.select_columns.clear();
+  DatasetPtr rows =
+      read_files(patterns, s, mode, [options](std::string f) { return csv_dataset({f}, options); });
+  const int64_t label = s.label_column;
+  // Scalar columns -> (f32 [columns - 1] features, label).
+  return rows->map([label, columns](Element e) {
+    Tensor x(DType::kF32, Shape{columns - 1});
+    float* p = x.data<float>();
+    for (int64_t k = 0, j = 0; k < columns; ++k) {
+      if (k != label) p[j++] = static_cast<float>(e[static_cast<size_t>(k)].get(0));
+    }
+    return Element{x, e[static_cast<size_t>(label)]};
+  });
+}
+
+// u8 [h, w, C]: resized (rounded back to u8) when the stored size differs.
+Tensor load_image_u8(const std::string& path, int channels, int64_t h, int64_t w,
+                     ResizeMethod method) {
+  Tensor image = read_image_file(path, {.channels = channels});
+  const ImageDims d = image_dims(image, path.c_str());
+  if (d.height == h && d.width == w) return image;
+  Tensor r = resize_image(image, h, w, method);
+  if (r.dtype() == DType::kU8) return r;
+  Tensor out(DType::kU8, r.shape());
+  const float* src = r.data<float>();
+  uint8_t* dst = out.data<uint8_t>();
+  for (int64_t i = 0; i < r.num_elements(); ++i)
+    dst[i] = static_cast<uint8_t>(std::clamp(src[i] + 0.5f, 0.0f, 255.0f));
+  return out;
+}
+
+DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const SourceSpec& s,
+                            PipelineMode mode) {
+  TERN_CHECK_ARG(inputs.size() == 1, "image_dir source: expected one root folder, got ",
+                 inputs.size(), " paths");
+  TERN_CHECK_ARG(!s.decode || (s.image_height > 0 && s.image_width > 0),
+                 "image_dir source: image size ", s.image_height, "x", s.image_width,
+                 " must be positive");
+  TERN_CHECK_ARG(s.channels == 1 || s.channels == 3 || s.channels == 4,
+                 "image_dir source: channels must be 1, 3 or 4, got ", s.channels);
+  TERN_CHECK_ARG(s.validation_split >= 0 && s.validation_split < 1,
+                 "image_dir source: validation_split must be in [0, 1), got ", s.validation_split);
+  ImageFolder folder = list_image_folder(inputs[0], s.class_names);
+  if (s.validation_split > 0) {
+    // The same seeded shuffle on both sides, then the last fraction is the held-out part.
+    shuffle_file_list(folder.files, folder.labels, s.seed);
+    const auto n = static_cast<int64_t>(folder.files.size());
+    const auto n_val = static_cast<int64_t>(s.validation_split * static_cast<double>(n));
+    const int64_t begin = mode == PipelineMode::kTrain ? 0 : n - n_val;
+    const int64_t end = mode == PipelineMode::kTrain ? n - n_val : n;
+    folder.files = {folder.files.begin() + begin, folder.files.begin() + end};
+    folder.labels = {folder.labels.begin() + begin, folder.labels.begin() + end};
+  }
+  TERN_CHECK_ARG(!folder.files.empty(), inputs[0], ": no .jpg/.jpeg/.png files",
+                 s.validation_split > 0
+                     ? (mode == PipelineMode::kTrain ? " in the training part" : " held out")
+                     : "");
+  const auto n = static_cast<int64_t>(folder.files.size());
+  DatasetPtr ds = file_label_dataset(folder.files, folder.labels);
+  // Paths are cheap to shuffle: a full reshuffle every epoch, before anything is decoded.
+  if (mode == PipelineMode::kTrain) ds = ds->shuffle(n, s.seed, true);
+  if (!s.decode) return ds;
+  const auto classes = static_cast<int64_t>(folder.class_names.size());
+  const int channels = s.channels;
+  const int64_t h = s.image_height, w = s.image_width;
+  const ResizeMethod method = s.interpolation;
+  const bool categorical = s.categorical;
+  return ds->map(
+      [=](Element e) {
+        Tensor image = load_image_u8(tensor_bytes(e[0], "image path"), channels, h, w, method);
+        const auto label = static_cast<int64_t>(e[1].get(0));
+        if (!categorical)
+          return Element{image, Tensor::scalar(DType::kI64, static_cast<double>(label))};
+        Tensor y(DType::kF32, Shape{classes});
+        std::fill_n(y.data<float>(), classes, 0.0f);
+        y.data<float>()[label] = 1.0f;
+        return Element{image, y};
+      },
+      {.num_parallel_calls = s.decode_parallel});
+}
+
+}  // namespace
+
+std::string source_kind_name(SourceKind kind) {
+  switch (kind) {
+    case SourceKind::kIdx:
+      return "idx";
+    case SourceKind::kTFRecord:
+      return "tfrecord";
+    case SourceKind::kCsv:
+      return "csv";
+    case SourceKind::kImageDir:
+      return "image_dir";
+    case SourceKind::kFiles:
+      return "files";
+  }
+  return "?";
+}
+
+DatasetPtr build_source(const SourceSpec& source, const std::vector<std::string>& inputs,
+                        PipelineMode mode) {
+  TERN_CHECK_ARG(!inputs.empty(), "pipeline source: no input files");
+  switch (source.kind) {
+    case SourceKind::kIdx:
+      return idx_source(inputs);
+    case SourceKind::kTFRecord: {
+      TFRecordOptions options = source.tfrecord;
+      return read_files(inputs, source, mode,
+                        [options](std::string f) { return tfrecord_dataset({f}, options); });
+    }
+    case SourceKind::kCsv:
+      return csv_source(inputs, source, mode);
+    case SourceKind::kImageDir:
+      return image_dir_source(inputs, source, mode);
+    case SourceKind::kFiles: {
+      std::optional<uint64_t> shuffle;
+      if (mode == PipelineMode::kTrain) shuffle = source.seed;
+      return list_files(inputs, shuffle);
+    }
+  }
+  throw_error(ErrorCode::kInternal, "bad source kind");
+}
+
+int64_t count_source_elements(const SourceSpec& source, const std::vector<std::string>& inputs,
+                              PipelineMode mode) {
+  if (source.kind == SourceKind::kIdx) {
+    TERN_CHECK_ARG(!inputs.empty() && inputs.size() <= 2,
+                   "idx source: expected an image file and a label file");
+    return read_idx(inputs.back()).shape().dim(0);
+  }
+  if (source.kind == SourceKind::kTFRecord) {
+    int64_t n = 0;
+    for (const auto& f : glob_files(inputs)) {
+      TFRecordReader reader(f, source.tfrecord);
+      while (reader.read()) ++n;
+    }
+    return n;
+  }
+  DatasetPtr ds = build_source(source, inputs, mode);
+  if (ds->cardinality() >= 0) return ds->cardinality();
+  int64_t n = 0;
+  Iterator it = ds->make_iterator();
+  while (it.next()) ++n;
+  return n;
+}
+
+}  // namespace tern::data
