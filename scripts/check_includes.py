@@ -22,6 +22,7 @@ TREES = {
     "tests/consistency": ["runtime"],
     "tests/e2e": ["runtime"],
     "tests/support": ["runtime"],
+    "tests/examples": ["config"],
 }
 
 # Vendor headers (a prefix of the name inside <>) and the folders that wrap them. Test files
