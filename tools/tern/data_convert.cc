@@ -13,7 +13,6 @@
 
 #include "tern/base/error.h"
 #include "tern/base/thread_pool.h"
-#include "tern/data/crc32c.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/data/image_codec.h"
@@ -22,6 +21,7 @@
 #include "tern/data/input_stream.h"
 #include "tern/data/tfrecord_reader.h"
 #include "tern/data/tfrecord_writer.h"
+#include "tern/format/crc32c.h"
 #include "tools/tern/data_tools.h"
 
 namespace tern::tools {
@@ -49,7 +49,7 @@ bool looks_like_tfrecord(const std::string& path) {
   if (in->read(head, 12) != 12) return false;
   uint32_t stored = 0;
   std::memcpy(&stored, head + 8, 4);
-  return data::crc32c_mask(data::crc32c(head, 8)) == stored;
+  return format::crc32c_mask(format::crc32c(head, 8)) == stored;
 }
 
 // Runs fn(i) for i in [0, n) on every core; rethrows the first error.
