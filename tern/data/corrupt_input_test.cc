@@ -5,6 +5,7 @@
 #include "tern/base/philox.h"
 #include "tern/data/test_util.h"
 #include "tern/data/tfrecord_writer.h"
+#include "tern/format/tfrecord_frame.h"
 
 namespace tern::data {
 namespace {
@@ -46,7 +47,7 @@ TEST(CorruptInput, MutatedFilesOnlyRaiseTernErrors) {
   std::string idx =
       std::string("\x00\x00\x08\x02\x00\x00\x00\x04\x00\x00\x00\x03", 12) + "abcdefghijkl";
   std::string records;
-  for (const char* r : {"one", "two", "three", ""}) records += tfrecord_frame(r);
+  for (const char* r : {"one", "two", "three", ""}) records += format::tfrecord_frame(r);
   const std::string csv = "a,b,c\n1,2.5,\"x,\ny\"\n3,,z\n";
   const CsvOptions csv_options{.columns = {{.dtype = DType::kI32, .default_value = 0},
                                            {.dtype = DType::kF64, .default_value = 0},

@@ -5,9 +5,18 @@
 #include <cstring>
 
 #include "tern/base/error.h"
-#include "tern/data/proto_wire.h"
+#include "tern/format/proto_reader.h"
+#include "tern/format/proto_wire.h"
 
 namespace tern::data {
+
+using format::ProtoReader;
+using format::put_length_delimited;
+using format::put_tag;
+using format::put_varint;
+using format::varint_size;
+using format::WireType;
+
 namespace {
 
 static_assert(std::endian::native == std::endian::little, "float lists are copied as LE bytes");

@@ -11,13 +11,13 @@
 #include <sstream>
 
 #include "tern/base/error.h"
-#include "tern/data/crc32c.h"
 #include "tern/data/csv_reader.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/input_stream.h"
 #include "tern/data/tfrecord_reader.h"
+#include "tern/format/crc32c.h"
 
 namespace tern::data {
 namespace {
@@ -50,7 +50,7 @@ std::string detect_format(const std::string& path, Compression c) {
   if (head.size() == 12) {
     uint32_t stored = 0;
     std::memcpy(&stored, head.data() + 8, 4);
-    if (crc32c_mask(crc32c(head.data(), 8)) == stored) return "tfrecord";
+    if (format::crc32c_mask(format::crc32c(head.data(), 8)) == stored) return "tfrecord";
   }
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);

@@ -5,7 +5,7 @@
 
 #include "tern/base/checked_math.h"
 #include "tern/base/error.h"
-#include "tern/data/crc32c.h"
+#include "tern/format/crc32c.h"
 
 namespace tern::data {
 namespace {
@@ -88,7 +88,7 @@ StateWriter::Scope::~Scope() {
 
 std::string StateWriter::finish() const {
   std::string out = buf_;
-  uint32_t crc = crc32c_mask(crc32c(out));
+  uint32_t crc = format::crc32c_mask(format::crc32c(out));
   for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>(crc >> (8 * i)));
   return out;
 }
@@ -105,7 +105,7 @@ StateReader::StateReader(std::string_view blob) {
   for (int i = 0; i < 4; ++i) {
     stored |= static_cast<uint32_t>(static_cast<unsigned char>(blob[body + i])) << (8 * i);
   }
-  if (crc32c_unmask(stored) != crc32c(blob.data(), body)) {
+  if (format::crc32c_unmask(stored) != format::crc32c(blob.data(), body)) {
     throw_error(ErrorCode::kDataLoss, "iterator state: checksum mismatch over ", body, " bytes");
   }
   data_ = blob.substr(0, body);

@@ -1,32 +1,25 @@
-// TFRecordReader: buffered framing checks, corruption reporting and resynchronisation.
+// TFRecordReader: buffering, corruption reporting and resynchronisation around the frame checks
+// of tern/format/tfrecord_frame.h.
 #include "tern/data/tfrecord_reader.h"
 
 #include <algorithm>
 
 #include "tern/base/error.h"
 #include "tern/base/logging.h"
-#include "tern/data/crc32c.h"
+#include "tern/format/tfrecord_frame.h"
 
 namespace tern::data {
 namespace {
 
-constexpr size_t kHeaderBytes = 12;
-constexpr size_t kFooterBytes = 4;
 constexpr size_t kReadChunk = 256 * 1024;
-
-uint64_t load_le(const unsigned char* p, int bytes) {
-  uint64_t v = 0;
-  for (int i = 0; i < bytes; ++i) v |= static_cast<uint64_t>(p[i]) << (8 * i);
-  return v;
-}
 
 }  // namespace
 
 TFRecordReader::TFRecordReader(const std::string& path, TFRecordOptions options)
     : path_(path), options_(options), in_(InputStream::open(path, options.compression)) {}
 
-const unsigned char* TFRecordReader::data() const {
-  return reinterpret_cast<const unsigned char*>(buf_.data()) + head_;
+std::string_view TFRecordReader::unconsumed() const {
+  return std::string_view(buf_).substr(head_);
 }
 
 size_t TFRecordReader::fill(size_t n) {
@@ -73,46 +66,40 @@ void TFRecordReader::corrupt(int64_t at, const std::string& what) {
 }
 
 std::optional<std::string> TFRecordReader::read() {
+  const uint64_t limit = static_cast<uint64_t>(options_.max_record_bytes);
   for (;;) {
     const int64_t start = pos_;
-    const size_t have = fill(kHeaderBytes);
-    if (have == 0) return std::nullopt;
-    if (have < kHeaderBytes) {
-      corrupt(start, str_cat("truncated record header (", have, " bytes at the end of the file)"));
-      consume(have);
-      return std::nullopt;
+    if (fill(format::kTFRecordHeaderBytes) == 0) return std::nullopt;
+    // Everything buffered is checked: usually the whole record is there already.
+    format::TFRecordFrame frame = format::tfrecord_decode(unconsumed(), limit);
+    if (frame.status == format::TFRecordStatus::kTruncatedRecord) {
+      fill(static_cast<size_t>(frame.frame_bytes()));
+      frame = format::tfrecord_decode(unconsumed(), limit);
     }
-    const uint64_t length = load_le(data(), 8);
-    const uint32_t length_crc = static_cast<uint32_t>(load_le(data() + 8, 4));
-    const bool header_ok = crc32c_unmask(length_crc) == crc32c(data(), 8);
-    if (!header_ok || length > static_cast<uint64_t>(options_.max_record_bytes)) {
-      corrupt(start, header_ok ? str_cat("record length ", length, " exceeds the limit of ",
-                                         options_.max_record_bytes)
-                               : std::string("length CRC mismatch"));
-      resyncing_ = true;
-      consume(1);  // scan forward for the next valid header
-      continue;
+    switch (frame.status) {
+      case format::TFRecordStatus::kOk: {
+        resyncing_ = false;
+        std::string record(frame.data);
+        consume(static_cast<size_t>(frame.frame_bytes()));
+        return record;
+      }
+      case format::TFRecordStatus::kTruncatedHeader:
+      case format::TFRecordStatus::kTruncatedRecord:
+        corrupt(start, frame.problem);
+        consume(unconsumed().size());  // the end of the file
+        return std::nullopt;
+      case format::TFRecordStatus::kLengthCrcMismatch:
+      case format::TFRecordStatus::kLengthOverLimit:
+        corrupt(start, frame.problem);
+        resyncing_ = true;
+        consume(1);  // scan forward for the next valid header
+        continue;
+      case format::TFRecordStatus::kDataCrcMismatch:
+        corrupt(start, frame.problem);
+        resyncing_ = false;  // the framing is intact: the next record starts right after
+        consume(static_cast<size_t>(frame.frame_bytes()));
+        continue;
     }
-    const size_t total = kHeaderBytes + static_cast<size_t>(length) + kFooterBytes;
-    const size_t got = fill(total);
-    if (got < total) {
-      corrupt(start, str_cat("truncated record: the header says ", length,
-                             " bytes but the file ends after ", got - std::min(got, kHeaderBytes)));
-      consume(got);
-      return std::nullopt;
-    }
-    const uint32_t data_crc = static_cast<uint32_t>(load_le(data() + kHeaderBytes + length, 4));
-    if (crc32c_unmask(data_crc) != crc32c(data() + kHeaderBytes, static_cast<size_t>(length))) {
-      corrupt(start, str_cat("data CRC mismatch in a record of ", length, " bytes"));
-      resyncing_ = false;  // the framing is intact: the next record starts right after
-      consume(total);
-      continue;
-    }
-    resyncing_ = false;
-    std::string record(reinterpret_cast<const char*>(data()) + kHeaderBytes,
-                       static_cast<size_t>(length));
-    consume(total);
-    return record;
   }
 }
 

@@ -1,6 +1,6 @@
-// TFRecordReader: reads the records of one TFRecord file (framing in tfrecord_writer.h), checking
-// both CRCs. Corrupt input (a CRC mismatch, an absurd length, a truncated tail, broken
-// compression) is a DataLoss naming the file and the record's byte offset, or, with
+// TFRecordReader: reads the records of one TFRecord file (framing and its checks in
+// tern/format/tfrecord_frame.h). Corrupt input (a CRC mismatch, an absurd length, a truncated
+// tail, broken compression) is a DataLoss naming the file and the record's byte offset, or, with
 // skip_corrupt, is skipped and counted: a bad data CRC skips that record; a bad length CRC scans
 // forward byte by byte to the next valid header; a truncated tail or broken compressed stream
 // ends the file.
@@ -40,7 +40,8 @@ class TFRecordReader {
   // Makes up to `n` bytes available from pos_; returns how many are (fewer only at the end).
   size_t fill(size_t n);
   void consume(size_t n);
-  const unsigned char* data() const;
+  // The bytes read but not consumed.
+  std::string_view unconsumed() const;
   // Reports corruption at `at`: throws DataLoss, or (skip_corrupt) counts it once per region.
   void corrupt(int64_t at, const std::string& what);
 

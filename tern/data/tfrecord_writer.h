@@ -1,4 +1,4 @@
-// TFRecordWriter: writes TFRecord files, records framed as
+// TFRecordWriter: writes TFRecord files, records framed as tern/format/tfrecord_frame.h says
 //   u64 length (LE) | u32 masked_crc32c(length bytes) | data | u32 masked_crc32c(data)
 // optionally inside one GZIP or ZLIB stream covering the whole file (TensorFlow's options).
 #pragma once
@@ -10,9 +10,6 @@
 #include "tern/data/output_stream.h"
 
 namespace tern::data {
-
-// The framed bytes of one record (header, data, footer).
-std::string tfrecord_frame(std::string_view record);
 
 class TFRecordWriter {
  public:

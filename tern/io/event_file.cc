@@ -14,11 +14,18 @@
 #include <filesystem>
 
 #include "tern/base/error.h"
+#include "tern/format/proto_reader.h"
+#include "tern/format/proto_wire.h"
+#include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
-#include "tern/io/proto_wire.h"
-#include "tern/io/record_io.h"
 
 namespace tern::io {
+
+using format::ProtoField;
+using format::ProtoReader;
+using format::ProtoWriter;
+using format::WireType;
+
 namespace {
 
 // Field numbers from event.proto, summary.proto, tensor.proto (FORMATS.md §3.3).
@@ -88,27 +95,26 @@ ProtoWriter encode_value(const SummaryValue& v) {
   return w;
 }
 
-Histogram decode_histogram(std::string_view bytes, const std::string& what) {
+Histogram decode_histogram(ProtoReader r) {
   Histogram h;
-  ProtoReader r(bytes, what);
+  const size_t start = r.offset();
   ProtoField f;
   while (r.next(f)) {
     double* scalars[] = {&h.min, &h.max, &h.num, &h.sum, &h.sum_squares};
     if (f.number >= 1 && f.number <= 5 && f.type == WireType::kFixed64)
       *scalars[f.number - 1] = f.as_double();
-    if (f.number == 6) append_doubles(f, what, h.bucket_limit);
-    if (f.number == 7) append_doubles(f, what, h.bucket);
+    if (f.number == 6) r.append_doubles(f, h.bucket_limit);
+    if (f.number == 7) r.append_doubles(f, h.bucket);
   }
   if (h.bucket.size() != h.bucket_limit.size()) {
-    throw_error(ErrorCode::kDataLoss, what, ": histogram has ", h.bucket_limit.size(),
-                " bucket limits but ", h.bucket.size(), " counts");
+    r.fail_at(start, str_cat("histogram has ", h.bucket_limit.size(), " bucket limits but ",
+                             h.bucket.size(), " counts"));
   }
   return h;
 }
 
 // A TensorProto: text for string tensors, a scalar for one float/double value.
-void decode_tensor(std::string_view bytes, const std::string& what, SummaryValue& v) {
-  ProtoReader r(bytes, what);
+void decode_tensor(ProtoReader r, SummaryValue& v) {
   ProtoField f;
   uint64_t dtype = 0;
   std::vector<double> numbers;
@@ -118,7 +124,7 @@ void decode_tensor(std::string_view bytes, const std::string& what, SummaryValue
     if (f.number == kDtype && f.type == WireType::kVarint) dtype = f.value;
     if (f.number == kContent && f.type == WireType::kLengthDelimited)
       content = std::string(f.payload);
-    if (f.number == kDoubleVal) append_doubles(f, what, numbers);
+    if (f.number == kDoubleVal) r.append_doubles(f, numbers);
     if (f.number == kFloatVal && f.type == WireType::kFixed32) numbers.push_back(f.as_float());
     if (f.number == kFloatVal && f.type == WireType::kLengthDelimited) {
       for (size_t i = 0; i + 4 <= f.payload.size(); i += 4) {
@@ -148,9 +154,8 @@ void decode_tensor(std::string_view bytes, const std::string& what, SummaryValue
   }
 }
 
-SummaryValue decode_value(std::string_view bytes, const std::string& what) {
+SummaryValue decode_value(ProtoReader r) {
   SummaryValue v;
-  ProtoReader r(bytes, what);
   ProtoField f;
   while (r.next(f)) {
     if (f.number == kTag && f.type == WireType::kLengthDelimited) v.tag = std::string(f.payload);
@@ -160,16 +165,15 @@ SummaryValue decode_value(std::string_view bytes, const std::string& what) {
     }
     if (f.number == kHisto && f.type == WireType::kLengthDelimited) {
       v.kind = SummaryKind::kHistogram;
-      v.histogram = decode_histogram(f.payload, what);
+      v.histogram = decode_histogram(r.nested(f));
     }
-    if (f.number == kTensor && f.type == WireType::kLengthDelimited)
-      decode_tensor(f.payload, what, v);
+    if (f.number == kTensor && f.type == WireType::kLengthDelimited) decode_tensor(r.nested(f), v);
     if (f.number == kMetadata && f.type == WireType::kLengthDelimited) {
-      ProtoReader m(f.payload, what);
+      ProtoReader m = r.nested(f);
       ProtoField mf;
       while (m.next(mf)) {
         if (mf.number != 1 || mf.type != WireType::kLengthDelimited) continue;
-        ProtoReader p(mf.payload, what);
+        ProtoReader p = m.nested(mf);
         ProtoField pf;
         while (p.next(pf)) {
           if (pf.number == 1 && pf.type == WireType::kLengthDelimited)
@@ -237,7 +241,7 @@ std::string encode_event(const Event& e) {
 
 Event decode_event(std::string_view bytes, const std::string& what) {
   Event e;
-  ProtoReader r(bytes, what);
+  ProtoReader r(bytes, 0, what);
   ProtoField f;
   while (r.next(f)) {
     switch (f.number) {
@@ -253,11 +257,11 @@ Event decode_event(std::string_view bytes, const std::string& what) {
       case kSummary: {
         if (f.type != WireType::kLengthDelimited) break;
         e.has_summary = true;
-        ProtoReader s(f.payload, what);
+        ProtoReader s = r.nested(f);
         ProtoField sf;
         while (s.next(sf)) {
           if (sf.number == 1 && sf.type == WireType::kLengthDelimited)
-            e.summary.push_back(decode_value(sf.payload, what));
+            e.summary.push_back(decode_value(s.nested(sf)));
         }
         break;
       }
@@ -315,7 +319,7 @@ EventFileWriter::~EventFileWriter() {
 }
 
 void EventFileWriter::write(const Event& event) {
-  pending_ += encode_record(encode_event(event));
+  pending_ += format::tfrecord_frame(encode_event(event));
   if (pending_.size() > (1u << 20)) flush();
 }
 
@@ -356,7 +360,7 @@ void EventFileWriter::flush() {
 
 EventFileContents read_event_file(const std::string& path) {
   std::string bytes = read_file(path);
-  RecordScan scan = decode_records(bytes, path);
+  format::TFRecordScan scan = format::tfrecord_split(bytes, str_cat("event file '", path, "'"));
   EventFileContents out;
   out.truncated_at = scan.truncated_at;
   for (size_t i = 0; i < scan.records.size(); ++i) {

@@ -3,8 +3,8 @@
 // re-encode and decode to the same values.
 #include <cstdlib>
 
+#include "tern/format/tfrecord_frame.h"
 #include "tern/io/event_file.h"
-#include "tern/io/record_io.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tern;
@@ -12,7 +12,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   // The input as a whole file, and as one bare Event.
   std::vector<std::string> records;
   try {
-    records = io::decode_records(bytes, "fuzz input").records;
+    records = format::tfrecord_split(bytes, "fuzz input").records;
   } catch (const Error& e) {
     if (e.code() != ErrorCode::kDataLoss) std::abort();
   }

@@ -1,5 +1,5 @@
-// Event files: the FORMATS.md vectors (CRC32C check value, TFRecord framing, Event encodings),
-// round trips of every summary kind through a real file, histograms, and corrupt input.
+// Event files: the FORMATS.md Event vectors, round trips of every summary kind through a real file,
+// histograms, truncated and corrupt input (CRC32C and TFRecord framing: tern/format's tests).
 #include "tern/io/event_file.h"
 
 #include <gtest/gtest.h>
@@ -8,10 +8,10 @@
 #include <cmath>
 #include <filesystem>
 
+#include "tern/format/proto_wire.h"
+#include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
-#include "tern/io/crc32c.h"
-#include "tern/io/proto_wire.h"
-#include "tern/io/record_io.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::io {
 namespace {
@@ -34,42 +34,27 @@ std::string temp_dir(const std::string& name) {
   return d;
 }
 
-TEST(Crc32c, CheckValueAndMask) {
-  EXPECT_EQ(crc32c("123456789"), 0xE3069283u);
-  EXPECT_EQ(mask_crc(crc32c(std::string(8, '\0'))), 0x07980329u);
-  EXPECT_EQ(mask_crc(0), 0xA282EAD8u);
-  for (uint32_t v : {0u, 1u, 0xdeadbeefu, 0xffffffffu}) EXPECT_EQ(unmask_crc(mask_crc(v)), v);
-}
-
-TEST(Records, MatchTheTfRecordVectors) {
-  EXPECT_EQ(encode_record(""), unhex("00 00 00 00 00 00 00 00 29 03 98 07 d8 ea 82 a2"));
-  EXPECT_EQ(encode_record("hello"),
-            unhex("05 00 00 00 00 00 00 00 ea b2 04 3e 68 65 6c 6c 6f bb 1f 1c 19"));
-  RecordScan s = decode_records(encode_record("hello") + encode_record(""), "mem");
-  ASSERT_EQ(s.records.size(), 2u);
-  EXPECT_EQ(s.records[0], "hello");
-  EXPECT_EQ(s.records[1], "");
-  EXPECT_EQ(s.truncated_at, -1);
-}
-
-TEST(Records, TruncatedTailIsReportedAndCorruptionIsDataLoss) {
-  std::string two = encode_record("hello") + encode_record("world");
-  RecordScan s = decode_records(two.substr(0, two.size() - 3), "mem");
-  ASSERT_EQ(s.records.size(), 1u);
-  EXPECT_EQ(s.truncated_at, 21);
-  std::string bad = two;
-  bad[14] ^= 1;  // a data byte of the first record
-  try {
-    decode_records(bad, "f.tfevents");
-    FAIL() << "no error";
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ErrorCode::kDataLoss);
-    EXPECT_NE(e.message().find("f.tfevents"), std::string::npos) << e.message();
-    EXPECT_NE(e.message().find("byte offset 0"), std::string::npos) << e.message();
-  }
-  bad = two;
-  bad[21 + 2] ^= 0x40;  // the second record's length
-  EXPECT_THROW(decode_records(bad, "mem"), Error);
+TEST(EventFiles, TruncatedTailIsReportedAndCorruptionNamesTheFile) {
+  std::string dir = temp_dir("tail");
+  std::string path = dir + "/events.out.tfevents.1.x";
+  Event first{.wall_time = 1.0, .file_version = "brain.Event:2"};
+  Event scalar{.wall_time = 2.0, .step = 3, .has_summary = true};
+  scalar.summary.push_back({.tag = "loss", .kind = SummaryKind::kScalar, .scalar = 0.5});
+  const std::string a = format::tfrecord_frame(encode_event(first));
+  const std::string b = format::tfrecord_frame(encode_event(scalar));
+  // A writer killed in the middle of the second record: the first still reads.
+  write_file_atomically(path, a + b.substr(0, b.size() - 3));
+  EventFileContents c = read_event_file(path);
+  ASSERT_EQ(c.events.size(), 1u);
+  EXPECT_EQ(c.events[0].file_version, "brain.Event:2");
+  EXPECT_EQ(c.truncated_at, static_cast<int64_t>(a.size()));
+  // A flipped byte inside the second record's data is DataLoss naming the file and the offset.
+  std::string bad = a + b;
+  bad[a.size() + 14] ^= 1;
+  write_file_atomically(path, bad);
+  EXPECT_TERN_ERROR(read_event_file(path), ErrorCode::kDataLoss,
+                    str_cat("event file '", path, "': corrupt TFRecord at byte offset ", a.size(),
+                            ": data CRC mismatch"));
 }
 
 TEST(Events, MatchTheFormatsVectors) {
@@ -128,7 +113,7 @@ TEST(Events, FileRoundTripsScalarsHistogramsAndText) {
 TEST(Events, ReadsTf2ScalarTensors) {
   // Value{tag, metadata{plugin_data{plugin_name:"scalars"}}, tensor{dtype: DT_FLOAT,
   // float_val: 2.5}}.
-  ProtoWriter tensor, plugin, meta, value, summary, event;
+  format::ProtoWriter tensor, plugin, meta, value, summary, event;
   tensor.add_varint(1, 1);
   tensor.add_bytes(2, "");
   tensor.add_float(5, 2.5f);
@@ -154,7 +139,7 @@ TEST(Events, MalformedProtoIsDataLoss) {
   EXPECT_THROW(decode_event(unhex("0b 00"), "mem"), Error);  // wire type 3
   std::string dir = temp_dir("corrupt");
   std::string path = dir + "/events.out.tfevents.1.x";
-  write_file_atomically(path, encode_record("\x2a\x7f"));
+  write_file_atomically(path, format::tfrecord_frame("\x2a\x7f"));
   try {
     read_event_file(path);
     FAIL() << "no error";

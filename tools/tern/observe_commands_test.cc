@@ -9,8 +9,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
-#include "tern/io/record_io.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
@@ -84,7 +84,7 @@ TEST_F(ObserveCommands, LogsPrintsTheFormatsVectors) {
       unhex("09 00 00 00 00 00 00 f0 3f 1a 0d 62 72 61 69 6e 2e 45 76 65 6e 74 3a 32");
   std::string loss =
       unhex("09 00 00 00 00 00 00 f0 3f 10 03 2a 0d 0a 0b 0a 04 6c 6f 73 73 15 00 00 00 3f");
-  io::write_file_atomically(path, io::encode_record(first) + io::encode_record(loss));
+  io::write_file_atomically(path, format::tfrecord_frame(first) + format::tfrecord_frame(loss));
   int rc = -1;
   std::string out = captured({"logs", path}, cmd_logs, &rc);
   EXPECT_EQ(rc, 0);
@@ -92,7 +92,7 @@ TEST_F(ObserveCommands, LogsPrintsTheFormatsVectors) {
   EXPECT_NE(out.find("step      3  1.000  loss"), std::string::npos) << out;
   EXPECT_NE(out.find(" 0.5\n"), std::string::npos) << out;
   // A corrupt file is a DataLoss naming it.
-  std::string bad = io::encode_record(first) + io::encode_record(loss);
+  std::string bad = format::tfrecord_frame(first) + format::tfrecord_frame(loss);
   bad[bad.size() - 6] ^= 1;
   io::write_file_atomically(path, bad);
   EXPECT_TERN_ERROR(run({"logs", path}, cmd_logs), ErrorCode::kDataLoss, path);
