@@ -9,12 +9,12 @@
 #include "tern/base/error.h"
 #include "tern/base/thread_pool.h"
 #include "tern/data/convert_internal.h"
-#include "tern/data/crc32c.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/image_convert.h"
 #include "tern/data/input_stream.h"
 #include "tern/data/tfrecord_writer.h"
+#include "tern/format/crc32c.h"
 
 namespace tern::data {
 namespace {
@@ -41,7 +41,7 @@ bool looks_like_tfrecord(const std::string& path) {
   if (in->read(head, 12) != 12) return false;
   uint32_t stored = 0;
   std::memcpy(&stored, head + 8, 4);
-  return crc32c_mask(crc32c(head, 8)) == stored;
+  return format::crc32c_mask(format::crc32c(head, 8)) == stored;
 }
 
 // --- IDX ---
