@@ -54,11 +54,12 @@ ir::Value* expand_fused_epilogue(GradContext& c, std::string_view base_op) {
   int next = 2;
   if (n.attrs().get_bool("has_bias")) y = c.op("add", {y, c.x(next++)});
   if (n.attrs().get_bool("has_residual")) y = c.op("add", {y, c.x(next++)});
-  const std::string& act = n.attrs().get_string("activation");
-  if (act == "relu" || act == "sigmoid" || act == "tanh") {
-    y = c.op(act, {y});
-  } else if (act == "gelu_tanh" || act == "gelu_erf") {
-    y = c.op("gelu", {y}, {{"approximate", act == "gelu_tanh"}});
+  std::optional<ops::Activation> act = ops::parse_activation(n.attrs().get_string("activation"));
+  const ops::FusedOpcodeInfo* f = act ? ops::activation_info(*act).opcode : nullptr;
+  if (f) {  // the activation's own graph op (gelu with its `approximate`)
+    ops::Attrs attrs;
+    if (f->gelu_approximate) attrs.set("approximate", *f->gelu_approximate);
+    y = c.op(f->op, {y}, std::move(attrs));
   }
   return y;
 }

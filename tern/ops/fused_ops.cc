@@ -32,9 +32,8 @@ void check_epilogue(const InferContext& ctx, const TensorType& out) {
              " inputs, got ", ctx.inputs.size());
   }
   const std::string& act = ctx.attrs.get_string("activation");
-  if (!is_epilogue_activation(act)) {
-    ctx.fail("unknown activation \"", act,
-             "\" (expected none, relu, gelu_tanh, gelu_erf, sigmoid or tanh)");
+  if (!parse_activation(act)) {
+    ctx.fail("unknown activation \"", act, "\" (expected one of ", activation_names(), ")");
   }
   size_t i = 2;
   if (has_bias) {

@@ -1,52 +1,104 @@
-// fused_elementwise programs: the opcode table, decoding/validation, and epilogue activations.
+// fused_elementwise programs: the opcode table (one row per fusable op), decoding/validation,
+// and the epilogue activations derived from it.
 #include "tern/ops/fused_program.h"
 
 #include <algorithm>
+#include <cmath>
+
+#include "tern/ops/fused_scalar.h"
 
 namespace tern::ops {
 
+namespace {
+
+// The row's formula, instantiated for float and double from one generic lambda.
+template <auto F>
+constexpr ScalarFn scalar() {
+  return {+[](float a, float b) { return static_cast<float>(F(a, b)); },
+          +[](double a, double b) { return static_cast<double>(F(a, b)); }};
+}
+
+// NaN propagates; otherwise the larger (smaller) of the two.
+constexpr auto kMaximum = [](auto a, auto b) { return a != a ? a : b != b ? b : a < b ? b : a; };
+constexpr auto kMinimum = [](auto a, auto b) { return a != a ? a : b != b ? b : b < a ? b : a; };
+constexpr auto kSign = [](auto a, auto) {
+  using C = decltype(a);
+  return a > C(0) ? C(1) : a < C(0) ? C(-1) : a == a ? C(0) : a;  // zero, or NaN kept
+};
+constexpr auto kSoftplus = [](auto a, auto) {
+  using C = decltype(a);
+  return (a > C(0) ? a : C(0)) + std::log1p(std::exp(-std::fabs(a)));
+};
+
+}  // namespace
+
 const std::vector<FusedOpcodeInfo>& fused_opcodes() {
   using C = FusedOpcode;
+  using A = Activation;
+  // clang-format off
   static const std::vector<FusedOpcodeInfo> table = {
-      {C::kImm, "imm", 0, "", std::nullopt},
-      {C::kNeg, "neg", 1, "neg", std::nullopt},
-      {C::kAbs, "abs", 1, "abs", std::nullopt},
-      {C::kExp, "exp", 1, "exp", std::nullopt},
-      {C::kLog, "log", 1, "log", std::nullopt},
-      {C::kLog1p, "log1p", 1, "log1p", std::nullopt},
-      {C::kSqrt, "sqrt", 1, "sqrt", std::nullopt},
-      {C::kRsqrt, "rsqrt", 1, "rsqrt", std::nullopt},
-      {C::kSquare, "square", 1, "square", std::nullopt},
-      {C::kTanh, "tanh", 1, "tanh", std::nullopt},
-      {C::kSigmoid, "sigmoid", 1, "sigmoid", std::nullopt},
-      {C::kRelu, "relu", 1, "relu", std::nullopt},
-      {C::kSoftplus, "softplus", 1, "softplus", std::nullopt},
-      {C::kSin, "sin", 1, "sin", std::nullopt},
-      {C::kCos, "cos", 1, "cos", std::nullopt},
-      {C::kSign, "sign", 1, "sign", std::nullopt},
-      {C::kGeluTanh, "gelu_tanh", 1, "gelu", true},
-      {C::kGeluErf, "gelu_erf", 1, "gelu", false},
-      {C::kAdd, "add", 2, "add", std::nullopt},
-      {C::kSub, "sub", 2, "sub", std::nullopt},
-      {C::kMul, "mul", 2, "mul", std::nullopt},
-      {C::kDiv, "div", 2, "div", std::nullopt},
-      {C::kPow, "pow", 2, "pow", std::nullopt},
-      {C::kMaximum, "maximum", 2, "maximum", std::nullopt},
-      {C::kMinimum, "minimum", 2, "minimum", std::nullopt},
-      {C::kReluGrad, "relu_grad", 2, "relu_grad", std::nullopt},
-      {C::kSigmoidGrad, "sigmoid_grad", 2, "sigmoid_grad", std::nullopt},
-      {C::kTanhGrad, "tanh_grad", 2, "tanh_grad", std::nullopt},
-      {C::kGeluTanhGrad, "gelu_tanh_grad", 2, "gelu_grad", true},
-      {C::kGeluErfGrad, "gelu_erf_grad", 2, "gelu_grad", false},
+      {C::kImm, "imm", 0, "", std::nullopt, scalar<[](auto a, auto) { return decltype(a)(0); }>()},
+      {C::kNeg, "neg", 1, "neg", std::nullopt, scalar<[](auto a, auto) { return -a; }>(), true},
+      {C::kAbs, "abs", 1, "abs", std::nullopt, scalar<[](auto a, auto) { return std::abs(a); }>()},
+      {C::kExp, "exp", 1, "exp", std::nullopt, scalar<[](auto a, auto) { return std::exp(a); }>()},
+      {C::kLog, "log", 1, "log", std::nullopt, scalar<[](auto a, auto) { return std::log(a); }>()},
+      {C::kLog1p, "log1p", 1, "log1p", std::nullopt,
+       scalar<[](auto a, auto) { return std::log1p(a); }>()},
+      {C::kSqrt, "sqrt", 1, "sqrt", std::nullopt,
+       scalar<[](auto a, auto) { return std::sqrt(a); }>()},
+      {C::kRsqrt, "rsqrt", 1, "rsqrt", std::nullopt,
+       scalar<[](auto a, auto) { return decltype(a)(1) / std::sqrt(a); }>()},
+      {C::kSquare, "square", 1, "square", std::nullopt, scalar<[](auto a, auto) { return a * a; }>()},
+      {C::kTanh, "tanh", 1, "tanh", std::nullopt,
+       scalar<[](auto a, auto) { return std::tanh(a); }>(), false, A::kTanh},
+      {C::kSigmoid, "sigmoid", 1, "sigmoid", std::nullopt,
+       scalar<[](auto a, auto) { return sigmoid_scalar(a); }>(), false, A::kSigmoid},
+      {C::kRelu, "relu", 1, "relu", std::nullopt,
+       scalar<[](auto a, auto) { return relu_scalar(a); }>(), true, A::kRelu},
+      {C::kSoftplus, "softplus", 1, "softplus", std::nullopt, scalar<kSoftplus>()},
+      {C::kSin, "sin", 1, "sin", std::nullopt, scalar<[](auto a, auto) { return std::sin(a); }>()},
+      {C::kCos, "cos", 1, "cos", std::nullopt, scalar<[](auto a, auto) { return std::cos(a); }>()},
+      {C::kSign, "sign", 1, "sign", std::nullopt, scalar<kSign>()},
+      {C::kGeluTanh, "gelu_tanh", 1, "gelu", true,
+       scalar<[](auto a, auto) { return gelu_tanh_scalar(a); }>(), true, A::kGeluTanh},
+      {C::kGeluErf, "gelu_erf", 1, "gelu", false,
+       scalar<[](auto a, auto) { return gelu_erf_scalar(a); }>(), true, A::kGeluErf},
+      {C::kAdd, "add", 2, "add", std::nullopt, scalar<[](auto a, auto b) { return a + b; }>(), true},
+      {C::kSub, "sub", 2, "sub", std::nullopt, scalar<[](auto a, auto b) { return a - b; }>(), true},
+      {C::kMul, "mul", 2, "mul", std::nullopt, scalar<[](auto a, auto b) { return a * b; }>(), true},
+      {C::kDiv, "div", 2, "div", std::nullopt, scalar<[](auto a, auto b) { return a / b; }>()},
+      {C::kPow, "pow", 2, "pow", std::nullopt,
+       scalar<[](auto a, auto b) { return std::pow(a, b); }>()},
+      {C::kMaximum, "maximum", 2, "maximum", std::nullopt, scalar<kMaximum>()},
+      {C::kMinimum, "minimum", 2, "minimum", std::nullopt, scalar<kMinimum>()},
+      {C::kReluGrad, "relu_grad", 2, "relu_grad", std::nullopt,  // (dy, x)
+       scalar<[](auto a, auto b) { return (b > decltype(b)(0)) ? a : decltype(a)(0); }>(), true},
+      {C::kSigmoidGrad, "sigmoid_grad", 2, "sigmoid_grad", std::nullopt,  // (dy, y)
+       scalar<[](auto a, auto b) { return a * b * (decltype(b)(1) - b); }>()},
+      {C::kTanhGrad, "tanh_grad", 2, "tanh_grad", std::nullopt,  // (dy, y)
+       scalar<[](auto a, auto b) { return a * (decltype(b)(1) - b * b); }>()},
+      {C::kGeluTanhGrad, "gelu_tanh_grad", 2, "gelu_grad", true,  // (dy, x)
+       scalar<[](auto a, auto b) { return a * gelu_tanh_grad_scalar(b); }>(), true},
+      {C::kGeluErfGrad, "gelu_erf_grad", 2, "gelu_grad", false,  // (dy, x)
+       scalar<[](auto a, auto b) { return a * gelu_erf_grad_scalar(b); }>(), true},
   };
+  // clang-format on
   return table;
 }
 
 const FusedOpcodeInfo* fused_opcode_info(int64_t code) {
-  for (const auto& info : fused_opcodes()) {
-    if (static_cast<int64_t>(info.code) == code) return &info;
-  }
-  return nullptr;
+  // Opcodes are small: index them once (the reference kernel asks per instruction).
+  static const std::vector<const FusedOpcodeInfo*> by_code = [] {
+    std::vector<const FusedOpcodeInfo*> index;
+    for (const auto& info : fused_opcodes()) {
+      size_t c = static_cast<size_t>(info.code);
+      if (index.size() <= c) index.resize(c + 1, nullptr);
+      index[c] = &info;
+    }
+    return index;
+  }();
+  if (code < 0 || static_cast<size_t>(code) >= by_code.size()) return nullptr;
+  return by_code[static_cast<size_t>(code)];
 }
 
 std::optional<FusedOpcode> fused_opcode_for(std::string_view op, const Attrs& attrs) {
@@ -149,25 +201,36 @@ std::string decode_fused_program(const Attrs& attrs, int num_inputs, FusedProgra
   return "";
 }
 
-const std::vector<std::string>& epilogue_activations() {
-  static const std::vector<std::string> names = {"none",     "relu",    "gelu_tanh",
-                                                 "gelu_erf", "sigmoid", "tanh"};
-  return names;
+const std::vector<ActivationInfo>& activations() {
+  static const std::vector<ActivationInfo> table = [] {
+    std::vector<ActivationInfo> rows(kNumActivations);
+    rows[0] = {Activation::kNone, "none", nullptr};
+    for (const auto& info : fused_opcodes()) {
+      if (info.epilogue)
+        rows[static_cast<size_t>(*info.epilogue)] = {*info.epilogue, info.name, &info};
+    }
+    return rows;
+  }();
+  return table;
 }
 
-bool is_epilogue_activation(std::string_view name) {
-  const auto& names = epilogue_activations();
-  return std::find(names.begin(), names.end(), name) != names.end();
-}
-
-std::optional<std::string> epilogue_activation_for(std::string_view op, const Attrs& attrs) {
-  if (op == "relu" || op == "sigmoid" || op == "tanh") return std::string(op);
-  if (op == "gelu") {
-    const AttrValue* a = attrs.find("approximate");
-    bool approximate = a && std::holds_alternative<bool>(*a) && std::get<bool>(*a);
-    return std::string(approximate ? "gelu_tanh" : "gelu_erf");
+std::optional<Activation> parse_activation(std::string_view name) {
+  for (const auto& a : activations()) {
+    if (a.name == name) return a.activation;
   }
   return std::nullopt;
+}
+
+std::string activation_names() {
+  std::string out;
+  for (const auto& a : activations()) out += str_cat(out.empty() ? "" : ", ", a.name);
+  return out;
+}
+
+std::optional<Activation> epilogue_activation_for(std::string_view op, const Attrs& attrs) {
+  std::optional<FusedOpcode> code = fused_opcode_for(op, attrs);
+  if (!code) return std::nullopt;
+  return fused_opcode_info(*code).epilogue;
 }
 
 }  // namespace tern::ops

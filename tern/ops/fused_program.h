@@ -55,18 +55,41 @@ enum class FusedOpcode : int64_t {
   kGeluErfGrad = 43,   // (dy, x): dy * d/dx gelu_erf(x)
 };
 
+// Epilogue activations of fused_matmul / fused_conv2d (the `activation` attribute, parsed once
+// through activations()).
+enum class Activation : int { kNone, kRelu, kGeluTanh, kGeluErf, kSigmoid, kTanh };
+inline constexpr int kNumActivations = 6;
+
+// An opcode's scalar formula in both compute types; binary opcodes read b, unary ones ignore it.
+struct ScalarFn {
+  float (*f32)(float a, float b) = nullptr;
+  double (*f64)(double a, double b) = nullptr;
+};
+
+// One row per opcode: everything that makes an op fusable. The scalar formula is the reference
+// (ref kernel, constant folding); the CPU backend's vector formulas are a second array indexed
+// by the same opcodes (tern/backends/cpu/fused_elementwise_cpu.cc), checked complete by a test.
+// bf16 / f16 programs compute every instruction in float and round once, at the end; per opcode,
+// `bf16_follows` says whether auto mixed precision lets the op run in 16 bits between 16-bit
+// producers (its follow list), and `epilogue` whether it can be a matmul / conv epilogue.
 struct FusedOpcodeInfo {
   FusedOpcode code;
   std::string_view name;  // "relu", "gelu_tanh", ... (for printing and messages)
   int arity;              // 0 (kImm), 1 or 2
   std::string_view op;    // the graph op it stands for ("gelu" for kGeluTanh and kGeluErf)
   std::optional<bool> gelu_approximate;  // the op's `approximate` attribute, for gelu ops
+  ScalarFn scalar;
+  bool bf16_follows = false;
+  std::optional<Activation> epilogue;
 };
 
 // Every opcode, in numeric order.
 const std::vector<FusedOpcodeInfo>& fused_opcodes();
 // nullptr if `code` is not an opcode.
 const FusedOpcodeInfo* fused_opcode_info(int64_t code);
+inline const FusedOpcodeInfo& fused_opcode_info(FusedOpcode code) {
+  return *fused_opcode_info(static_cast<int64_t>(code));
+}
 // The opcode computing graph op `op` with `attrs` elementwise on same-dtype floats, if any.
 std::optional<FusedOpcode> fused_opcode_for(std::string_view op, const Attrs& attrs);
 
@@ -95,10 +118,20 @@ std::string decode_fused_program(const Attrs& attrs, int num_inputs, FusedProgra
 
 // --- epilogues of fused_matmul / fused_conv2d ---
 
-// The `activation` attribute values: "none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh".
-const std::vector<std::string>& epilogue_activations();
-bool is_epilogue_activation(std::string_view name);
-// The activation name for graph op `op` with `attrs` ("gelu" maps by its `approximate`), if any.
-std::optional<std::string> epilogue_activation_for(std::string_view op, const Attrs& attrs);
+struct ActivationInfo {
+  Activation activation;
+  std::string_view name;          // the `activation` attribute's value
+  const FusedOpcodeInfo* opcode;  // its formula; null for kNone
+};
+// Every activation, indexed by the enum: "none" and each opcode row with an `epilogue`.
+const std::vector<ActivationInfo>& activations();
+inline const ActivationInfo& activation_info(Activation a) {
+  return activations()[static_cast<size_t>(a)];
+}
+std::optional<Activation> parse_activation(std::string_view name);
+// "none, relu, gelu_tanh, gelu_erf, sigmoid, tanh" (for messages).
+std::string activation_names();
+// The activation graph op `op` with `attrs` computes ("gelu" maps by its `approximate`), if any.
+std::optional<Activation> epilogue_activation_for(std::string_view op, const Attrs& attrs);
 
 }  // namespace tern::ops

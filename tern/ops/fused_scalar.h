@@ -1,10 +1,11 @@
-// Scalar semantics of each fused_elementwise opcode and each epilogue activation, in the compute
-// type C (float or double). Every fused kernel (ref and fast) evaluates through these, so the
-// meaning of an opcode is written once; the formulas follow the unfused ops (docs/ops.md).
+// The scalar formulas of the elementwise math that fusion and the reference kernels share, in the
+// compute type C (float or double): the opcode table's rows (fused_program.cc) call these, the
+// reference unary kernels (tern/kernels/ref/unary_ref.cc) call them too, and fused_scalar() /
+// activation_scalar() evaluate a row. The CPU backend's vector formulas are its own
+// (tern/backends/cpu/elementwise_math.h) and are tested against these.
 #pragma once
 
 #include <cmath>
-#include <string_view>
 
 #include "tern/ops/fused_program.h"
 
@@ -53,91 +54,19 @@ inline C relu_scalar(C x) {
   return x < C(0) ? C(0) : x;
 }
 
-// Applies opcode `op` to a (and b for binary opcodes); kImm is not handled here.
-template <typename C>
-inline C fused_scalar(FusedOpcode op, C a, C b) {
-  using F = FusedOpcode;
-  switch (op) {
-    case F::kImm:
-      return C(0);
-    case F::kNeg:
-      return -a;
-    case F::kAbs:
-      return std::abs(a);
-    case F::kExp:
-      return std::exp(a);
-    case F::kLog:
-      return std::log(a);
-    case F::kLog1p:
-      return std::log1p(a);
-    case F::kSqrt:
-      return std::sqrt(a);
-    case F::kRsqrt:
-      return C(1) / std::sqrt(a);
-    case F::kSquare:
-      return a * a;
-    case F::kTanh:
-      return std::tanh(a);
-    case F::kSigmoid:
-      return sigmoid_scalar(a);
-    case F::kRelu:
-      return relu_scalar(a);
-    case F::kSoftplus:
-      return (a > C(0) ? a : C(0)) + std::log1p(std::exp(-std::fabs(a)));
-    case F::kSin:
-      return std::sin(a);
-    case F::kCos:
-      return std::cos(a);
-    case F::kSign:
-      if (a > C(0)) return C(1);
-      if (a < C(0)) return C(-1);
-      return a == a ? C(0) : a;  // zero, or NaN kept
-    case F::kGeluTanh:
-      return gelu_tanh_scalar(a);
-    case F::kGeluErf:
-      return gelu_erf_scalar(a);
-    case F::kAdd:
-      return a + b;
-    case F::kSub:
-      return a - b;
-    case F::kMul:
-      return a * b;
-    case F::kDiv:
-      return a / b;
-    case F::kPow:
-      return std::pow(a, b);
-    case F::kMaximum:
-      if (a != a) return a;  // NaN propagates
-      if (b != b) return b;
-      return a < b ? b : a;
-    case F::kMinimum:
-      if (a != a) return a;
-      if (b != b) return b;
-      return b < a ? b : a;
-    case F::kReluGrad:
-      return b > C(0) ? a : C(0);
-    case F::kSigmoidGrad:
-      return a * b * (C(1) - b);
-    case F::kTanhGrad:
-      return a * (C(1) - b * b);
-    case F::kGeluTanhGrad:
-      return a * gelu_tanh_grad_scalar(b);
-    case F::kGeluErfGrad:
-      return a * gelu_erf_grad_scalar(b);
-  }
-  return C(0);
+// Applies opcode `op` to a (and b for binary opcodes) through its table row; kImm gives 0.
+inline float fused_scalar(FusedOpcode op, float a, float b) {
+  return fused_opcode_info(op).scalar.f32(a, b);
+}
+inline double fused_scalar(FusedOpcode op, double a, double b) {
+  return fused_opcode_info(op).scalar.f64(a, b);
 }
 
-// Applies an epilogue activation by name ("none", "relu", "gelu_tanh", "gelu_erf", "sigmoid",
-// "tanh"); the name was validated by inference.
+// Applies an epilogue activation (kNone is the identity).
 template <typename C>
-inline C epilogue_activation_scalar(std::string_view act, C x) {
-  if (act == "relu") return relu_scalar(x);
-  if (act == "gelu_tanh") return gelu_tanh_scalar(x);
-  if (act == "gelu_erf") return gelu_erf_scalar(x);
-  if (act == "sigmoid") return sigmoid_scalar(x);
-  if (act == "tanh") return std::tanh(x);
-  return x;
+inline C activation_scalar(Activation act, C x) {
+  const FusedOpcodeInfo* op = activation_info(act).opcode;
+  return op ? fused_scalar(op->code, x, C(0)) : x;
 }
 
 }  // namespace tern::ops

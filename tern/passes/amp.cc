@@ -1,6 +1,8 @@
 // Automatic mixed precision: classify, paint follow-list ops between allow-listed ones, rewrite.
 #include "tern/passes/amp.h"
 
+#include "tern/ops/fused_program.h"
+
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -18,18 +20,19 @@ const std::unordered_set<std::string_view>& allow_list() {
   return ops;
 }
 
+// Ops that run in 16 bits between 16-bit producers: the fusable ones the opcode table marks
+// (bf16_follows), and these data-movement and pooling ops.
 const std::unordered_set<std::string_view>& follow_list() {
-  static const std::unordered_set<std::string_view> ops = {"add",         "sub",
-                                                           "mul",         "neg",
-                                                           "relu",        "relu_grad",
-                                                           "gelu",        "gelu_grad",
-                                                           "max_pool2d",  "max_pool2d_grad",
-                                                           "avg_pool2d",  "avg_pool2d_grad",
-                                                           "dropout",     "dropout_grad",
-                                                           "reshape",     "transpose",
-                                                           "expand_dims", "squeeze",
-                                                           "slice",       "concat",
-                                                           "pad",         "broadcast_to"};
+  static const std::unordered_set<std::string_view> ops = [] {
+    std::unordered_set<std::string_view> set = {
+        "max_pool2d",   "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "dropout",
+        "dropout_grad", "reshape",         "transpose",  "expand_dims",     "squeeze",
+        "slice",        "concat",          "pad",        "broadcast_to"};
+    for (const auto& info : ops::fused_opcodes()) {
+      if (info.bf16_follows) set.insert(info.op);
+    }
+    return set;
+  }();
   return ops;
 }
 

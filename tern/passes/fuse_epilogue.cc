@@ -64,8 +64,9 @@ class Matcher {
       }
     }
     if (u && u->num_inputs() == 1) {
-      if (std::optional<std::string> act = ops::epilogue_activation_for(u->op_name(), u->attrs())) {
-        c.activation = *act;
+      if (std::optional<ops::Activation> act =
+              ops::epilogue_activation_for(u->op_name(), u->attrs())) {
+        c.activation = std::string(ops::activation_info(*act).name);
         c.absorbed.push_back(u);
         cur = u->output();
       }

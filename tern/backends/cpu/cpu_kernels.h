@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tern/kernels/kernel.h"
+#include "tern/ops/fused_program.h"
 
 namespace tern::cpu {
 
@@ -17,9 +18,13 @@ void register_dropout_kernels(kernels::KernelRegistry& r);            // dropout
 void register_reduce_kernels(kernels::KernelRegistry& r);             // reduce_sum.cc
 void register_transpose_kernels(kernels::KernelRegistry& r);          // transpose_vec.cc
 void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
-void register_batch_norm_kernels(kernels::KernelRegistry& r);         // batch_norm_cpu.cc
-void register_layer_norm_kernels(kernels::KernelRegistry& r);         // layer_norm_cpu.cc
-void register_all_finite_kernels(kernels::KernelRegistry& r);         // all_finite_cpu.cc
-void register_max_pool_grad_kernels(kernels::KernelRegistry& r);      // max_pool_grad_cpu.cc
+// The vector loop of one fused_elementwise opcode over n floats, y = op(a[, b]); nullptr for an
+// opcode without one (a test checks there is none).
+using FusedVectorFn = void (*)(const float* a, const float* b, float* y, int64_t n);
+FusedVectorFn fused_vector_fn(ops::FusedOpcode op);
+void register_batch_norm_kernels(kernels::KernelRegistry& r);     // batch_norm_cpu.cc
+void register_layer_norm_kernels(kernels::KernelRegistry& r);     // layer_norm_cpu.cc
+void register_all_finite_kernels(kernels::KernelRegistry& r);     // all_finite_cpu.cc
+void register_max_pool_grad_kernels(kernels::KernelRegistry& r);  // max_pool_grad_cpu.cc
 
 }  // namespace tern::cpu

@@ -1,4 +1,6 @@
-// Vectorized fused_elementwise on f32/bf16/f16 (candidate "vec"): the program runs over chunks
+// Vectorized fused_elementwise on f32/bf16/f16 (candidate "vec"): the vector formula of every
+// opcode (kVectorTable, indexed like tern/ops/fused_program.cc's rows), and the kernel: the
+// program runs over chunks
 // of kChunk elements that stay in L1, one `omp simd` loop per instruction, so a chain of N ops
 // reads its inputs and writes its output once instead of N times. Inputs broadcast through the
 // 2-D view of elementwise_loops.h (same shape, scalar, row and column); others go to ref. Math
@@ -19,112 +21,115 @@ using ops::FusedOpcode;
 
 constexpr int64_t kChunk = 256;
 
-template <typename F>
-void map1(const float* a, float* y, int64_t n, F f) {
+// The vector loop of a unary / binary formula F, instantiated per row (F is inlined).
+template <auto F>
+void unary_loop(const float* a, const float*, float* y, int64_t n) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = F(a[i]);
 }
 
-template <typename F>
-void map2(const float* a, const float* b, float* y, int64_t n, F f) {
+template <auto F>
+void binary_loop(const float* a, const float* b, float* y, int64_t n) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) y[i] = f(a[i], b[i]);
+  for (int64_t i = 0; i < n; ++i) y[i] = F(a[i], b[i]);
 }
 
 // IEEE square roots by instruction (std::sqrt stays scalar for errno).
-void sqrt_block(const float* x, float* y, int64_t n, bool reciprocal) {
+template <bool kReciprocal>
+void sqrt_loop(const float* x, const float*, float* y, int64_t n) {
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) {
     __m256 r = _mm256_sqrt_ps(_mm256_loadu_ps(x + i));
-    if (reciprocal) r = _mm256_div_ps(_mm256_set1_ps(1.f), r);
+    if (kReciprocal) r = _mm256_div_ps(_mm256_set1_ps(1.f), r);
     _mm256_storeu_ps(y + i, r);
   }
   for (; i < n; ++i) {
     __m128 r = _mm_sqrt_ss(_mm_set_ss(x[i]));
-    if (reciprocal) r = _mm_div_ss(_mm_set_ss(1.f), r);
+    if (kReciprocal) r = _mm_div_ss(_mm_set_ss(1.f), r);
     y[i] = _mm_cvtss_f32(r);
   }
 }
 
-// y = op(a[, b]) over n floats (the semantics of tern/ops/fused_scalar.h).
-void run_instruction(FusedOpcode op, const float* a, const float* b, float* y, int64_t n) {
-  using F = FusedOpcode;
-  namespace vm = vmath;
-  switch (op) {
-    case F::kImm:
-      return;  // filled once at construction
-    case F::kNeg:
-      return map1(a, y, n, [](float x) { return -x; });
-    case F::kAbs:
-      return map1(a, y, n, [](float x) { return vm::abs(x); });
-    case F::kExp:
-      return map1(a, y, n, [](float x) { return vm::exp(x); });
-    case F::kLog:
-      return map1(a, y, n, [](float x) { return vm::log(x); });
-    case F::kLog1p:
-      return map1(a, y, n, [](float x) { return vm::log1p(x); });
-    case F::kSqrt:
-      return sqrt_block(a, y, n, false);
-    case F::kRsqrt:
-      return sqrt_block(a, y, n, true);
-    case F::kSquare:
-      return map1(a, y, n, [](float x) { return x * x; });
-    case F::kTanh:
-      return map1(a, y, n, [](float x) { return vm::tanh(x); });
-    case F::kSigmoid:
-      return map1(a, y, n, [](float x) { return vm::sigmoid(x); });
-    case F::kRelu:
-      return map1(a, y, n, [](float x) { return x < 0.f ? 0.f : x; });
-    case F::kSoftplus:
-      return map1(a, y, n, [](float x) {
-        return vm::select(x > 0.f, x, 0.f) + vm::log1p(vm::exp(-vm::abs(x)));
-      });
-    case F::kSin:
-      return map1(a, y, n, [](float x) { return std::sin(x); });
-    case F::kCos:
-      return map1(a, y, n, [](float x) { return std::cos(x); });
-    case F::kSign:
-      return map1(a, y, n,
-                  [](float x) { return x > 0.f ? 1.f : (x < 0.f ? -1.f : (x == x ? 0.f : x)); });
-    case F::kGeluTanh:
-      return map1(a, y, n, [](float x) { return vm::gelu_tanh(x); });
-    case F::kGeluErf:
-      return map1(a, y, n, [](float x) { return vm::gelu_erf(x); });
-    case F::kAdd:
-      return map2(a, b, y, n, [](float p, float q) { return p + q; });
-    case F::kSub:
-      return map2(a, b, y, n, [](float p, float q) { return p - q; });
-    case F::kMul:
-      return map2(a, b, y, n, [](float p, float q) { return p * q; });
-    case F::kDiv:
-      return map2(a, b, y, n, [](float p, float q) { return p / q; });
-    case F::kPow:
-      return map2(a, b, y, n, [](float p, float q) { return std::pow(p, q); });
-    case F::kMaximum:
-      return map2(a, b, y, n, [](float p, float q) {
-        return vm::select(p != p, p, vm::select(q != q, q, vm::select(p < q, q, p)));
-      });
-    case F::kMinimum:
-      return map2(a, b, y, n, [](float p, float q) {
-        return vm::select(p != p, p, vm::select(q != q, q, vm::select(q < p, q, p)));
-      });
-    case F::kReluGrad:
-      return map2(a, b, y, n, [](float dy, float x) { return x > 0.f ? dy : 0.f; });
-    case F::kSigmoidGrad:
-      return map2(a, b, y, n, [](float dy, float s) { return dy * s * (1.f - s); });
-    case F::kTanhGrad:
-      return map2(a, b, y, n, [](float dy, float t) { return dy * (1.f - t * t); });
-    case F::kGeluTanhGrad:
-      return map2(a, b, y, n, [](float dy, float x) { return dy * vm::gelu_tanh_derivative(x); });
-    case F::kGeluErfGrad:
-      return map2(a, b, y, n, [](float dy, float x) { return dy * vm::gelu_erf_derivative(x); });
-  }
+void fill_once(const float*, const float*, float*, int64_t) {}  // kImm: filled at construction
+
+namespace vm = vmath;
+
+// The vector formula of every opcode (the scalar ones are the rows of tern/ops/fused_program.cc;
+// the two agree within the tolerances of tests/consistency). Indexed through vector_fn().
+struct VectorRow {
+  FusedOpcode code;
+  FusedVectorFn fn;
+};
+// clang-format off
+constexpr VectorRow kVectorTable[] = {
+    {FusedOpcode::kImm, &fill_once},
+    {FusedOpcode::kNeg, &unary_loop<[](float x) { return -x; }>},
+    {FusedOpcode::kAbs, &unary_loop<[](float x) { return vm::abs(x); }>},
+    {FusedOpcode::kExp, &unary_loop<[](float x) { return vm::exp(x); }>},
+    {FusedOpcode::kLog, &unary_loop<[](float x) { return vm::log(x); }>},
+    {FusedOpcode::kLog1p, &unary_loop<[](float x) { return vm::log1p(x); }>},
+    {FusedOpcode::kSqrt, &sqrt_loop<false>},
+    {FusedOpcode::kRsqrt, &sqrt_loop<true>},
+    {FusedOpcode::kSquare, &unary_loop<[](float x) { return x * x; }>},
+    {FusedOpcode::kTanh, &unary_loop<[](float x) { return vm::tanh(x); }>},
+    {FusedOpcode::kSigmoid, &unary_loop<[](float x) { return vm::sigmoid(x); }>},
+    {FusedOpcode::kRelu, &unary_loop<[](float x) { return x < 0.f ? 0.f : x; }>},
+    {FusedOpcode::kSoftplus, &unary_loop<[](float x) {
+       return vm::select(x > 0.f, x, 0.f) + vm::log1p(vm::exp(-vm::abs(x)));
+     }>},
+    {FusedOpcode::kSin, &unary_loop<[](float x) { return std::sin(x); }>},
+    {FusedOpcode::kCos, &unary_loop<[](float x) { return std::cos(x); }>},
+    {FusedOpcode::kSign, &unary_loop<[](float x) {
+       return (x > 0.f) ? 1.f : (x < 0.f ? -1.f : (x == x ? 0.f : x));
+     }>},
+    {FusedOpcode::kGeluTanh, &unary_loop<[](float x) { return vm::gelu_tanh(x); }>},
+    {FusedOpcode::kGeluErf, &unary_loop<[](float x) { return vm::gelu_erf(x); }>},
+    {FusedOpcode::kAdd, &binary_loop<[](float p, float q) { return p + q; }>},
+    {FusedOpcode::kSub, &binary_loop<[](float p, float q) { return p - q; }>},
+    {FusedOpcode::kMul, &binary_loop<[](float p, float q) { return p * q; }>},
+    {FusedOpcode::kDiv, &binary_loop<[](float p, float q) { return p / q; }>},
+    {FusedOpcode::kPow, &binary_loop<[](float p, float q) { return std::pow(p, q); }>},
+    {FusedOpcode::kMaximum, &binary_loop<[](float p, float q) {
+       return vm::select(p != p, p, vm::select(q != q, q, vm::select(p < q, q, p)));
+     }>},
+    {FusedOpcode::kMinimum, &binary_loop<[](float p, float q) {
+       return vm::select(p != p, p, vm::select(q != q, q, vm::select(q < p, q, p)));
+     }>},
+    {FusedOpcode::kReluGrad, &binary_loop<[](float dy, float x) { return (x > 0.f) ? dy : 0.f; }>},
+    {FusedOpcode::kSigmoidGrad,
+     &binary_loop<[](float dy, float s) { return dy * s * (1.f - s); }>},
+    {FusedOpcode::kTanhGrad, &binary_loop<[](float dy, float t) { return dy * (1.f - t * t); }>},
+    {FusedOpcode::kGeluTanhGrad,
+     &binary_loop<[](float dy, float x) { return dy * vm::gelu_tanh_derivative(x); }>},
+    {FusedOpcode::kGeluErfGrad,
+     &binary_loop<[](float dy, float x) { return dy * vm::gelu_erf_derivative(x); }>},
+};
+// clang-format on
+
+}  // namespace
+
+FusedVectorFn fused_vector_fn(FusedOpcode op) {
+  static const std::vector<FusedVectorFn> by_code = [] {
+    std::vector<FusedVectorFn> index;
+    for (const VectorRow& row : kVectorTable) {
+      size_t c = static_cast<size_t>(row.code);
+      if (index.size() <= c) index.resize(c + 1, nullptr);
+      index[c] = row.fn;
+    }
+    return index;
+  }();
+  size_t c = static_cast<size_t>(op);
+  return c < by_code.size() ? by_code[c] : nullptr;
 }
+
+namespace {
 
 class FusedElementwiseKernel final : public kernels::Kernel {
  public:
   FusedElementwiseKernel(ops::FusedProgram program, BroadcastPlan plan)
       : program_(std::move(program)), plan_(std::move(plan)) {
+    // Each instruction's vector loop, looked up once.
+    for (const ops::FusedInstruction& ins : program_.code) fns_.push_back(fused_vector_fn(ins.op));
     // Immediates are constant over every chunk: fill their slots once.
     for (size_t k = 0; k < program_.code.size(); ++k) {
       if (program_.code[k].op != FusedOpcode::kImm) continue;
@@ -206,7 +211,7 @@ class FusedElementwiseKernel final : public kernels::Kernel {
       }
       const float* a = src[static_cast<size_t>(ins.a)];
       const float* b = ins.b >= 0 ? src[static_cast<size_t>(ins.b)] : nullptr;
-      run_instruction(ins.op, a, b, y, m);
+      fns_[k](a, b, y, m);
       src[base + k] = y;
     }
     const float* result = src.back();
@@ -218,6 +223,7 @@ class FusedElementwiseKernel final : public kernels::Kernel {
   }
 
   ops::FusedProgram program_;
+  std::vector<FusedVectorFn> fns_;
   BroadcastPlan plan_;
   std::vector<std::pair<int, std::vector<float>>> immediates_;
 };

@@ -1,6 +1,9 @@
 // oneDNN engine, stream, conversions, post-ops, scratchpad and PrimitiveRunner.
 #include "tern/backends/cpu/onednn_common.h"
 
+#include <array>
+#include <optional>
+
 #include <omp.h>
 
 #include <cstdlib>
@@ -117,32 +120,34 @@ dnnl::memory::desc dense_desc(const dnnl_dims& dims, DType dtype) {
   return dnnl::memory::desc(dims, to_dnnl(dtype), strides);
 }
 
-std::string activation_support(std::string_view activation) {
-  if (activation == "none" || activation == "relu" || activation == "gelu_tanh" ||
-      activation == "gelu_erf" || activation == "sigmoid" || activation == "tanh") {
-    return "";
-  }
-  return str_cat("activation '", activation, "' has no oneDNN post-op");
+namespace {
+
+// The eltwise post-op of each epilogue activation, indexed by ops::Activation (kNone: none).
+constexpr std::array<std::optional<dnnl::algorithm>, ops::kNumActivations> kActivationAlgorithm = {
+    std::nullopt,                        // kNone
+    dnnl::algorithm::eltwise_relu,       // kRelu
+    dnnl::algorithm::eltwise_gelu_tanh,  // kGeluTanh
+    dnnl::algorithm::eltwise_gelu_erf,   // kGeluErf
+    dnnl::algorithm::eltwise_logistic,   // kSigmoid
+    dnnl::algorithm::eltwise_tanh,       // kTanh
+};
+
+}  // namespace
+
+std::optional<dnnl::algorithm> activation_algorithm(ops::Activation activation) {
+  return kActivationAlgorithm[static_cast<size_t>(activation)];
 }
 
-void append_activation(dnnl::post_ops& ops, std::string_view activation) {
-  using dnnl::algorithm;
-  if (activation == "none") return;
-  algorithm alg = algorithm::eltwise_relu;
-  if (activation == "relu") {
-    alg = algorithm::eltwise_relu;
-  } else if (activation == "gelu_tanh") {
-    alg = algorithm::eltwise_gelu_tanh;
-  } else if (activation == "gelu_erf") {
-    alg = algorithm::eltwise_gelu_erf;
-  } else if (activation == "sigmoid") {
-    alg = algorithm::eltwise_logistic;
-  } else if (activation == "tanh") {
-    alg = algorithm::eltwise_tanh;
-  } else {
-    throw_error(ErrorCode::kInvalidArgument, activation_support(activation));
-  }
-  ops.append_eltwise(1.0f, alg, 0.0f, 0.0f);
+std::string activation_support(ops::Activation activation) {
+  if (activation == ops::Activation::kNone || activation_algorithm(activation)) return "";
+  return str_cat("activation '", ops::activation_info(activation).name, "' has no oneDNN post-op");
+}
+
+void append_activation(dnnl::post_ops& ops, ops::Activation activation) {
+  if (activation == ops::Activation::kNone) return;
+  std::optional<dnnl::algorithm> alg = activation_algorithm(activation);
+  if (!alg) throw_error(ErrorCode::kInvalidArgument, activation_support(activation));
+  ops.append_eltwise(1.0f, *alg, 0.0f, 0.0f);
 }
 
 Epilogue fused_epilogue(const ops::Attrs& attrs) {
@@ -150,7 +155,8 @@ Epilogue fused_epilogue(const ops::Attrs& attrs) {
   Epilogue ep;
   ep.bias_input = has_bias ? 2 : -1;
   ep.residual_input = attrs.get_bool("has_residual") ? (has_bias ? 3 : 2) : -1;
-  ep.activation = attrs.get_string("activation");
+  ep.activation =
+      ops::parse_activation(attrs.get_string("activation")).value_or(ops::Activation::kNone);
   return ep;
 }
 

@@ -7,6 +7,7 @@
 #include <oneapi/dnnl/dnnl.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "tern/kernels/kernel.h"
+#include "tern/ops/fused_program.h"
 
 namespace tern::cpu::onednn {
 
@@ -38,11 +40,13 @@ std::string nonempty(const kernels::KernelSignature& sig);
 // A memory desc for `dims` with row-major strides (dense, like every tern tensor).
 dnnl::memory::desc dense_desc(const dnnl_dims& dims, DType dtype);
 
-// Activation post-ops of the fused ops ("none", "relu", "gelu_tanh", "gelu_erf", "sigmoid",
-// "tanh"): "" if known, else the reason.
-std::string activation_support(std::string_view activation);
-// Appends the eltwise post-op for `activation` (nothing for "none").
-void append_activation(dnnl::post_ops& ops, std::string_view activation);
+// The oneDNN eltwise algorithm of an epilogue activation (a table indexed by ops::Activation;
+// nullopt for kNone, and for any activation oneDNN has no post-op for).
+std::optional<dnnl::algorithm> activation_algorithm(ops::Activation activation);
+// "" if the activation has a post-op (or is kNone), else the reason.
+std::string activation_support(ops::Activation activation);
+// Appends the eltwise post-op for `activation` (nothing for kNone).
+void append_activation(dnnl::post_ops& ops, ops::Activation activation);
 
 // The epilogue of fused_matmul / fused_conv2d: y = act(op(...) + bias + residual). The bias goes
 // into the primitive, the residual is a sum post-op over a destination pre-filled with it, the
@@ -50,7 +54,7 @@ void append_activation(dnnl::post_ops& ops, std::string_view activation);
 struct Epilogue {
   int bias_input = -1;      // input index of bias [c_out], -1 = none
   int residual_input = -1;  // input index of residual (the output's type), -1 = none
-  std::string activation = "none";
+  ops::Activation activation = ops::Activation::kNone;
 };
 // From attributes has_bias, has_residual, activation (inputs: 2 operands, bias, residual).
 Epilogue fused_epilogue(const ops::Attrs& attrs);

@@ -82,7 +82,7 @@ Tensor run_ref_f64(KernelRegistry& r, std::string_view op_name, const std::vecto
 template <typename T>
 void epilogue_ref(KernelContext& ctx, const Tensor& base) {
   Tensor& y = ctx.outputs[0];
-  const std::string& act = ctx.attrs.get_string("activation");
+  const ops::Activation act = *ops::parse_activation(ctx.attrs.get_string("activation"));
   bool has_bias = ctx.attrs.get_bool("has_bias"), has_residual = ctx.attrs.get_bool("has_residual");
   const Tensor* bias = has_bias ? &ctx.inputs[2] : nullptr;
   const Tensor* residual = has_residual ? &ctx.inputs[has_bias ? 3 : 2] : nullptr;
@@ -93,7 +93,7 @@ void epilogue_ref(KernelContext& ctx, const Tensor& base) {
     double v = z[i];
     if (bias) v += bias->get(i % channels);
     if (residual) v += residual->get(i);
-    out[i] = static_cast<T>(static_cast<compute_t<T>>(ops::epilogue_activation_scalar(act, v)));
+    out[i] = static_cast<T>(static_cast<compute_t<T>>(ops::activation_scalar(act, v)));
   }
 }
 

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "tern/kernels/ref/ref.h"
+#include "tern/ops/fused_scalar.h"
 #include "tern/ops/infer.h"
 
 namespace tern::kernels::ref {
@@ -110,31 +111,15 @@ C square_value(C x) {
 
 // --- gelu ---
 
-constexpr double kSqrtHalf = 0.70710678118654752440;     // 1 / sqrt(2)
-constexpr double kInvSqrt2Pi = 0.39894228040143267794;   // 1 / sqrt(2 pi)
-constexpr double kSqrt2OverPi = 0.79788456080286535588;  // sqrt(2 / pi)
-constexpr double kGeluCubic = 0.044715;
-
+// The formulas are the ones fusion uses (tern/ops/fused_scalar.h), written once.
 template <typename C>
 C gelu_value(C x, bool approximate) {
-  if (approximate) {
-    C u = C(kSqrt2OverPi) * (x + C(kGeluCubic) * x * x * x);
-    return C(0.5) * x * (C(1) + std::tanh(u));
-  }
-  return C(0.5) * x * (C(1) + std::erf(x * C(kSqrtHalf)));
+  return approximate ? ops::gelu_tanh_scalar(x) : ops::gelu_erf_scalar(x);
 }
 
 template <typename C>
 C gelu_derivative(C x, bool approximate) {
-  if (approximate) {
-    C u = C(kSqrt2OverPi) * (x + C(kGeluCubic) * x * x * x);
-    C t = std::tanh(u);
-    C du = C(kSqrt2OverPi) * (C(1) + C(3 * kGeluCubic) * x * x);
-    return C(0.5) * (C(1) + t) + C(0.5) * x * (C(1) - t * t) * du;
-  }
-  C cdf = C(0.5) * (C(1) + std::erf(x * C(kSqrtHalf)));
-  C pdf = C(kInvSqrt2Pi) * std::exp(C(-0.5) * x * x);
-  return cdf + x * pdf;
+  return approximate ? ops::gelu_tanh_grad_scalar(x) : ops::gelu_erf_grad_scalar(x);
 }
 
 // --- cast ---
