@@ -16,7 +16,7 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io"],
+    "tools/tern": ["config", "train", "models", "io", "serve"],
     "bench": ["config", "train", "models", "io"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],

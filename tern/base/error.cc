@@ -21,6 +21,12 @@ std::string_view error_code_name(ErrorCode code) {
       return "Unavailable";
     case ErrorCode::kInternal:
       return "Internal";
+    case ErrorCode::kDeadlineExceeded:
+      return "DeadlineExceeded";
+    case ErrorCode::kUnimplemented:
+      return "Unimplemented";
+    case ErrorCode::kCancelled:
+      return "Cancelled";
   }
   return "Unknown";
 }

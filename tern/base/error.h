@@ -18,6 +18,9 @@ enum class ErrorCode {
   kFailedPrecondition,
   kUnavailable,
   kInternal,
+  kDeadlineExceeded,
+  kUnimplemented,
+  kCancelled,
 };
 
 std::string_view error_code_name(ErrorCode code);
