@@ -44,7 +44,8 @@ VENDORS = {
     "cublas": ["tern/backends/cuda"],
     "cudnn": ["tern/backends/cuda"],
     "nccl": ["tern/dist"],
-    "google/protobuf": [],
+    "google/protobuf": ["tern/serve"],
+    "grpc": ["tern/serve"],  # grpc/, grpcpp/
     "gtest/": [],  # test files only (below)
     "gmock/": [],
     "benchmark/": ["bench"],

@@ -12,7 +12,7 @@ PACKAGES=(
   # engine
   libdnnl-dev zlib1g-dev
   # data formats, configs, CLI, serving
-  libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler
+  libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
   # multi-process training
   libopenmpi-dev openmpi-bin
