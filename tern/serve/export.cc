@@ -105,7 +105,8 @@ std::unique_ptr<ir::Graph> trace_inference_graph(nn::Model& model, const ExportO
                  " inputs; export supports single-input models");
   const TensorType& want = in_types[0];
   Shape raw_shape = o.input.shape.rank() == 0 ? want.shape : o.input.shape;
-  DType raw_dtype = o.input.decoder.kind == DecoderKind::kImage ? DType::kU8 : o.input.dtype;
+  DType raw_dtype =
+      o.input.decoder.kind == DecoderKind::kImage ? DType::kU8 : o.input.dtype.value_or(want.dtype);
   auto g = std::make_unique<ir::Graph>("serving");
   std::vector<int64_t> dims{batch};
   dims.insert(dims.end(), raw_shape.dims().begin(), raw_shape.dims().end());
@@ -152,7 +153,12 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
   c.model_name = model.name();
   c.graph = trace_inference_graph(model, o, o.trace_batch, &report.dropped);
   std::unique_ptr<ir::Graph> other = trace_inference_graph(model, o, o.check_batch);
-  std::string diff = first_graph_difference(*rebatch(*c.graph, o.check_batch), *other);
+  std::string diff;
+  try {
+    diff = first_graph_difference(*rebatch(*c.graph, o.check_batch), *other);
+  } catch (const Error& e) {
+    diff = e.what();
+  }
   if (!diff.empty())
     throw_error(ErrorCode::kFailedPrecondition, "export: model '", model.name(),
                 "' is not batch-polymorphic: its graph traced at batch ", o.trace_batch,

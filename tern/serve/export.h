@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -31,7 +32,7 @@ namespace tern::serve {
 // The raw feature the served model takes and how it becomes the model's input.
 struct RawInput {
   std::string alias = "inputs";  // the signature's input name (and the graph input's)
-  DType dtype = DType::kF32;     // per-example raw dtype (u8 for images)
+  std::optional<DType> dtype;    // per-example raw dtype (u8 for images); unset = the model's
   Shape shape;                   // per-example raw shape; empty = the model's input shape
   // Element functions applied in order (component 0 only); then a cast and a reshape to the
   // model's input type when the dtype / element count allow.

@@ -7,8 +7,6 @@ namespace tern::nn {
 
 void Model::save(const std::string& dir) {
   serve::ExportOptions o;
-  build();
-  o.input.dtype = input_types().at(0).dtype;
   serve::export_model(*this, o, dir);
 }
 
