@@ -253,8 +253,14 @@ TensorMap LoadedModel::run(const std::string& signature, const TensorMap& inputs
     const std::string& tensor = sig.input_tensors.at(alias);
     auto d = sig.decoders.find(alias);
     if (d != sig.decoders.end() && d->second.kind != DecoderKind::kNone) {
-      feeds.emplace_back(tensor,
-                         decode_input(alias, d->second, v, g.find_input(tensor)->output()->type()));
+      // A request's bytes that do not decode are the client's error, not data loss here.
+      try {
+        feeds.emplace_back(
+            tensor, decode_input(alias, d->second, v, g.find_input(tensor)->output()->type()));
+      } catch (const Error& e) {
+        if (e.code() == ErrorCode::kInvalidArgument) throw;
+        throw_error(ErrorCode::kInvalidArgument, e.message());
+      }
     } else {
       feeds.emplace_back(tensor, v.numbers);
     }
