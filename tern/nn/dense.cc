@@ -42,6 +42,7 @@ std::vector<ir::Value*> DenseLayer::call(LayerContext& ctx, std::span<ir::Value*
   if (s.rank() > 2) {
     std::vector<int64_t> dims = s.dims();
     dims.back() = units_;
+    dims[0] = reshape_batch_dim(dims[0]);
     y = g.add("reshape", {y}, {{"shape", dims}}, name() + "/unflatten");
   }
   return {apply_activation(g, y, options_.activation, name())};

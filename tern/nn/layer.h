@@ -102,6 +102,13 @@ using LayerPtr = std::shared_ptr<Layer>;
 // Unique default layer names per process ("dense", "dense_1", ...), as Keras does.
 std::string default_layer_name(const std::string& base);
 
+// The batch dim of a reshape's target shape: -1 (whatever the batch is), so inference graphs can
+// be rebuilt at another batch size (tern/serve/rebatch.h). A batch of 0 stays 0 (-1 cannot be
+// inferred from zero elements).
+inline int64_t reshape_batch_dim(int64_t batch) {
+  return batch > 0 ? -1 : batch;
+}
+
 // The single input of a one-input layer; InvalidArgument naming the layer otherwise.
 ir::Value* single_input(const Layer& layer, std::span<ir::Value* const> inputs);
 

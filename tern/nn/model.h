@@ -161,6 +161,11 @@ class Model {
   // file's weight order) when auto-generated layer names differ. A missing tensor or a dtype /
   // shape mismatch is an InvalidArgument naming the file and the weight.
   void load_weights(const std::string& path);
+  // Exports the model as a served model directory (tern/serve/model_dir.h: inference graph,
+  // weights, signature `serving_default` with input "inputs" and output "logits"), written
+  // atomically; FailedPrecondition if `dir` exists. Defined in tern/serve (a program calling it
+  // links tern_serve); tern/serve/export.h adds preprocessing and classifier outputs.
+  void save(const std::string& dir);
   // The flag fit() checks between steps (EarlyStopping, TerminateOnNaN set it).
   bool stop_training = false;
 

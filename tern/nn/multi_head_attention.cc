@@ -95,12 +95,13 @@ ir::Value* MultiHeadAttentionLayer::project_in(ir::Graph& g, const LayerContext&
   std::string scope = name() + "/" + tag;
   ir::Value* w = reshape(g, ctx.read(p.kernel), {d, num_heads_ * dim}, scope + "/kernel_2d");
   ir::Value* y =
-      g.add("matmul", {reshape(g, x, {b * len, d}, scope + "/rows"), w}, {}, scope + "/matmul");
+      g.add("matmul", {reshape(g, x, {reshape_batch_dim(b * len), d}, scope + "/rows"), w}, {},
+            scope + "/matmul");
   if (options_.use_bias) {
     y = g.add("add", {y, reshape(g, ctx.read(p.bias), {num_heads_ * dim}, scope + "/bias_1d")}, {},
               scope + "/bias_add");
   }
-  y = reshape(g, y, {b, len, num_heads_, dim}, scope + "/heads");
+  y = reshape(g, y, {reshape_batch_dim(b), len, num_heads_, dim}, scope + "/heads");
   return g.add("transpose", {y}, {{"perm", Dims{0, 2, 1, 3}}}, scope + "/transpose");
 }
 
@@ -138,7 +139,7 @@ std::vector<ir::Value*> MultiHeadAttentionLayer::call(LayerContext& ctx,
                   "': attention_mask must be bool ", Shape{b, t, s}, " [batch, T, S], got ",
                   mask->shape());
     }
-    mask = reshape(g, mask, {b, 1, t, s}, name() + "/mask");
+    mask = reshape(g, mask, {reshape_batch_dim(b), 1, t, s}, name() + "/mask");
   }
   if (options_.use_causal_mask) {
     Tensor causal(DType::kBool, Shape{t, s});
@@ -162,14 +163,14 @@ std::vector<ir::Value*> MultiHeadAttentionLayer::call(LayerContext& ctx,
   // [B, H, T, S] x [B, H, S, V] -> [B, H, T, V] -> [B, T, H * V]
   ir::Value* o = g.add("matmul", {probs, v}, {}, name() + "/context");
   o = g.add("transpose", {o}, {{"perm", Dims{0, 2, 1, 3}}}, name() + "/merge_transpose");
-  o = reshape(g, o, {b * t, num_heads_ * value_dim_}, name() + "/merge_heads");
+  o = reshape(g, o, {reshape_batch_dim(b * t), num_heads_ * value_dim_}, name() + "/merge_heads");
   ir::Value* wo = reshape(g, ctx.read(output_.kernel), {num_heads_ * value_dim_, output_dim_},
                           name() + "/attention_output/kernel_2d");
   ir::Value* y = g.add("matmul", {o, wo}, {}, name() + "/attention_output/matmul");
   if (options_.use_bias) {
     y = g.add("add", {y, ctx.read(output_.bias)}, {}, name() + "/attention_output/bias_add");
   }
-  return {reshape(g, y, {b, t, output_dim_}, name() + "/output")};
+  return {reshape(g, y, {reshape_batch_dim(b), t, output_dim_}, name() + "/output")};
 }
 
 std::string MultiHeadAttentionLayer::describe() const {

@@ -37,6 +37,7 @@ std::vector<ir::Value*> ReshapeLayer::call(LayerContext& ctx, std::span<ir::Valu
     }
   }
   if (Shape(dims) == s) return {x};
+  dims[0] = reshape_batch_dim(dims[0]);
   return {ctx.graph.add("reshape", {x}, {{"shape", dims}}, name())};
 }
 

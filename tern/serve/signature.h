@@ -23,12 +23,14 @@ struct TensorSpec {
   std::vector<int64_t> shape;  // -1 for an unknown size; dim 0 is the batch (-1)
   bool unknown_rank = false;
   std::string name;  // the graph tensor, e.g. "x:0" (metadata only)
+  bool operator==(const TensorSpec&) const = default;
 };
 
 struct Signature {
   std::string method_name = kPredictMethod;
   std::map<std::string, TensorSpec> inputs;   // alias -> spec
   std::map<std::string, TensorSpec> outputs;  // alias -> spec
+  bool operator==(const Signature&) const = default;
 };
 
 using SignatureMap = std::map<std::string, Signature>;

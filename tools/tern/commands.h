@@ -13,5 +13,8 @@ int cmd_data(int argc, char** argv);
 int cmd_logs(int argc, char** argv);
 int cmd_ckpt(int argc, char** argv);
 int cmd_profile(int argc, char** argv);
+int cmd_export(int argc, char** argv);
+// `tern predict --model DIR`: an exported model, no config (cmd_predict dispatches here).
+int cmd_predict_model(int argc, char** argv);
 
 }  // namespace tern::tools

@@ -3,6 +3,7 @@
 #include <CLI/CLI.hpp>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
@@ -235,6 +236,10 @@ int cmd_eval(int argc, char** argv) {
 }
 
 int cmd_predict(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--model") || !std::strncmp(argv[i], "--model=", 8))
+      return cmd_predict_model(argc, argv);
+  }
   CLI::App app{
       "Predict classes for the config's test images; writes CSV (index, predicted, label, "
       "probabilities).",

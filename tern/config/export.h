@@ -1,0 +1,27 @@
+// A training config turned into a served model directory (tern/serve/export.h): the config's
+// model with its trained weights, and the preprocessing its data section implies, as graph ops.
+//   - data.dataset (fashion_mnist, mnist, idx): input `images` u8 [-1, H, W] (the IDX layout),
+//     scaled by 1/255 in the graph exactly as data::idx_images_to_f32 does.
+//   - a [data] pipeline: the evaluation source's first element gives the raw feature (dtype and
+//     per-example shape); the deterministic map functions on component 0 become graph ops,
+//     random augmentations are dropped (listed in the report), decode_image becomes a DT_STRING
+//     input decoded before the graph.
+// Classifier outputs and the classify signature are added for classification losses.
+#pragma once
+
+#include <string>
+
+#include "tern/config/config.h"
+#include "tern/serve/export.h"
+
+namespace tern::config {
+
+// The export options [data] implies for `cfg` (no model needed).
+serve::ExportOptions export_options(const TrainConfig& cfg);
+
+// Builds the model, loads `weights_path` (empty: <output.dir>/weights.safetensors), exports to
+// `out_dir` (a new version directory).
+serve::ExportReport export_from_config(const TrainConfig& cfg, const std::string& out_dir,
+                                       const std::string& weights_path = "");
+
+}  // namespace tern::config

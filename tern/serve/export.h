@@ -1,0 +1,71 @@
+// Exporting a model as a model directory (model_dir.h) with its preprocessing inside: the served
+// graph takes raw features (u8 pixels, say), applies the deterministic per-example element
+// functions of the training pipeline as graph ops (bit-identical to data/element_fns.h), then
+// the model's forward pass. Random augmentations are dropped (their evaluation form is the
+// identity) and listed in the report; functions with no graph form (resize, crops) are refused,
+// naming the function.
+//
+//   serve::ExportOptions o;
+//   o.input = {.alias = "images", .dtype = DType::kU8, .shape = Shape{28, 28},
+//              .preprocessing = {{.kind = data::ElementFnKind::kScale, .factor = 1.0 / 255}}};
+//   o.classifier = true;
+//   serve::export_model(model, o, "models/fashion/1");
+//
+// Outputs: `logits` (the model's output as f32); classifiers add `probabilities` (softmax) and
+// `classes` (argmax, i64), and a `classify` signature (tf.Example in, `scores` and class-name
+// `classes` out) when the raw input is numeric.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tern/data/element_fns.h"
+#include "tern/nn/model.h"
+#include "tern/serve/model_dir.h"
+
+namespace tern::serve {
+
+// The raw feature the served model takes and how it becomes the model's input.
+struct RawInput {
+  std::string alias = "inputs";  // the signature's input name (and the graph input's)
+  std::optional<DType> dtype;    // per-example raw dtype (u8 for images); unset = the model's
+  Shape shape;                   // per-example raw shape; empty = the model's input shape
+  // Element functions applied in order (component 0 only); then a cast and a reshape to the
+  // model's input type when the dtype / element count allow.
+  std::vector<data::ElementFnSpec> preprocessing;
+  // kImage: clients send encoded JPEG / PNG bytes (DT_STRING), decoded to u8 `shape` [H, W, C]
+  // before the graph.
+  InputDecoder decoder;
+};
+
+struct ExportOptions {
+  RawInput input;
+  bool classifier = false;                    // probabilities / classes outputs, classify signature
+  std::vector<std::string> class_names;       // default "0", "1", ...
+  std::string example_feature = "image";      // the classify signature's tf.Example feature
+  std::map<std::string, std::string> assets;  // extra files for assets/
+  int64_t trace_batch = 1;                    // the stored graph's batch
+  int64_t check_batch = 3;  // the self-check traces here too and compares with rebatch
+};
+
+struct ExportReport {
+  std::string fingerprint;
+  std::vector<std::string> dropped;  // random augmentations left out ("random_flip", ...)
+  std::vector<std::string> signatures;
+};
+
+// The inference graph at `batch`: input `options.input.alias` -> preprocessing -> forward ->
+// outputs. Builds the model if needed. `dropped` receives the functions left out.
+std::unique_ptr<ir::Graph> trace_inference_graph(nn::Model& model, const ExportOptions& options,
+                                                 int64_t batch,
+                                                 std::vector<std::string>* dropped = nullptr);
+
+// Traces, self-checks batch polymorphism (FailedPrecondition naming the first differing node),
+// writes `dir` atomically (FailedPrecondition if it exists).
+ExportReport export_model(nn::Model& model, const ExportOptions& options, const std::string& dir);
+
+}  // namespace tern::serve

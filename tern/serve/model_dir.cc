@@ -1,0 +1,482 @@
+// Model directories: the atomic writer, the validating reader, the fingerprint.
+#include "tern/serve/model_dir.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "tern/base/error.h"
+#include "tern/base/sha256.h"
+#include "tern/io/atomic_file.h"
+#include "tern/ir/parser.h"
+#include "tern/ir/printer.h"
+
+namespace tern::serve {
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+namespace {
+
+// --- JSON helpers: every error names the file and the key ---
+
+const json& field(const json& obj, const std::string& key, const std::string& where,
+                  const std::string& file) {
+  if (!obj.is_object())
+    throw_error(ErrorCode::kInvalidArgument, file, ": '", where, "' must be an object");
+  auto it = obj.find(key);
+  if (it == obj.end())
+    throw_error(ErrorCode::kInvalidArgument, file, ": missing key '", where, ".", key, "'");
+  return *it;
+}
+
+std::string string_field(const json& obj, const std::string& key, const std::string& where,
+                         const std::string& file) {
+  const json& v = field(obj, key, where, file);
+  if (!v.is_string())
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".", key,
+                "' must be a string");
+  return v.get<std::string>();
+}
+
+json parse_json_file(const std::string& dir, const std::string& name) {
+  std::string path = dir + "/" + name;
+  std::string text = io::read_file(path);
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) throw_error(ErrorCode::kInvalidArgument, path, ": malformed JSON");
+  if (!j.is_object()) throw_error(ErrorCode::kInvalidArgument, path, ": must be a JSON object");
+  return j;
+}
+
+// --- signatures.json ---
+
+json spec_json(const TensorSpec& spec) {
+  return {{"dtype", std::string(wire_dtype_name(spec.dtype))}, {"shape", spec.shape}};
+}
+
+TensorSpec read_spec(const json& j, const std::string& where, const std::string& file) {
+  TensorSpec spec;
+  std::string dtype = string_field(j, "dtype", where, file);
+  auto d = parse_wire_dtype(dtype);
+  if (!d || *d == WireDType::kInvalid)
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".dtype' has unknown dtype '",
+                dtype, "'");
+  spec.dtype = *d;
+  const json& shape = field(j, "shape", where, file);
+  if (!shape.is_array())
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".shape' must be an array");
+  for (const json& dim : shape) {
+    if (!dim.is_number_integer() || dim.get<int64_t>() < -1)
+      throw_error(ErrorCode::kInvalidArgument, file, ": key '", where,
+                  ".shape' must hold integers >= -1");
+    spec.shape.push_back(dim.get<int64_t>());
+  }
+  return spec;
+}
+
+json signatures_json(const StoredSignatures& sigs) {
+  json out = json::object();
+  for (const auto& [name, s] : sigs) {
+    json inputs = json::object(), outputs = json::object();
+    for (const auto& [alias, spec] : s.signature.inputs) {
+      json j = spec_json(spec);
+      j["tensor"] = s.input_tensors.at(alias);
+      auto d = s.decoders.find(alias);
+      if (d != s.decoders.end() && d->second.kind != DecoderKind::kNone) {
+        json dec = {{"kind", std::string(decoder_kind_name(d->second.kind))}};
+        if (d->second.kind == DecoderKind::kExample) dec["feature"] = d->second.feature;
+        if (d->second.kind == DecoderKind::kImage) dec["channels"] = d->second.channels;
+        j["decoder"] = dec;
+      }
+      inputs[alias] = j;
+    }
+    for (const auto& [alias, spec] : s.signature.outputs) {
+      json j = spec_json(spec);
+      if (auto l = s.output_labels.find(alias); l != s.output_labels.end()) {
+        j["labels"] = l->second;
+      } else {
+        j["tensor"] = s.output_tensors.at(alias);
+      }
+      outputs[alias] = j;
+    }
+    out[name] = {
+        {"method_name", s.signature.method_name}, {"inputs", inputs}, {"outputs", outputs}};
+  }
+  return {{"signatures", out}};
+}
+
+InputDecoder read_decoder(const json& j, const std::string& where, const std::string& file) {
+  InputDecoder d;
+  std::string kind = string_field(j, "kind", where, file);
+  if (kind == "image") {
+    d.kind = DecoderKind::kImage;
+    const json& c = field(j, "channels", where, file);
+    if (!c.is_number_integer())
+      throw_error(ErrorCode::kInvalidArgument, file, ": key '", where,
+                  ".channels' must be an integer");
+    d.channels = c.get<int>();
+  } else if (kind == "example") {
+    d.kind = DecoderKind::kExample;
+    d.feature = string_field(j, "feature", where, file);
+  } else {
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".kind' is '", kind,
+                "'; expected image or example");
+  }
+  return d;
+}
+
+StoredSignatures read_signatures(const json& root, const std::string& file) {
+  StoredSignatures sigs;
+  const json& all = field(root, "signatures", "", file);
+  if (!all.is_object() || all.empty())
+    throw_error(ErrorCode::kInvalidArgument, file, ": key 'signatures' must be a non-empty object");
+  for (const auto& [name, j] : all.items()) {
+    std::string where = "signatures." + name;
+    StoredSignature s;
+    s.signature.method_name = string_field(j, "method_name", where, file);
+    for (const char* side : {"inputs", "outputs"}) {
+      const json& m = field(j, side, where, file);
+      if (!m.is_object() || m.empty())
+        throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".", side,
+                    "' must be a non-empty object");
+      for (const auto& [alias, e] : m.items()) {
+        std::string w = where + "." + side + "." + alias;
+        TensorSpec spec = read_spec(e, w, file);
+        if (std::string(side) == "inputs") {
+          std::string tensor = string_field(e, "tensor", w, file);
+          spec.name = tensor + ":0";
+          s.input_tensors[alias] = tensor;
+          if (e.contains("decoder"))
+            s.decoders[alias] = read_decoder(e["decoder"], w + ".decoder", file);
+          s.signature.inputs[alias] = spec;
+        } else {
+          if (e.contains("labels")) {
+            s.output_labels[alias] = string_field(e, "labels", w, file);
+          } else {
+            std::string tensor = string_field(e, "tensor", w, file);
+            spec.name = tensor + ":0";
+            s.output_tensors[alias] = tensor;
+          }
+          s.signature.outputs[alias] = spec;
+        }
+      }
+    }
+    sigs[name] = std::move(s);
+  }
+  return sigs;
+}
+
+// --- validation against the graph ---
+
+std::string spec_string(const TensorSpec& s) {
+  std::string out = str_cat(wire_dtype_name(s.dtype), "[");
+  for (size_t i = 0; i < s.shape.size(); ++i) out += str_cat(i ? "," : "", s.shape[i]);
+  return out + "]";
+}
+
+// A signature spec agrees with a graph value of batch dim 0: same dtype, shape [-1] + the rest.
+bool spec_matches(const TensorSpec& spec, const TensorType& t) {
+  if (spec.dtype != wire_dtype_of(t.dtype)) return false;
+  if (static_cast<int>(spec.shape.size()) != t.shape.rank() || spec.shape.empty()) return false;
+  if (spec.shape[0] != -1) return false;
+  for (int i = 1; i < t.shape.rank(); ++i) {
+    if (spec.shape[static_cast<size_t>(i)] != t.shape.dim(i)) return false;
+  }
+  return true;
+}
+
+std::string batchless(const TensorType& t) {
+  std::string out = str_cat(wire_dtype_name(wire_dtype_of(t.dtype)), "[-1");
+  for (int i = 1; i < t.shape.rank(); ++i) out += str_cat(",", t.shape.dim(i));
+  return out + "]";
+}
+
+size_t count_labels(const std::string& text) {
+  size_t n = 0;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    ++n;
+    start = end + 1;
+  }
+  return n;
+}
+
+void validate_signatures(const ModelDirContents& c, const std::string& file) {
+  const ir::Graph& g = *c.graph;
+  std::map<std::string, const ir::Value*> outputs;
+  for (const auto& o : g.outputs()) outputs[o.name] = o.value;
+  for (const auto& [name, s] : c.signatures) {
+    std::set<std::string> fed;
+    for (const auto& [alias, spec] : s.signature.inputs) {
+      std::string w = str_cat("signature '", name, "' input '", alias, "'");
+      auto t = s.input_tensors.find(alias);
+      TERN_CHECK_ARG(t != s.input_tensors.end(), file, ": ", w, " names no graph tensor");
+      ir::Node* in = g.find_input(t->second);
+      if (!in)
+        throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " names graph input '", t->second,
+                    "', which ", kGraphFile, " does not have");
+      TERN_CHECK_ARG(fed.insert(t->second).second, file, ": ", w, " feeds graph input '", t->second,
+                     "' a second time");
+      const TensorType& type = in->output()->type();
+      auto d = s.decoders.find(alias);
+      InputDecoder dec = d == s.decoders.end() ? InputDecoder{} : d->second;
+      if (dec.kind == DecoderKind::kNone) {
+        if (!spec_matches(spec, type))
+          throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is ", spec_string(spec),
+                      " but graph input '", t->second, "' is ", batchless(type));
+        continue;
+      }
+      if (spec.dtype != WireDType::kString || spec.shape != std::vector<int64_t>{-1})
+        throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " has a ",
+                    decoder_kind_name(dec.kind), " decoder, so it must be DT_STRING[-1], not ",
+                    spec_string(spec));
+      if (dec.kind == DecoderKind::kImage) {
+        bool ok = type.dtype == DType::kU8 && type.shape.rank() == 4 &&
+                  (dec.channels == 0 || type.shape.dim(3) == dec.channels);
+        if (!ok)
+          throw_error(ErrorCode::kInvalidArgument, file, ": ", w,
+                      " decodes images with channels=", dec.channels, " but graph input '",
+                      t->second, "' is ", batchless(type), " (u8 [-1, H, W, C] needed)");
+      } else if (dec.feature.empty()) {
+        throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " has an empty decoder feature");
+      }
+    }
+    for (ir::Node* n : g.nodes()) {
+      if (n->op_name() == "input" && !fed.count(n->attrs().get_string("name")))
+        throw_error(ErrorCode::kInvalidArgument, file, ": signature '", name,
+                    "' feeds no alias to graph input '", n->attrs().get_string("name"), "'");
+    }
+    for (const auto& [alias, spec] : s.signature.outputs) {
+      std::string w = str_cat("signature '", name, "' output '", alias, "'");
+      if (auto l = s.output_labels.find(alias); l != s.output_labels.end()) {
+        auto a = c.assets.find(l->second);
+        if (a == c.assets.end())
+          throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " names labels file '", l->second,
+                      "', which ", kAssetsDir, "/ does not have");
+        std::vector<int64_t> want{-1, static_cast<int64_t>(count_labels(a->second))};
+        if (spec.dtype != WireDType::kString || spec.shape != want)
+          throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is ", spec_string(spec),
+                      " but ", kAssetsDir, "/", l->second, " holds ", want[1],
+                      " labels (DT_STRING[-1,", want[1], "])");
+        continue;
+      }
+      auto t = s.output_tensors.find(alias);
+      TERN_CHECK_ARG(t != s.output_tensors.end(), file, ": ", w, " names no graph tensor");
+      auto o = outputs.find(t->second);
+      if (o == outputs.end())
+        throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " names graph output '", t->second,
+                    "', which ", kGraphFile, " does not have");
+      if (!spec_matches(spec, o->second->type()))
+        throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is ", spec_string(spec),
+                    " but graph output '", t->second, "' is ", batchless(o->second->type()));
+    }
+  }
+}
+
+void validate_weights(const ir::Graph& g, const io::NamedTensors& weights,
+                      const std::string& file) {
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [name, t] : weights) by_name[name] = &t;
+  std::set<std::string> read;
+  for (ir::Node* n : g.nodes()) {
+    if (n->op_name() != "variable") continue;
+    const std::string& name = n->attrs().get_string("name");
+    read.insert(name);
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw_error(ErrorCode::kInvalidArgument, file, ": no tensor '", name, "', which ", kGraphFile,
+                  " reads");
+    if (it->second->type() != n->output()->type())
+      throw_error(ErrorCode::kInvalidArgument, file, ": tensor '", name, "' is ",
+                  it->second->type().to_string(), " but ", kGraphFile, " reads it as ",
+                  n->output()->type().to_string());
+  }
+  for (const auto& [name, t] : weights) {
+    if (!read.count(name))
+      throw_error(ErrorCode::kInvalidArgument, file, ": tensor '", name, "' is not read by ",
+                  kGraphFile);
+  }
+}
+
+bool valid_asset_name(const std::string& name) {
+  if (name.empty() || name == "." || name == "..") return false;
+  return name.find('/') == std::string::npos && name.find('\\') == std::string::npos &&
+         name.find('\0') == std::string::npos;
+}
+
+void validate(const ModelDirContents& c, const std::string& dir) {
+  TERN_CHECK_ARG(c.graph != nullptr, dir, ": no graph");
+  for (const auto& [name, bytes] : c.assets) {
+    TERN_CHECK_ARG(valid_asset_name(name), dir, "/", kAssetsDir, ": invalid asset file name '",
+                   name, "' (a plain file name, no '/')");
+  }
+  validate_weights(*c.graph, c.weights, dir + "/" + kWeightsFile);
+  validate_signatures(c, dir + "/" + kSignaturesFile);
+}
+
+// --- writing ---
+
+void write_synced(const std::string& path, std::string_view bytes) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+  if (fd < 0)
+    throw_error(ErrorCode::kUnavailable, "cannot create '", path, "': ", std::strerror(errno));
+  size_t done = 0;
+  while (done < bytes.size()) {
+    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int e = errno;
+      ::close(fd);
+      throw_error(ErrorCode::kUnavailable, "cannot write '", path, "': ", std::strerror(e));
+    }
+    done += static_cast<size_t>(w);
+  }
+  bool ok = ::fsync(fd) == 0;
+  int e = errno;
+  ::close(fd);
+  if (!ok) throw_error(ErrorCode::kUnavailable, "cannot fsync '", path, "': ", std::strerror(e));
+}
+
+std::string temp_sibling(const fs::path& dir) {
+  static std::atomic<int> counter{0};
+  return (dir.parent_path() /
+          str_cat(".", dir.filename().string(), ".tmp-", ::getpid(), "-", counter.fetch_add(1)))
+      .string();
+}
+
+}  // namespace
+
+std::string_view decoder_kind_name(DecoderKind kind) {
+  switch (kind) {
+    case DecoderKind::kNone:
+      return "none";
+    case DecoderKind::kImage:
+      return "image";
+    case DecoderKind::kExample:
+      return "example";
+  }
+  return "none";
+}
+
+std::string fingerprint_model_dir(const std::string& dir) {
+  std::vector<std::string> files;
+  for (const auto& e : fs::recursive_directory_iterator(dir)) {
+    if (!e.is_regular_file()) continue;
+    std::string rel = fs::relative(e.path(), dir).generic_string();
+    if (rel != kFingerprintFile) files.push_back(rel);
+  }
+  std::sort(files.begin(), files.end());
+  Sha256 h;
+  for (const auto& rel : files) {
+    std::string bytes = io::read_file(dir + "/" + rel);
+    std::string head = str_cat(rel, '\0', bytes.size(), '\0');
+    h.update(head);
+    h.update(bytes);
+  }
+  return h.hex_digest();
+}
+
+std::string write_model_dir(const ModelDirContents& c, const std::string& dir) {
+  TERN_CHECK_ARG(!dir.empty(), "write_model_dir: empty directory name");
+  fs::path final_path = fs::absolute(fs::path(dir)).lexically_normal();
+  if (final_path.filename().empty()) final_path = final_path.parent_path();
+  if (fs::exists(final_path))
+    throw_error(ErrorCode::kFailedPrecondition, "model directory '", dir,
+                "' already exists; versions are never overwritten");
+  validate(c, dir);
+  fs::create_directories(final_path.parent_path());
+  std::string tmp = temp_sibling(final_path);
+  std::string fingerprint;
+  try {
+    fs::create_directory(tmp);
+    json manifest = {{"format", "tern.model"},
+                     {"format_version", kModelDirFormatVersion},
+                     {"model", c.model_name}};
+    write_synced(tmp + "/" + kManifestFile, manifest.dump(2) + "\n");
+    write_synced(tmp + "/" + kGraphFile, ir::print_graph(*c.graph));
+    write_synced(tmp + "/" + kWeightsFile,
+                 io::encode_safetensors(c.weights, {{"format", "tern"}, {"model", c.model_name}}));
+    write_synced(tmp + "/" + kSignaturesFile, signatures_json(c.signatures).dump(2) + "\n");
+    fs::create_directory(tmp + "/" + kAssetsDir);
+    for (const auto& [name, bytes] : c.assets) {
+      write_synced(tmp + "/" + kAssetsDir + "/" + name, bytes);
+    }
+    io::fsync_directory(tmp + "/" + kAssetsDir);
+    fingerprint = fingerprint_model_dir(tmp);
+    write_synced(tmp + "/" + kFingerprintFile, json({{"sha256", fingerprint}}).dump(2) + "\n");
+    io::fsync_directory(tmp);
+    if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) != 0) {
+      int e = errno;
+      throw_error(e == EEXIST ? ErrorCode::kFailedPrecondition : ErrorCode::kUnavailable,
+                  "cannot rename '", tmp, "' to '", dir, "': ", std::strerror(e));
+    }
+  } catch (...) {
+    std::error_code ec;
+    fs::remove_all(tmp, ec);
+    throw;
+  }
+  io::fsync_directory(final_path.parent_path().string());
+  return fingerprint;
+}
+
+ModelDirContents read_model_dir(const std::string& dir) {
+  if (!fs::is_directory(dir))
+    throw_error(ErrorCode::kNotFound, "model directory '", dir, "' does not exist");
+  for (const char* f :
+       {kManifestFile, kGraphFile, kWeightsFile, kSignaturesFile, kFingerprintFile}) {
+    if (!fs::is_regular_file(dir + "/" + f))
+      throw_error(ErrorCode::kNotFound, dir, "/", f, ": missing (not a complete model directory)");
+  }
+  ModelDirContents c;
+  {
+    std::string file = dir + "/" + kManifestFile;
+    json m = parse_json_file(dir, kManifestFile);
+    std::string format = string_field(m, "format", "", file);
+    TERN_CHECK_ARG(format == "tern.model", file, ": key 'format' is '", format,
+                   "', expected 'tern.model'");
+    const json& v = field(m, "format_version", "", file);
+    TERN_CHECK_ARG(v.is_number_integer() && v.get<int>() == kModelDirFormatVersion, file,
+                   ": key 'format_version' is ", v.dump(), "; this build reads version ",
+                   kModelDirFormatVersion);
+    c.model_name = string_field(m, "model", "", file);
+  }
+  {
+    std::string file = dir + "/" + kFingerprintFile;
+    json f = parse_json_file(dir, kFingerprintFile);
+    std::string want = string_field(f, "sha256", "", file);
+    std::string have = fingerprint_model_dir(dir);
+    if (want != have)
+      throw_error(ErrorCode::kDataLoss, file, ": fingerprint mismatch: the files hash to ", have,
+                  " but the fingerprint says ", want, " (a file was changed or is incomplete)");
+    c.fingerprint = have;
+  }
+  std::string graph_file = dir + "/" + kGraphFile;
+  c.graph = ir::parse_graph(io::read_file(graph_file), graph_file);
+  std::string weights_file = dir + "/" + kWeightsFile;
+  c.weights = io::decode_safetensors(io::read_file(weights_file), weights_file).tensors;
+  c.signatures =
+      read_signatures(parse_json_file(dir, kSignaturesFile), dir + "/" + kSignaturesFile);
+  if (fs::is_directory(dir + "/" + kAssetsDir)) {
+    for (const auto& e : fs::directory_iterator(dir + "/" + kAssetsDir)) {
+      if (e.is_regular_file())
+        c.assets[e.path().filename().string()] = io::read_file(e.path().string());
+    }
+  }
+  validate(c, dir);
+  return c;
+}
+
+ServablePtr load(const std::string& dir) {
+  return load_servable(dir);
+}
+
+}  // namespace tern::serve

@@ -1,0 +1,99 @@
+// The model directory: tern's SavedModel. One version = one directory, written atomically (every
+// file into a temp sibling, each fsync'ed, the directory fsync'ed, renamed to its final name
+// without replacing anything, the parent fsync'ed), so a server polling the base path never sees
+// half a version. Files:
+//
+//   tern_model.json       manifest: {"format": "tern.model", "format_version": 1, "model": name}
+//   graph.tern            the inference graph in tern's IR text (ir/printer.h), traced at one
+//                         batch size and rebuilt at others (rebatch.h): raw inputs ->
+//                         preprocessing ops -> model forward -> outputs
+//   weights.safetensors   every variable the graph reads, nothing else
+//   signatures.json       {"signatures": {name: {"method_name", "inputs", "outputs"}}}; an input
+//                         is alias -> {"dtype": "DT_UINT8", "shape": [-1, 28, 28], "tensor": graph
+//                         input, optional "decoder"}; an output is alias -> {"dtype", "shape",
+//                         "tensor": graph output} or {..., "labels": asset file} (class names
+//                         repeated per row, DT_STRING [-1, classes])
+//   assets/               class names, preprocessing statistics, vocabularies (plain files)
+//   fingerprint.json      {"sha256": hex}: sha256 over every other file's relative path and
+//                         contents, in path order
+//
+// read_model_dir validates all of it and every error names the file (and the key, alias or
+// tensor); load_servable turns a directory into a Servable (loaded_model.h).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+
+#include "tern/io/safetensors.h"
+#include "tern/ir/graph.h"
+#include "tern/serve/servable.h"
+#include "tern/serve/signature.h"
+
+namespace tern::serve {
+
+inline constexpr int kModelDirFormatVersion = 1;
+inline constexpr const char* kManifestFile = "tern_model.json";
+inline constexpr const char* kGraphFile = "graph.tern";
+inline constexpr const char* kWeightsFile = "weights.safetensors";
+inline constexpr const char* kSignaturesFile = "signatures.json";
+inline constexpr const char* kFingerprintFile = "fingerprint.json";
+inline constexpr const char* kAssetsDir = "assets";
+
+// How a DT_STRING signature input becomes a numeric graph input before the graph runs.
+enum class DecoderKind {
+  kNone,
+  kImage,    // each string an encoded JPEG / PNG -> u8 [height, width, channels] (data's codecs)
+  kExample,  // each string a serialized tf.Example; `feature` (int64_list of values, or one
+             // bytes_list value of raw bytes) -> `dtype` `shape`
+};
+std::string_view decoder_kind_name(DecoderKind kind);  // "none", "image", "example"
+
+struct InputDecoder {
+  DecoderKind kind = DecoderKind::kNone;
+  std::string feature;  // kExample: the feature key
+  int channels = 0;     // kImage: 1 gray, 3 RGB, 4 RGBA (0 = as stored; must match the graph)
+  bool operator==(const InputDecoder&) const = default;
+};
+
+// A signature as stored: what clients see plus where each alias lives in the graph.
+struct StoredSignature {
+  Signature signature;
+  std::map<std::string, std::string> input_tensors;   // alias -> graph input name
+  std::map<std::string, InputDecoder> decoders;       // alias -> decoder (DT_STRING inputs)
+  std::map<std::string, std::string> output_tensors;  // alias -> graph output name
+  std::map<std::string, std::string> output_labels;   // alias -> asset file of class names
+  bool operator==(const StoredSignature&) const = default;
+};
+using StoredSignatures = std::map<std::string, StoredSignature>;
+
+struct ModelDirContents {
+  std::string model_name;
+  std::unique_ptr<ir::Graph> graph;
+  io::NamedTensors weights;
+  StoredSignatures signatures;
+  std::map<std::string, std::string> assets;  // file name under assets/ -> bytes
+  std::string fingerprint;                    // set by read_model_dir (and write_model_dir)
+};
+
+// Writes `contents` as version directory `dir` (atomically, see above); FailedPrecondition if `dir`
+// exists; the parent is created. Checks the contents as read_model_dir would first. Returns the
+// fingerprint.
+std::string write_model_dir(const ModelDirContents& contents, const std::string& dir);
+
+// Reads and validates `dir`: missing files, the manifest's format version, the fingerprint,
+// malformed JSON (naming the key), signatures against the graph's inputs and outputs (names,
+// dtypes, shapes), weights against the graph's variables (missing, extra, wrong type). Errors are
+// InvalidArgument / NotFound / DataLoss naming the file.
+ModelDirContents read_model_dir(const std::string& dir);
+
+// The sha256 fingerprint of a directory's files (every file but fingerprint.json).
+std::string fingerprint_model_dir(const std::string& dir);
+
+// Loads a version directory as a Servable (read_model_dir + compiled executables per batch size,
+// loaded_model.h).
+ServablePtr load_servable(const std::string& dir);
+// The documented C++ entry point: the same as load_servable.
+ServablePtr load(const std::string& dir);
+
+}  // namespace tern::serve
