@@ -253,6 +253,12 @@ void RestServer::start() {
   server->new_task_queue = [threads, max_pending] {
     return new BoundedPool(std::min(threads, max_pending), max_pending);
   };
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second server share the
+  // port silently instead of failing to bind.
+  server->set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
   server->set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
   const RestOptions& opt = options_;
   ServingBackend& backend = backend_;
