@@ -546,7 +546,9 @@ TEST(RestServerLocal, ManyConcurrentClientsWithFewConnections) {
   for (int i = 0; i < 16; ++i) {
     clients.push_back(std::async(std::launch::async, [&] {
       httplib::Client cli(s.url());
-      return call(cli, "POST", kPredict, R"({"instances": [1.0]})").status;
+      Reply r = call(cli, "POST", kPredict, R"({"instances": [1.0]})");
+      if (r.status != 200) ADD_FAILURE() << r.body;
+      return r.status;
     }));
   }
   for (auto& c : clients) EXPECT_EQ(c.get(), 200);

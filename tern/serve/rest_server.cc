@@ -225,6 +225,14 @@ class BoundedPool : public httplib::TaskQueue {
   bool shutdown_ = false;
 };
 
+// httplib's listen backlog is 5 (compiled into Debian's library); connections beyond it see
+// dropped SYNs and read errors while the accept loop waits for a worker slot. Linux lets listen()
+// be called again on a listening socket to raise it.
+class HttpServer : public httplib::Server {
+ public:
+  bool raise_backlog(int backlog) { return ::listen(svr_sock_, backlog) == 0; }
+};
+
 }  // namespace
 
 RestServer::RestServer(ServingBackend& backend, RestOptions options)
@@ -245,7 +253,7 @@ RestServer::~RestServer() {
 
 void RestServer::start() {
   TERN_CHECK(!server_, "RestServer::start called twice");
-  auto server = std::make_unique<httplib::Server>();
+  auto server = std::make_unique<HttpServer>();
   const size_t threads = options_.num_threads > 0
                              ? static_cast<size_t>(options_.num_threads)
                              : 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
@@ -410,6 +418,8 @@ void RestServer::start() {
     throw_error(ErrorCode::kUnavailable, "REST server cannot bind ", options_.host, ":",
                 options_.port);
   }
+  TERN_CHECK(server->raise_backlog(std::max(options_.max_connections, 128)),
+             "listen() on the bound REST socket failed");
   port_ = port;
   server_ = std::move(server);
   listener_ = std::thread([s = server_.get()] { s->listen_after_bind(); });
