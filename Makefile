@@ -23,11 +23,11 @@ test-unit: build
 # Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV)
 # under ASan+UBSan, and the fuzz targets replaying seeds and random mutations
 # (cmake/tern_fuzz.cmake).
-ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test fuzz
+ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|fuzz_.*)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|fuzz_.*)$$'
 
 # Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
 FUZZ_BUILD ?= build-fuzz

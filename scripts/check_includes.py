@@ -17,7 +17,7 @@ import sys
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
     "tools/tern": ["config", "train", "models", "io", "serve"],
-    "bench": ["config", "train", "models", "io"],
+    "bench": ["config", "train", "models", "io", "serve"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
     "tests/e2e": ["runtime"],
@@ -39,6 +39,7 @@ VENDORS = {
     "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tools/tern",
                   "tests", "bench"],
     "httplib.h": ["tern/serve"],
+    "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],
     "cuda": ["tern/backends/cuda"],
     "cublas": ["tern/backends/cuda"],

@@ -18,6 +18,8 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the JSON codec measurement (bench/json_codec_bench.cc)
+  libsimdjson-dev
   # real data
   dataset-fashion-mnist
   # peers for the side-by-side benchmarks (never linked by tern)

@@ -86,13 +86,15 @@ TensorValue TensorValue::from_tensor(Tensor t) {
   return v;
 }
 
-TensorValue TensorValue::from_strings(std::vector<int64_t> shape, std::vector<std::string> strings) {
+TensorValue TensorValue::from_strings(std::vector<int64_t> shape,
+                                      std::vector<std::string> strings) {
   TensorValue v;
   v.dtype = WireDType::kString;
   v.shape = std::move(shape);
   v.strings = std::move(strings);
-  TERN_CHECK_ARG(static_cast<int64_t>(v.strings.size()) == v.num_elements(), "a DT_STRING tensor of ",
-                 v.type_string(), " needs ", v.num_elements(), " strings, got ", v.strings.size());
+  TERN_CHECK_ARG(static_cast<int64_t>(v.strings.size()) == v.num_elements(),
+                 "a DT_STRING tensor of ", v.type_string(), " needs ", v.num_elements(),
+                 " strings, got ", v.strings.size());
   return v;
 }
 

@@ -57,7 +57,7 @@ struct TensorValue {
   static TensorValue from_tensor(Tensor t);  // numbers; dtype and shape from the tensor
   static TensorValue from_strings(std::vector<int64_t> shape, std::vector<std::string> strings);
   bool is_string() const { return dtype == WireDType::kString; }
-  int64_t num_elements() const;  // product of shape (1 for a scalar)
+  int64_t num_elements() const;     // product of shape (1 for a scalar)
   std::string type_string() const;  // "DT_FLOAT[2,784]", for error messages
 };
 
