@@ -328,12 +328,13 @@ void Batcher::execute(const Queue& queue, Batch batch) {
       for (Task* t : live) t->error = std::current_exception();
     }
   }
+  // Metrics first, so that a request that returned is already counted.
+  if (observer_ && !live.empty()) observer_(stats);
   {
     std::lock_guard<std::mutex> lock(mu_);
     for (Task* t : batch.tasks) t->done = true;
   }
   done_cv_.notify_all();
-  if (observer_ && !live.empty()) observer_(stats);
 }
 
 }  // namespace tern::serve
