@@ -324,8 +324,13 @@ void Batcher::execute(const Queue& queue, Batch batch) {
         for (const auto& [name, v] : outputs) t->result[name] = slice_rows(v, row, row + t->size);
         row += t->size;
       }
-    } catch (...) {
-      for (Task* t : live) t->error = std::current_exception();
+    } catch (const std::exception& e) {
+      // One copy per request: requests rethrow on their own threads.
+      const Error* err = dynamic_cast<const Error*>(&e);
+      for (Task* t : live) {
+        t->error = std::make_exception_ptr(err ? Error(err->code(), err->message())
+                                               : Error(ErrorCode::kInternal, e.what()));
+      }
     }
   }
   // Metrics first, so that a request that returned is already counted.
