@@ -325,6 +325,20 @@ TEST(ServerCore, WarmupRunsBeforeAvailableAndAFailingWarmupRefusesTheVersion) {
   EXPECT_EQ(core.resolve({"m", std::nullopt, std::nullopt}).version, 1);
 }
 
+TEST(ServerCore, ThePollThreadPicksUpNewVersions) {
+  TempDir dir;
+  write_version(dir.path(), "1", 10);
+  ServerCoreOptions o = single_model(dir.path(), std::make_shared<Probe>());
+  o.file_system_poll_wait_seconds = 0.01;
+  ServerCore core(o);
+  write_version(dir.path(), "2", 20);
+  EXPECT_TRUE(wait_for([&] {
+    return core.resolve({"m", std::nullopt, std::nullopt}).version == 2;
+  }));
+  core.stop();
+  core.stop();  // idempotent
+}
+
 // --- config re-read ---
 
 TEST(ServerCore, ConfigFileIsReReadWhenItChanges) {
