@@ -93,7 +93,8 @@ def module_of_path(modules, path):
     best = None
     for name, m in modules.items():
         d = m["dir"]
-        if os.path.dirname(path) == d or os.path.dirname(path) == d + "/analysis":
+        # analysis/ sub-folders, and proto/ (generated headers of a module's .proto files)
+        if os.path.dirname(path) in (d, d + "/analysis", d + "/proto"):
             if best is None or len(d) > len(modules[best]["dir"]):
                 best = name
     return best
