@@ -14,6 +14,8 @@ int cmd_logs(int argc, char** argv);
 int cmd_ckpt(int argc, char** argv);
 int cmd_profile(int argc, char** argv);
 int cmd_export(int argc, char** argv);
+// `tern serve`: TF Serving's REST and gRPC APIs over exported model directories.
+int cmd_serve(int argc, char** argv);
 // `tern predict --model DIR`: an exported model, no config (cmd_predict dispatches here).
 int cmd_predict_model(int argc, char** argv);
 

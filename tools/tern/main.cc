@@ -17,6 +17,7 @@ void print_usage(std::ostream& os) {
         "  eval       evaluate trained weights on the config's test split\n"
         "  predict    predict classes for test images, as CSV (--model DIR: an exported model)\n"
         "  export     export a trained model as a served model directory (BASE/VERSION)\n"
+        "  serve      serve exported models over TF Serving's REST and gRPC APIs\n"
         "  summary    print the model a config describes\n"
         "  ops        list every registered op: dtypes, fast kernel or ref only, gradient\n"
         "  data       inspect, convert and benchmark input data (TFRecord, IDX, CSV, images)\n"
@@ -41,6 +42,7 @@ int main(int argc, char** argv) {
     if (cmd == "eval") return tern::tools::cmd_eval(argc - 1, argv + 1);
     if (cmd == "predict") return tern::tools::cmd_predict(argc - 1, argv + 1);
     if (cmd == "export") return tern::tools::cmd_export(argc - 1, argv + 1);
+    if (cmd == "serve") return tern::tools::cmd_serve(argc - 1, argv + 1);
     if (cmd == "summary") return tern::tools::cmd_summary(argc - 1, argv + 1);
     if (cmd == "data") return tern::tools::cmd_data(argc - 1, argv + 1);
     if (cmd == "profile") return tern::tools::cmd_profile(argc - 1, argv + 1);
