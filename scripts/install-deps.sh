@@ -18,6 +18,8 @@ PACKAGES=(
   libopenmpi-dev openmpi-bin
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # load generator for the serving tests and `make bench-serve`
+  wrk
   # the JSON codec measurement (bench/json_codec_bench.cc)
   libsimdjson-dev
   # real data

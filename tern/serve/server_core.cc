@@ -298,9 +298,19 @@ void ServerCore::poll_model(const std::string& name) {
   if (policy.kind == VersionPolicy::Kind::kAll) {
     for (const auto& [v, dir] : on_disk) aspired.insert(v);
   } else if (policy.kind == VersionPolicy::Kind::kLatest) {
+    // A version refused at its last load (and unchanged since) does not count towards the latest
+    // N: with a broken version 4 on disk, deleting version 3 rolls back to version 2. (TF Serving
+    // keeps aspiring the broken version and so keeps serving 3 from memory.)
+    auto refused = [&](int64_t v, const std::string& dir) {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto& versions = models_[name].versions;
+      auto rec = versions.find(v);
+      return rec != versions.end() && rec->second.status.state == VersionState::kEnd &&
+             rec->second.status.error && rec->second.refused_stamp == dir_stamp(dir);
+    };
     for (auto it = on_disk.rbegin();
          it != on_disk.rend() && static_cast<int64_t>(aspired.size()) < policy.num_versions; ++it) {
-      aspired.insert(it->first);
+      if (!refused(it->first, it->second)) aspired.insert(it->first);
     }
   } else {
     std::vector<int64_t> missing;

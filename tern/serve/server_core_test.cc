@@ -307,6 +307,25 @@ TEST(ServerCore, DeletingTheNewestVersionRollsBack) {
             ErrorCode::kNotFound);
 }
 
+TEST(ServerCore, ARefusedNewestVersionDoesNotBlockARollback) {
+  TempDir dir;
+  write_version(dir.path(), "1", 10);
+  ServerCore core(single_model(dir.path(), std::make_shared<Probe>()));
+  write_version(dir.path(), "2", 20);
+  core.poll_now();
+  write_file(dir.path() + "/3/broken", "");
+  core.poll_now();  // version 3 refused; 2 keeps serving
+  ASSERT_EQ(state_of(core, "m", 3), VersionState::kEnd);
+  ASSERT_EQ(core.resolve({"m", std::nullopt, std::nullopt}).version, 2);
+  core.poll_now();  // the refused 3 does not count as the latest: 2 stays aspired and loaded
+  EXPECT_EQ(state_of(core, "m", 2), VersionState::kAvailable);
+  std::filesystem::remove_all(dir.path() + "/2");  // rollback past the broken 3
+  core.poll_now();
+  EXPECT_EQ(core.resolve({"m", std::nullopt, std::nullopt}).version, 1);
+  EXPECT_EQ(predict_one(core, {"m", std::nullopt, std::nullopt}, 1), 11);
+  EXPECT_EQ(state_of(core, "m", 2), VersionState::kEnd);
+}
+
 TEST(ServerCore, WarmupRunsBeforeAvailableAndAFailingWarmupRefusesTheVersion) {
   TempDir dir;
   write_version(dir.path(), "1", 10);

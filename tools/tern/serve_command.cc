@@ -2,8 +2,8 @@
 // tensorflow_model_server's; REST (TF Serving's REST API) and gRPC (PredictionService,
 // ModelService) over one ServerCore (versions, labels, batching, metrics). SIGTERM or SIGINT
 // drains in-flight requests and exits 0.
-#include <CLI/CLI.hpp>
 #include <signal.h>
+#include <CLI/CLI.hpp>
 
 #include <iostream>
 #include <memory>
@@ -12,8 +12,8 @@
 #include "tern/base/logging.h"
 #include "tern/runtime/runtime.h"
 #include "tern/serve/grpc_server.h"
-#include "tern/serve/model_dir.h"
 #include "tern/serve/model_config.h"
+#include "tern/serve/model_dir.h"
 #include "tern/serve/rest_server.h"
 #include "tern/serve/server_core.h"
 #include "tools/tern/commands.h"
