@@ -123,8 +123,9 @@ TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("2 checkpoints"), std::string::npos) << out;
   EXPECT_NE(out.find("global step 12, epoch 1 (complete)"), std::string::npos) << out;
-  EXPECT_NE(out.find("dense/kernel"), std::string::npos) << out;
-  EXPECT_NE(out.find("f32[16, 8]"), std::string::npos) << out;
+  // Layer names are numbered per process (dense, dense_1, ...): other tests in this binary may
+  // have built models first, so only the kernel's shape line is fixed.
+  EXPECT_NE(out.find("/kernel                           f32[16, 8]"), std::string::npos) << out;
 
   // Resuming at the end trains nothing more and gives the same weights.
   std::string m2 = dir_ + "/m2.json";
