@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan fuzz train bench format check-format clean
+.PHONY: all build test test-unit test-asan fuzz train bench bench-serve format check-format clean
 
 all: build
 
@@ -47,6 +47,14 @@ BENCH_ARGS ?=
 bench: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target workloads_bench ops_bench
 	TERN_BENCH_FROM_MAKE=1 /usr/bin/python3 bench/run_suite.py --build-dir $(BUILD) $(BENCH_ARGS)
+
+# The served default CNN (tern serve + wrk at concurrency 1, 8, 64, with and without batching)
+# against in-process prediction, p99 during version swaps, memory across 50 reloads; writes the
+# "Serving" section of BENCHMARKS.md (~3 minutes). Options: SERVE_BENCH_ARGS="--seconds 5".
+SERVE_BENCH_ARGS ?=
+bench-serve: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tern serve_inprocess_bench
+	/usr/bin/python3 bench/run_serve_bench.py --build-dir $(BUILD) $(SERVE_BENCH_ARGS)
 
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -2,6 +2,8 @@
 #include "tern/serve/rest_server.h"
 
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 
 #include <algorithm>
 #include <charconv>
@@ -262,11 +264,15 @@ void RestServer::start() {
     return new BoundedPool(std::min(threads, max_pending), max_pending);
   };
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second server share the
-  // port silently instead of failing to bind.
+  // port silently instead of failing to bind. TCP_NODELAY (inherited by accepted sockets): the
+  // response goes out as headers then body, and with Nagle's algorithm the body waits for the
+  // client's delayed ACK, 40 ms per request on a kept-alive connection.
   server->set_socket_options([](socket_t sock) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+    setsockopt(sock, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof(yes));
   });
+  server->set_tcp_nodelay(true);
   server->set_payload_max_length(static_cast<size_t>(options_.max_body_bytes));
   const RestOptions& opt = options_;
   ServingBackend& backend = backend_;
