@@ -46,13 +46,16 @@ std::string string_field(const json& obj, const std::string& key, const std::str
   return v.get<std::string>();
 }
 
-json parse_json_file(const std::string& dir, const std::string& name) {
-  std::string path = dir + "/" + name;
-  std::string text = io::read_file(path);
+json parse_json_text(std::string_view text, const std::string& path) {
   json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) throw_error(ErrorCode::kInvalidArgument, path, ": malformed JSON");
   if (!j.is_object()) throw_error(ErrorCode::kInvalidArgument, path, ": must be a JSON object");
   return j;
+}
+
+json parse_json_file(const std::string& dir, const std::string& name) {
+  std::string path = dir + "/" + name;
+  return parse_json_text(io::read_file(path), path);
 }
 
 // --- signatures.json ---
@@ -355,6 +358,14 @@ std::string temp_sibling(const fs::path& dir) {
 
 }  // namespace
 
+StoredSignatures parse_signatures(std::string_view text, const std::string& file) {
+  return read_signatures(parse_json_text(text, file), file);
+}
+
+std::string write_signatures(const StoredSignatures& signatures) {
+  return signatures_json(signatures).dump(2) + "\n";
+}
+
 std::string_view decoder_kind_name(DecoderKind kind) {
   switch (kind) {
     case DecoderKind::kNone:
@@ -405,7 +416,7 @@ std::string write_model_dir(const ModelDirContents& c, const std::string& dir) {
     write_synced(tmp + "/" + kGraphFile, ir::print_graph(*c.graph));
     write_synced(tmp + "/" + kWeightsFile,
                  io::encode_safetensors(c.weights, {{"format", "tern"}, {"model", c.model_name}}));
-    write_synced(tmp + "/" + kSignaturesFile, signatures_json(c.signatures).dump(2) + "\n");
+    write_synced(tmp + "/" + kSignaturesFile, write_signatures(c.signatures));
     fs::create_directory(tmp + "/" + kAssetsDir);
     for (const auto& [name, bytes] : c.assets) {
       write_synced(tmp + "/" + kAssetsDir + "/" + name, bytes);

@@ -67,6 +67,11 @@ struct StoredSignature {
 };
 using StoredSignatures = std::map<std::string, StoredSignature>;
 
+// signatures.json's text <-> signatures: parse (InvalidArgument naming `file` and the key for
+// anything malformed) and write (what write_model_dir stores; parse(write(x)) == x).
+StoredSignatures parse_signatures(std::string_view text, const std::string& file);
+std::string write_signatures(const StoredSignatures& signatures);
+
 struct ModelDirContents {
   std::string model_name;
   std::unique_ptr<ir::Graph> graph;
