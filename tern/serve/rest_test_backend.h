@@ -83,8 +83,11 @@ class TestServable : public Servable {
       for (size_t d = 0; ok && d < spec.shape.size(); ++d) {
         ok = spec.shape[d] < 0 || spec.shape[d] == v.shape[d];
       }
-      TERN_CHECK_ARG(ok, "input ", alias, ": expected ", wire_dtype_name(spec.dtype), " of rank ",
-                     spec.shape.size(), ", got ", v.type_string());
+      TensorValue want;  // the loader's wording (loaded_model.cc)
+      want.dtype = spec.dtype;
+      want.shape = spec.shape;
+      TERN_CHECK_ARG(ok, "input '", alias, "': expected ", want.type_string(), ", got ",
+                     v.type_string());
     }
     TensorMap out;
     if (signature == "serving_default" || signature == "scalar") {
@@ -216,9 +219,10 @@ class TestBackend : public ServingBackend {
       }
       return {{h.version, VersionState::kAvailable, std::nullopt, ""}};
     }
-    return {{1, VersionState::kAvailable, std::nullopt, ""},
+    // Newest first, as ServerCore (and TF Serving's ServableStateMonitor) list them.
+    return {{3, VersionState::kEnd, ErrorCode::kDataLoss, kVersion3Error},
             {2, VersionState::kAvailable, std::nullopt, ""},
-            {3, VersionState::kEnd, ErrorCode::kDataLoss, kVersion3Error}};
+            {1, VersionState::kAvailable, std::nullopt, ""}};
   }
 
   TensorMap predict(const ServableHandle& handle, const std::string& signature,
