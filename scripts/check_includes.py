@@ -23,6 +23,7 @@ TREES = {
     "tests/e2e": ["runtime"],
     "tests/support": ["runtime"],
     "tests/examples": ["config"],
+    "tests/serve": ["config", "serve"],
 }
 
 # Vendor headers (a prefix of the name inside <>) and the folders that wrap them. Test files
@@ -38,7 +39,7 @@ VENDORS = {
     "CLI/": ["tools/tern"],
     "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tools/tern",
                   "tests", "bench"],
-    "httplib.h": ["tern/serve"],
+    "httplib.h": ["tern/serve", "tests/serve"],
     "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],
     "cuda": ["tern/backends/cuda"],

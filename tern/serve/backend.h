@@ -61,7 +61,7 @@ struct RequestInfo {
 class ServingBackend {
  public:
   virtual ~ServingBackend() = default;
-  // NotFound: unknown model ("Could not find any versions of model X" style) or a version that is
+  // NotFound: unknown model ("Servable not found for request: Latest(X)") or a version that is
   // not available; InvalidArgument: unknown label or both version and label.
   virtual ServableHandle resolve(const ModelSpec& spec) const = 0;
   // Every tracked version of spec.name (only the one named by version / label when set),

@@ -19,7 +19,7 @@ struct LoadedModel::Pool {
 };
 
 struct LoadedModel::Lease {
-  int64_t batch = 0;
+  std::pair<std::string, int64_t> key;
   std::shared_ptr<Pool> pool;
   std::unique_ptr<runtime::Executable> exe;
 };
@@ -71,6 +71,26 @@ LoadedModel::LoadedModel(ModelDirContents contents) : contents_(std::move(conten
     for (const auto& [alias, asset] : s.output_labels)
       labels_[asset] = split_lines(contents_.assets.at(asset));
   }
+  // Signatures that leave some graph input unfed run only the part of the graph they read.
+  size_t num_inputs = contents_.graph->nodes_of("input").size();
+  for (const auto& [name, s] : contents_.signatures) {
+    std::set<std::string> fed;
+    for (const auto& [alias, tensor] : s.input_tensors) fed.insert(tensor);
+    if (fed.size() == num_inputs) continue;
+    std::vector<std::string> outputs;
+    for (const auto& [alias, tensor] : s.output_tensors) outputs.push_back(tensor);
+    PrunedGraph p;
+    p.graph = prune_to_outputs(*contents_.graph, outputs);
+    for (size_t i = 0; i < p.graph->outputs().size(); ++i)
+      p.output_index[p.graph->outputs()[i].name] = i;
+    pruned_[name] = std::move(p);
+  }
+}
+
+LoadedModel::RunGraph LoadedModel::run_graph(const std::string& signature) const {
+  if (auto p = pruned_.find(signature); p != pruned_.end())
+    return {signature, p->second.graph.get(), &p->second.output_index};
+  return {"", contents_.graph.get(), &output_index_};
 }
 
 LoadedModel::~LoadedModel() = default;
@@ -80,12 +100,12 @@ size_t LoadedModel::compiled_batch_sizes() const {
   return pools_.size();
 }
 
-LoadedModel::Lease LoadedModel::acquire(int64_t batch) const {
+LoadedModel::Lease LoadedModel::acquire(const RunGraph& rg, int64_t batch) const {
   Lease lease;
-  lease.batch = batch;
+  lease.key = {rg.key, batch};
   {
     std::lock_guard<std::mutex> lock(mu_);
-    std::shared_ptr<Pool>& pool = pools_[batch];
+    std::shared_ptr<Pool>& pool = pools_[lease.key];
     if (!pool) pool = std::make_shared<Pool>();
     pool->last_use = ++tick_;
     lease.pool = pool;
@@ -103,7 +123,7 @@ LoadedModel::Lease LoadedModel::acquire(int64_t batch) const {
   }
   if (!lease.exe) {
     std::lock_guard<std::mutex> lock(compile_mu_);
-    const ir::Graph& g = *contents_.graph;
+    const ir::Graph& g = *rg.graph;
     if (graph_batch_size(g) == batch) {
       lease.exe = runtime::Executable::compile(g, vars_);
     } else {
@@ -115,7 +135,7 @@ LoadedModel::Lease LoadedModel::acquire(int64_t batch) const {
 
 void LoadedModel::release(Lease& lease) const {
   std::lock_guard<std::mutex> lock(mu_);
-  auto it = pools_.find(lease.batch);
+  auto it = pools_.find(lease.key);
   // A pool evicted meanwhile is not refilled.
   if (it != pools_.end() && it->second == lease.pool && lease.pool->idle.size() < kMaxIdlePerSize)
     lease.pool->idle.push_back(std::move(lease.exe));
@@ -242,15 +262,25 @@ TensorMap LoadedModel::run(const std::string& signature, const TensorMap& inputs
       }
       const ir::Value* v = g.outputs()[output_index_.at(sig.output_tensors.at(alias))].value;
       std::vector<int64_t> dims = v->shape().dims();
+      if (dims.empty()) {  // a reduction over no rows
+        out[alias] = TensorValue::from_tensor(Tensor::zeros(v->dtype(), Shape{}));
+        continue;
+      }
       dims[0] = 0;
       out[alias] = TensorValue::from_tensor(Tensor(v->dtype(), Shape(dims)));
     }
+    return out;
+  }
+  const RunGraph rg = run_graph(signature);
+  if (rg.graph->outputs().empty()) {  // class names only: nothing to run
+    for (const auto& [alias, asset] : sig.output_labels) label_rows(alias, asset);
     return out;
   }
   std::vector<std::pair<std::string, Tensor>> feeds;
   for (const auto& [alias, spec] : sig.signature.inputs) {
     const TensorValue& v = inputs.at(alias);
     const std::string& tensor = sig.input_tensors.at(alias);
+    if (!rg.graph->find_input(tensor)) continue;  // fed but not read by the signature's outputs
     auto d = sig.decoders.find(alias);
     if (d != sig.decoders.end() && d->second.kind != DecoderKind::kNone) {
       // A request's bytes that do not decode are the client's error, not data loss here.
@@ -265,7 +295,7 @@ TensorMap LoadedModel::run(const std::string& signature, const TensorMap& inputs
       feeds.emplace_back(tensor, v.numbers);
     }
   }
-  Lease lease = acquire(batch);
+  Lease lease = acquire(rg, batch);
   try {
     for (const auto& [name, t] : feeds) lease.exe->feed(name, t);
     lease.exe->run();
@@ -274,7 +304,7 @@ TensorMap LoadedModel::run(const std::string& signature, const TensorMap& inputs
         label_rows(alias, l->second);
         continue;
       }
-      size_t index = output_index_.at(sig.output_tensors.at(alias));
+      size_t index = rg.output_index->at(sig.output_tensors.at(alias));
       out[alias] = TensorValue::from_tensor(lease.exe->output_host(index).clone());
     }
   } catch (...) {

@@ -1,10 +1,11 @@
 // LoadedModel: a model directory (model_dir.h) as a Servable. The graph is stored at one batch
 // size; the first request of another size compiles rebatch(graph, n) (rebatch.h) into an
-// Executable. Executables are kept per batch size (at most kMaxBatchSizes sizes, the least
-// recently used dropped first), each size with a small pool so concurrent run() calls never share
-// one (at most kMaxIdlePerSize kept idle). DT_STRING inputs with a decoder are decoded on the
-// host before the graph (tf.Example features, JPEG / PNG images); label outputs are class names
-// from an asset file, one row per example.
+// Executable. A signature that feeds only some of the graph's inputs runs its own part of the
+// graph (prune_to_outputs). Executables are kept per (graph, batch size) (at most kMaxBatchSizes
+// of them, the least recently used dropped first), each with a small pool so concurrent run()
+// calls never share one (at most kMaxIdlePerSize kept idle). DT_STRING inputs with a decoder are
+// decoded on the host before the graph (tf.Example features, JPEG / PNG images); label outputs are
+// class names from an asset file, one row per example.
 #pragma once
 
 #include <cstdint>
@@ -39,7 +40,18 @@ class LoadedModel : public Servable {
  private:
   struct Pool;
   struct Lease;
-  Lease acquire(int64_t batch) const;
+  // The graph a signature runs: the whole graph (key "") or its pruned part (key = signature).
+  struct RunGraph {
+    std::string key;
+    const ir::Graph* graph = nullptr;
+    const std::map<std::string, size_t>* output_index = nullptr;  // graph output -> index
+  };
+  struct PrunedGraph {
+    std::unique_ptr<ir::Graph> graph;
+    std::map<std::string, size_t> output_index;
+  };
+  RunGraph run_graph(const std::string& signature) const;
+  Lease acquire(const RunGraph& rg, int64_t batch) const;
   void release(Lease& lease) const;
   Tensor decode_input(const std::string& alias, const InputDecoder& decoder,
                       const TensorValue& value, const TensorType& graph_type) const;
@@ -48,10 +60,11 @@ class LoadedModel : public Servable {
   SignatureMap signatures_;
   mutable runtime::VariableStore vars_;
   std::map<std::string, size_t> output_index_;              // graph output -> index
+  std::map<std::string, PrunedGraph> pruned_;               // signature -> its part of the graph
   std::map<std::string, std::vector<std::string>> labels_;  // asset -> class names
   mutable std::mutex mu_;
   mutable std::mutex compile_mu_;
-  mutable std::map<int64_t, std::shared_ptr<Pool>> pools_;
+  mutable std::map<std::pair<std::string, int64_t>, std::shared_ptr<Pool>> pools_;
   mutable uint64_t tick_ = 0;
 };
 

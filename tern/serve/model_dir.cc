@@ -18,6 +18,7 @@
 #include "tern/io/atomic_file.h"
 #include "tern/ir/parser.h"
 #include "tern/ir/printer.h"
+#include "tern/serve/rebatch.h"
 
 namespace tern::serve {
 namespace fs = std::filesystem;
@@ -184,9 +185,11 @@ std::string spec_string(const TensorSpec& s) {
   return out + "]";
 }
 
-// A signature spec agrees with a graph value of batch dim 0: same dtype, shape [-1] + the rest.
-bool spec_matches(const TensorSpec& spec, const TensorType& t) {
+// A signature spec agrees with a graph value of batch dim 0: same dtype, shape [-1] + the rest; a
+// rank-0 output (a reduction over the whole batch) is the spec [].
+bool spec_matches(const TensorSpec& spec, const TensorType& t, bool is_output) {
   if (spec.dtype != wire_dtype_of(t.dtype)) return false;
+  if (is_output && t.shape.rank() == 0) return spec.shape.empty();
   if (static_cast<int>(spec.shape.size()) != t.shape.rank() || spec.shape.empty()) return false;
   if (spec.shape[0] != -1) return false;
   for (int i = 1; i < t.shape.rank(); ++i) {
@@ -196,6 +199,7 @@ bool spec_matches(const TensorSpec& spec, const TensorType& t) {
 }
 
 std::string batchless(const TensorType& t) {
+  if (t.shape.rank() == 0) return str_cat(wire_dtype_name(wire_dtype_of(t.dtype)), "[]");
   std::string out = str_cat(wire_dtype_name(wire_dtype_of(t.dtype)), "[-1");
   for (int i = 1; i < t.shape.rank(); ++i) out += str_cat(",", t.shape.dim(i));
   return out + "]";
@@ -233,7 +237,7 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
       auto d = s.decoders.find(alias);
       InputDecoder dec = d == s.decoders.end() ? InputDecoder{} : d->second;
       if (dec.kind == DecoderKind::kNone) {
-        if (!spec_matches(spec, type))
+        if (!spec_matches(spec, type, false))
           throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is ", spec_string(spec),
                       " but graph input '", t->second, "' is ", batchless(type));
         continue;
@@ -253,10 +257,16 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
         throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " has an empty decoder feature");
       }
     }
-    for (ir::Node* n : g.nodes()) {
-      if (n->op_name() == "input" && !fed.count(n->attrs().get_string("name")))
+    // A signature may feed only some graph inputs (it runs the part of the graph its outputs
+    // need, rebatch.h's prune_to_outputs), but every input its outputs read.
+    std::vector<std::string> read_outputs;
+    for (const auto& [alias, tensor] : s.output_tensors) {
+      if (outputs.count(tensor)) read_outputs.push_back(tensor);
+    }
+    for (const std::string& input : inputs_read_by(g, read_outputs)) {
+      if (!fed.count(input))
         throw_error(ErrorCode::kInvalidArgument, file, ": signature '", name,
-                    "' feeds no alias to graph input '", n->attrs().get_string("name"), "'");
+                    "' feeds no alias to graph input '", input, "', which its outputs read");
     }
     for (const auto& [alias, spec] : s.signature.outputs) {
       std::string w = str_cat("signature '", name, "' output '", alias, "'");
@@ -278,7 +288,7 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
       if (o == outputs.end())
         throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " names graph output '", t->second,
                     "', which ", kGraphFile, " does not have");
-      if (!spec_matches(spec, o->second->type()))
+      if (!spec_matches(spec, o->second->type(), true))
         throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is ", spec_string(spec),
                     " but graph output '", t->second, "' is ", batchless(o->second->type()));
     }

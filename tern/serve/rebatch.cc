@@ -3,6 +3,7 @@
 
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "tern/base/error.h"
@@ -31,7 +32,64 @@ ops::Attrs rebatched_attrs(const ir::Node& n, int64_t old_batch, int64_t batch) 
   return attrs;
 }
 
+// Every node the named outputs depend on, through data and control edges.
+std::unordered_set<const ir::Node*> live_nodes(const ir::Graph& g,
+                                               const std::vector<std::string>& outputs) {
+  std::vector<const ir::Node*> stack;
+  for (const std::string& name : outputs) {
+    const ir::Value* v = nullptr;
+    for (const auto& o : g.outputs()) {
+      if (o.name == name) v = o.value;
+    }
+    TERN_CHECK_ARG(v != nullptr, "graph '", g.name(), "' has no output '", name, "'");
+    stack.push_back(v->node());
+  }
+  std::unordered_set<const ir::Node*> live;
+  while (!stack.empty()) {
+    const ir::Node* n = stack.back();
+    stack.pop_back();
+    if (!live.insert(n).second) continue;
+    for (const ir::Value* v : n->inputs()) stack.push_back(v->node());
+    for (const ir::Node* c : n->control_inputs()) stack.push_back(c);
+  }
+  return live;
+}
+
 }  // namespace
+
+std::set<std::string> inputs_read_by(const ir::Graph& g, const std::vector<std::string>& outputs) {
+  std::set<std::string> names;
+  for (const ir::Node* n : live_nodes(g, outputs)) {
+    if (n->op_name() == "input") names.insert(n->attrs().get_string("name"));
+  }
+  return names;
+}
+
+std::unique_ptr<ir::Graph> prune_to_outputs(const ir::Graph& g,
+                                            const std::vector<std::string>& outputs) {
+  const std::unordered_set<const ir::Node*> live = live_nodes(g, outputs);
+  auto out = std::make_unique<ir::Graph>(g.name());
+  std::unordered_map<const ir::Value*, ir::Value*> map;
+  std::unordered_map<const ir::Node*, ir::Node*> node_map;
+  for (ir::Node* n : ir::topo_order(g)) {
+    if (!live.count(n)) continue;
+    std::vector<ir::Value*> inputs;
+    for (ir::Value* v : n->inputs()) inputs.push_back(map.at(v));
+    ir::Node* c = out->add_node(n->op_name(), inputs, n->attrs(), n->name());
+    node_map[n] = c;
+    for (int i = 0; i < n->num_outputs(); ++i) map[n->output(i)] = c->output(i);
+  }
+  for (ir::Node* n : g.nodes()) {
+    if (!live.count(n)) continue;
+    for (ir::Node* ctl : n->control_inputs()) node_map.at(n)->add_control_input(node_map.at(ctl));
+  }
+  for (const std::string& name : outputs) {
+    for (const auto& o : g.outputs()) {
+      if (o.name == name) out->add_output(o.name, map.at(o.value));
+    }
+  }
+  return out;
+}
 
 int64_t graph_batch_size(const ir::Graph& g) {
   int64_t batch = -1;

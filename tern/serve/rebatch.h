@@ -10,7 +10,9 @@
 
 #include <cstdint>
 #include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "tern/ir/graph.h"
 
@@ -21,6 +23,16 @@ int64_t graph_batch_size(const ir::Graph& g);
 
 // `g` rebuilt with every input's dim 0 = `batch` (>= 1). Errors from type inference name the node.
 std::unique_ptr<ir::Graph> rebatch(const ir::Graph& g, int64_t batch);
+
+// The names of the graph inputs that the graph outputs named `outputs` read (through data and
+// control edges). InvalidArgument naming an output `g` does not have.
+std::set<std::string> inputs_read_by(const ir::Graph& g, const std::vector<std::string>& outputs);
+
+// The part of `g` that computes the graph outputs named `outputs` (in that order): those outputs
+// and every node they depend on; inputs, variables and other nodes they do not read are left out
+// (a signature that reads only some of a model's inputs runs this). Names and attributes are kept.
+std::unique_ptr<ir::Graph> prune_to_outputs(const ir::Graph& g,
+                                            const std::vector<std::string>& outputs);
 
 // "" when print_graph(a) == print_graph(b); otherwise the first differing line of each, e.g.
 // "line 7: `%d = reshape(...)...` vs `...`".

@@ -1,7 +1,10 @@
 // A ServingBackend over in-memory servables for the REST conformance suite (test-only header).
 //
 // Model "half_plus_two": version 2 (the latest) = TF Serving's half_plus_two (y = 0.5x + 2),
-// version 1 = half_plus_three (y = 0.5x + 3); labels stable -> 1, canary -> 2. Signatures on both:
+// version 1 = half_plus_three (y = 0.5x + 3); labels stable -> 1, canary -> 2; version 3 failed to
+// load. rest_conformance_models.h writes the same models as real model directories (all but
+// `bytes`, whose string outputs a graph cannot compute); tensor names and the failed version's
+// status are the ones `tern serve` gives for them. Signatures on both:
 //   serving_default  x DT_FLOAT [-1] -> y DT_FLOAT [-1]
 //   two_inputs       a DT_FLOAT [-1,2], b DT_INT64 [-1] -> sum DT_FLOAT [-1] (a0 + a1 + b),
 //                    echo_b DT_INT64 [-1]
@@ -10,7 +13,7 @@
 //                    scores [-1,2] (x, 1-x) from the example's float feature "x"
 //   regress          (regress) inputs DT_STRING [-1] -> outputs [-1] (0.5x + 2)
 //   scalar           x DT_FLOAT [-1] -> total DT_FLOAT [] (rank 0)
-//   half             h DT_HALF [-1] -> y DT_FLOAT [-1]
+//   half             h DT_HALF [-1] -> y DT_FLOAT [-1] (graph tensor h_y)
 // Model "flaky": serving_default as above; predict throws Unavailable.
 // Model "slow": serving_default; predict waits until its deadline, then DeadlineExceeded — or,
 // when slow_ok_ms > 0, sleeps that long and answers.
@@ -50,7 +53,7 @@ class TestServable : public Servable {
     Signature cls;
     cls.method_name = kClassifyMethod;
     cls.inputs["inputs"] = spec(WireDType::kString, {-1}, "tf_example:0");
-    cls.outputs["classes"] = spec(WireDType::kString, {-1, 2}, "classes:0");
+    cls.outputs["classes"] = spec(WireDType::kString, {-1, 2}, "");  // class names: no tensor
     cls.outputs["scores"] = spec(WireDType::kFloat, {-1, 2}, "scores:0");
     sigs_["classify"] = cls;
     Signature reg;
@@ -64,7 +67,7 @@ class TestServable : public Servable {
     sigs_["scalar"] = scalar;
     Signature half;
     half.inputs["h"] = spec(WireDType::kHalf, {-1}, "h:0");
-    half.outputs["y"] = spec(WireDType::kFloat, {-1}, "y:0");
+    half.outputs["y"] = spec(WireDType::kFloat, {-1}, "h_y:0");
     sigs_["half"] = half;
   }
 
@@ -80,8 +83,11 @@ class TestServable : public Servable {
       for (size_t d = 0; ok && d < spec.shape.size(); ++d) {
         ok = spec.shape[d] < 0 || spec.shape[d] == v.shape[d];
       }
-      TERN_CHECK_ARG(ok, "input ", alias, ": expected ", wire_dtype_name(spec.dtype), " of rank ",
-                     spec.shape.size(), ", got ", v.type_string());
+      TensorValue want;  // the loader's wording (loaded_model.cc)
+      want.dtype = spec.dtype;
+      want.shape = spec.shape;
+      TERN_CHECK_ARG(ok, "input '", alias, "': expected ", want.type_string(), ", got ",
+                     v.type_string());
     }
     TensorMap out;
     if (signature == "serving_default" || signature == "scalar") {
@@ -157,6 +163,11 @@ class TestServable : public Servable {
 
 class TestBackend : public ServingBackend {
  public:
+  // What the model directory loader says about rest_conformance_models.h's truncated version 3.
+  static constexpr const char* kVersion3Error =
+      "/models/half_plus_two/3/fingerprint.json: fingerprint mismatch: the files hash to "
+      "4c3f0e1b but the fingerprint says 9a7d2c05 (a file was changed or is incomplete)";
+
   struct Record {
     RequestInfo info;
     std::optional<ErrorCode> code;
@@ -208,9 +219,10 @@ class TestBackend : public ServingBackend {
       }
       return {{h.version, VersionState::kAvailable, std::nullopt, ""}};
     }
-    return {{1, VersionState::kAvailable, std::nullopt, ""},
+    // Newest first, as ServerCore (and TF Serving's ServableStateMonitor) list them.
+    return {{3, VersionState::kEnd, ErrorCode::kDataLoss, kVersion3Error},
             {2, VersionState::kAvailable, std::nullopt, ""},
-            {3, VersionState::kEnd, ErrorCode::kDataLoss, "weights file is truncated"}};
+            {1, VersionState::kAvailable, std::nullopt, ""}};
   }
 
   TensorMap predict(const ServableHandle& handle, const std::string& signature,

@@ -495,7 +495,12 @@ ServableHandle ServerCore::resolve(const ModelSpec& spec) const {
   const std::shared_ptr<const ServingMap> map = serving_.load();
   auto m = map->models.find(spec.name);
   if (m == map->models.end() || (m->second.available.empty() && !spec.version && !spec.label)) {
-    throw_error(ErrorCode::kNotFound, "Could not find any versions of model ", spec.name);
+    // TF Serving's words for a request to a model it does not serve (SERVING.md 1.6).
+    if (spec.version) {
+      throw_error(ErrorCode::kNotFound, "Servable not found for request: Specific(", spec.name,
+                  ", ", *spec.version, ")");
+    }
+    throw_error(ErrorCode::kNotFound, "Servable not found for request: Latest(", spec.name, ")");
   }
   const ServingModel& s = m->second;
   std::optional<int64_t> version = spec.version;

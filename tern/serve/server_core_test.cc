@@ -77,7 +77,7 @@ TEST(ServerCore, LatestServesTheHighestNumericVersion) {
                 },
                 &msg),
             ErrorCode::kNotFound);
-  EXPECT_EQ(msg, "Could not find any versions of model nope");
+  EXPECT_EQ(msg, "Servable not found for request: Latest(nope)");
   EXPECT_EQ(probe->loads, 1);
 }
 
@@ -95,7 +95,7 @@ TEST(ServerCore, NoNumericVersionsLogsTheTfMessage) {
                 },
                 &msg),
             ErrorCode::kNotFound);
-  EXPECT_EQ(msg, "Could not find any versions of model m");
+  EXPECT_EQ(msg, "Servable not found for request: Latest(m)");
 }
 
 TEST(ServerCore, LatestNAllAndSpecificPolicies) {
