@@ -308,3 +308,73 @@ TEST_F(ServeSwapTest, VersionsComeAndGoUnderLoadWithoutAFailedRequest) {
 
 }  // namespace
 }  // namespace tern
+
+namespace tern {
+namespace {
+
+// Batching and metrics on the real server: 16 concurrent one-row requests with
+// --enable_batching (max_batch_size 8, a 20 ms batch timeout, one batch thread) all answer 200
+// with the same prediction, they run as batches of more than one row, and the Prometheus
+// endpoint (--monitoring_config_file) counts them under TF Serving's metric names.
+TEST_F(ServeSwapTest, BatchingAndPrometheusMetricsOnTheRealServer) {
+  make_version(1);
+  fs::path base = dir_ / "base";
+  fs::create_directories(base);
+  publish(dir_ / "staging" / "1", base, 1);
+  std::string batching = (dir_ / "batching.pbtxt").string();
+  std::ofstream(batching)
+      << "max_batch_size { value: 8 }\nbatch_timeout_micros { value: 20000 }\n"
+      << "num_batch_threads { value: 1 }\nmax_enqueued_batches { value: 100 }\n";
+  std::string monitoring = (dir_ / "monitoring.pbtxt").string();
+  std::ofstream(monitoring) << "prometheus_config { enable: true, path: \"/metrics\" }\n";
+  int port = free_loopback_port();
+  std::string log = (dir_ / "serve.log").string();
+  pid_t pid =
+      serve({"--model_base_path", base.string(), "--enable_batching", "--batching_parameters_file",
+             batching, "--monitoring_config_file", monitoring},
+            port, log);
+  ASSERT_GT(pid, 0);
+  ASSERT_TRUE(eventually([&] { return state_of(port, 1) == "AVAILABLE"; })) << read_text(log);
+
+  const std::string body = request_body();
+  std::vector<std::future<testing::HttpResponse>> replies;
+  for (int i = 0; i < 16; ++i) {
+    replies.push_back(std::async(std::launch::async, [&] {
+      return http_request(port, "POST", "/v1/models/m:predict", body);
+    }));
+  }
+  std::string first;
+  for (auto& r : replies) {
+    testing::HttpResponse reply = r.get();
+    EXPECT_EQ(reply.status, 200) << reply.body;
+    if (first.empty()) first = reply.body;
+    EXPECT_EQ(reply.body, first);
+  }
+  auto metrics = http_request(port, "GET", "/metrics");
+  ASSERT_EQ(metrics.status, 200);
+  const std::string& m = metrics.body;
+  EXPECT_NE(m.find(":tensorflow:serving:request_latency_count{model_name=\"m\",API=\"predict\","
+                   "entrypoint=\"REST\"} 16"),
+            std::string::npos)
+      << m;
+  EXPECT_NE(m.find(":tern:serving:loaded_versions{model_name=\"m\"} 1"), std::string::npos) << m;
+  auto count_of = [&](const std::string& series) -> int64_t {
+    size_t at = m.find(series);
+    return at == std::string::npos ? -1 : std::atoll(m.c_str() + at + series.size());
+  };
+  // Every request counts (the status GETs above too); latency is for the 16 predicts.
+  EXPECT_GE(count_of(":tensorflow:serving:request_count{model_name=\"m\",status=\"OK\"} "), 16)
+      << m;
+  // 16 rows arrived; fewer than 16 batches ran (some held more than one row).
+  const int64_t batches =
+      count_of(":tensorflow:serving:batching:input_batch_size_count{model_name=\"m\"} ");
+  EXPECT_GT(batches, 0) << m;
+  EXPECT_LT(batches, 16) << m;
+  EXPECT_EQ(count_of(":tensorflow:serving:batching:input_batch_size_sum{model_name=\"m\"} "), 16)
+      << m;
+  kill(pid, SIGTERM);
+  EXPECT_EQ(wait_exit(pid), 0) << read_text(log);
+}
+
+}  // namespace
+}  // namespace tern
