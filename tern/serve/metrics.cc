@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdio>
 
+#include "tern/serve/tf_status.h"
+
 namespace tern::serve {
 namespace {
 
@@ -57,35 +59,6 @@ std::string prometheus_label_name(std::string_view name) {
     if (!is_name_char(c)) c = '_';
   }
   return out;
-}
-
-std::string_view status_code_name(std::optional<ErrorCode> code) {
-  if (!code) return "OK";
-  switch (*code) {
-    case ErrorCode::kInvalidArgument:
-      return "INVALID_ARGUMENT";
-    case ErrorCode::kNotFound:
-      return "NOT_FOUND";
-    case ErrorCode::kOutOfRange:
-      return "OUT_OF_RANGE";
-    case ErrorCode::kDataLoss:
-      return "DATA_LOSS";
-    case ErrorCode::kResourceExhausted:
-      return "RESOURCE_EXHAUSTED";
-    case ErrorCode::kFailedPrecondition:
-      return "FAILED_PRECONDITION";
-    case ErrorCode::kUnavailable:
-      return "UNAVAILABLE";
-    case ErrorCode::kInternal:
-      return "INTERNAL";
-    case ErrorCode::kDeadlineExceeded:
-      return "DEADLINE_EXCEEDED";
-    case ErrorCode::kUnimplemented:
-      return "UNIMPLEMENTED";
-    case ErrorCode::kCancelled:
-      return "CANCELLED";
-  }
-  return "UNKNOWN";
 }
 
 std::vector<double> exponential_buckets(double scale, double growth, int count) {
@@ -264,7 +237,7 @@ void ServingMetrics::record_request(const std::string& model_name, int64_t versi
                                     const std::string& api, const std::string& entrypoint,
                                     std::optional<ErrorCode> code,
                                     std::chrono::microseconds latency) {
-  const std::string status(status_code_name(code));
+  const std::string status(tf_error_code_name(code));
   const auto us = static_cast<double>(latency.count());
   request_count.add({model_name, status});
   if (!code) request_latency.observe({model_name, api, entrypoint}, us);

@@ -36,8 +36,6 @@ namespace tern::serve {
 std::string prometheus_metric_name(std::string_view name);
 // A label name with every character outside [a-zA-Z0-9_] replaced by '_'.
 std::string prometheus_label_name(std::string_view name);
-// TF's status code names: "OK" for nullopt, "INVALID_ARGUMENT", "NOT_FOUND", ...
-std::string_view status_code_name(std::optional<ErrorCode> code);
 // scale·growth^k for k < count, each rounded to 6 significant digits (10, 18, 32.4, ...).
 std::vector<double> exponential_buckets(double scale, double growth, int count);
 

@@ -1,5 +1,6 @@
 // Prometheus text for a known sequence of requests, TF's names and buckets, label escaping.
 #include "tern/serve/metrics.h"
+#include "tern/serve/tf_status.h"
 
 #include <gtest/gtest.h>
 
@@ -12,9 +13,9 @@ TEST(Metrics, NamesFollowTfServingsExporter) {
   EXPECT_EQ(prometheus_metric_name("/tensorflow/serving/request_count"),
             ":tensorflow:serving:request_count");
   EXPECT_EQ(prometheus_label_name("model-name.x"), "model_name_x");
-  EXPECT_EQ(status_code_name(std::nullopt), "OK");
-  EXPECT_EQ(status_code_name(ErrorCode::kInvalidArgument), "INVALID_ARGUMENT");
-  EXPECT_EQ(status_code_name(ErrorCode::kDeadlineExceeded), "DEADLINE_EXCEEDED");
+  EXPECT_EQ(tf_error_code_name(std::nullopt), "OK");
+  EXPECT_EQ(tf_error_code_name(ErrorCode::kInvalidArgument), "INVALID_ARGUMENT");
+  EXPECT_EQ(tf_error_code_name(ErrorCode::kDeadlineExceeded), "DEADLINE_EXCEEDED");
   const std::vector<double> b = exponential_buckets(10, 1.8, 33);
   ASSERT_EQ(b.size(), 33u);
   EXPECT_EQ(std::vector<double>(b.begin(), b.begin() + 5),

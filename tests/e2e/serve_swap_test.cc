@@ -20,10 +20,9 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/support/child_process.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/loopback_http.h"
-
-extern char** environ;
 
 namespace tern {
 namespace {
@@ -32,27 +31,17 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 using ::tern::testing::free_loopback_port;
 using ::tern::testing::http_request;
+using ::tern::testing::read_log;
+using ::tern::testing::spawn_logged;
+using ::tern::testing::wait_bounded;
 using ::tern::testing::write_idx_u8;
 
 pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> all = args;
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-  posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  pid_t pid = -1;
-  int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  return rc == 0 ? pid : -1;
+  return spawn_logged(args, {}, log);
 }
 
 int wait_exit(pid_t pid) {
-  int status = 0;
-  waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return wait_bounded(pid, std::chrono::seconds(60));
 }
 
 int run(const std::vector<std::string>& args, const std::string& log) {
@@ -61,10 +50,7 @@ int run(const std::vector<std::string>& args, const std::string& log) {
 }
 
 std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
+  return read_log(path);
 }
 
 // 8x8 images, 4 classes (a bright quadrant each).

@@ -1,5 +1,5 @@
 // Test helper: a minimal HTTP/1.1 client for servers the tests start on 127.0.0.1 (one request
-// per connection, `Connection: close`, bounded by a receive timeout), and a free-port finder.
+// per connection, `Connection: close`, bounded by a receive timeout).
 // Enough for status codes, headers and bodies; no chunked request bodies.
 #pragma once
 
@@ -19,22 +19,6 @@ struct HttpResponse {
   std::string headers;
   std::string body;
 };
-
-// A port that was free a moment ago (bind port 0, read it, close).
-inline int free_loopback_port() {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
-    port = ntohs(addr.sin_port);
-  close(fd);
-  return port;
-}
 
 inline HttpResponse http_request(int port, const std::string& method, const std::string& path,
                                  const std::string& body = "", int timeout_s = 10) {
