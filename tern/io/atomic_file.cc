@@ -74,4 +74,25 @@ std::string read_file(const std::string& path) {
   return out;
 }
 
+void write_new_file_synced(const std::string& path, std::string_view contents) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw_error(ErrorCode::kUnavailable, "cannot create '", path, "': ", std::strerror(errno));
+  size_t done = 0;
+  while (done < contents.size()) {
+    ssize_t w = ::write(fd, contents.data() + done, contents.size() - done);
+    if (w < 0 && errno == EINTR) continue;
+    if (w < 0) {
+      int e = errno;
+      ::close(fd);
+      throw_error(ErrorCode::kUnavailable, "cannot write '", path, "': ", std::strerror(e));
+    }
+    done += static_cast<size_t>(w);
+  }
+  bool ok = ::fsync(fd) == 0;
+  int e = errno;
+  ::close(fd);
+  if (!ok) throw_error(ErrorCode::kUnavailable, "cannot fsync '", path, "': ", std::strerror(e));
+}
+
 }  // namespace tern::io

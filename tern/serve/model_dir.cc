@@ -338,27 +338,6 @@ void validate(const ModelDirContents& c, const std::string& dir) {
 
 // --- writing ---
 
-void write_synced(const std::string& path, std::string_view bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-  if (fd < 0)
-    throw_error(ErrorCode::kUnavailable, "cannot create '", path, "': ", std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      int e = errno;
-      ::close(fd);
-      throw_error(ErrorCode::kUnavailable, "cannot write '", path, "': ", std::strerror(e));
-    }
-    done += static_cast<size_t>(w);
-  }
-  bool ok = ::fsync(fd) == 0;
-  int e = errno;
-  ::close(fd);
-  if (!ok) throw_error(ErrorCode::kUnavailable, "cannot fsync '", path, "': ", std::strerror(e));
-}
-
 std::string temp_sibling(const fs::path& dir) {
   static std::atomic<int> counter{0};
   return (dir.parent_path() /
@@ -422,18 +401,20 @@ std::string write_model_dir(const ModelDirContents& c, const std::string& dir) {
     json manifest = {{"format", "tern.model"},
                      {"format_version", kModelDirFormatVersion},
                      {"model", c.model_name}};
-    write_synced(tmp + "/" + kManifestFile, manifest.dump(2) + "\n");
-    write_synced(tmp + "/" + kGraphFile, ir::print_graph(*c.graph));
-    write_synced(tmp + "/" + kWeightsFile,
-                 io::encode_safetensors(c.weights, {{"format", "tern"}, {"model", c.model_name}}));
-    write_synced(tmp + "/" + kSignaturesFile, write_signatures(c.signatures));
+    io::write_new_file_synced(tmp + "/" + kManifestFile, manifest.dump(2) + "\n");
+    io::write_new_file_synced(tmp + "/" + kGraphFile, ir::print_graph(*c.graph));
+    io::write_new_file_synced(
+        tmp + "/" + kWeightsFile,
+        io::encode_safetensors(c.weights, {{"format", "tern"}, {"model", c.model_name}}));
+    io::write_new_file_synced(tmp + "/" + kSignaturesFile, write_signatures(c.signatures));
     fs::create_directory(tmp + "/" + kAssetsDir);
     for (const auto& [name, bytes] : c.assets) {
-      write_synced(tmp + "/" + kAssetsDir + "/" + name, bytes);
+      io::write_new_file_synced(tmp + "/" + kAssetsDir + "/" + name, bytes);
     }
     io::fsync_directory(tmp + "/" + kAssetsDir);
     fingerprint = fingerprint_model_dir(tmp);
-    write_synced(tmp + "/" + kFingerprintFile, json({{"sha256", fingerprint}}).dump(2) + "\n");
+    io::write_new_file_synced(tmp + "/" + kFingerprintFile,
+                              json({{"sha256", fingerprint}}).dump(2) + "\n");
     io::fsync_directory(tmp);
     if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) != 0) {
       int e = errno;

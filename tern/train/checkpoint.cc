@@ -29,30 +29,6 @@ constexpr const char* kManifestFile = "manifest.json";
 constexpr const char* kManifestHashFile = "manifest.json.sha256";
 constexpr int kFormatVersion = 1;
 
-// Writes and fsyncs one file (inside a directory that is renamed into place afterwards).
-void write_synced(const std::string& path, std::string_view bytes) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0)
-    throw_error(ErrorCode::kUnavailable, "cannot create '", path, "': ", std::strerror(errno));
-  size_t done = 0;
-  while (done < bytes.size()) {
-    ssize_t w = ::write(fd, bytes.data() + done, bytes.size() - done);
-    if (w < 0 && errno == EINTR) continue;
-    if (w < 0) {
-      int e = errno;
-      ::close(fd);
-      throw_error(ErrorCode::kUnavailable, "cannot write '", path, "': ", std::strerror(e));
-    }
-    done += static_cast<size_t>(w);
-  }
-  if (::fsync(fd) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw_error(ErrorCode::kUnavailable, "cannot fsync '", path, "': ", std::strerror(e));
-  }
-  ::close(fd);
-}
-
 std::string step_dir_name(int64_t step) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "%s%010lld", kCheckpointPrefix, static_cast<long long>(step));
@@ -237,7 +213,7 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   manifest["model"] = model.name();
   json files = json::object();
   auto add_file = [&](const char* name, const std::string& bytes) {
-    write_synced(tmp + "/" + name, bytes);
+    io::write_new_file_synced(tmp + "/" + name, bytes);
     files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
   };
   add_file(kWeightsFile,
@@ -247,8 +223,8 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   if (!state.position.epoch_complete) add_file(kIteratorFile, state.position.iterator_state);
   manifest["files"] = files;
   std::string text = manifest.dump(2) + "\n";
-  write_synced(tmp + "/" + kManifestFile, text);
-  write_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
+  io::write_new_file_synced(tmp + "/" + kManifestFile, text);
+  io::write_new_file_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
   io::fsync_directory(tmp);
   if (::rename(tmp.c_str(), final_dir.c_str()) != 0) {
     int e = errno;
