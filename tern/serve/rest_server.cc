@@ -6,11 +6,11 @@
 #include <netinet/tcp.h>
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
-#include <regex>
 
 #include "tern/serve/json_example.h"
 #include "tern/serve/json_model_info.h"
@@ -69,48 +69,144 @@ std::string url_decode(std::string_view s) {
   return out;
 }
 
-void fill_spec(const std::smatch& m, size_t name, size_t version, size_t label, ModelSpec& spec) {
-  spec.name = url_decode(m[name].str());
-  if (m[version].matched) {
-    std::string v = m[version].str();
+// TF Serving's routing regexes (SERVING.md 1.1), matched by hand: the literal parts ignore case,
+// names and labels are [^/:]+, versions \d+.
+//   POST (?i)/v1/models/NAME(/versions/N|/labels/L)?:(classify|regress|predict)
+//   GET  (?i)/v1/models(/NAME)?(/versions/N|/labels/L)?(/metadata)?
+// (std::regex, besides being slow, trips GCC 12's -Wmaybe-uninitialized under ASan.)
+class PathCursor {
+ public:
+  explicit PathCursor(std::string_view s) : s_(s) {}
+  bool done() const { return s_.empty(); }
+  std::string_view rest() const { return s_; }
+  // Consumes `lit` (ASCII, compared ignoring case) if the path continues with it.
+  bool eat(std::string_view lit) {
+    if (s_.size() < lit.size()) return false;
+    for (size_t i = 0; i < lit.size(); ++i) {
+      if (std::tolower(static_cast<unsigned char>(s_[i])) != lit[i]) return false;
+    }
+    s_.remove_prefix(lit.size());
+    return true;
+  }
+  // The longest non-empty run of characters outside `stop` (empty if none).
+  std::string_view take_until(std::string_view stop) {
+    size_t n = s_.find_first_of(stop);
+    if (n == std::string_view::npos) n = s_.size();
+    std::string_view out = s_.substr(0, n);
+    s_.remove_prefix(n);
+    return out;
+  }
+  std::string_view take_digits() {
+    size_t n = 0;
+    while (n < s_.size() && s_[n] >= '0' && s_[n] <= '9') ++n;
+    std::string_view out = s_.substr(0, n);
+    s_.remove_prefix(n);
+    return out;
+  }
+
+ private:
+  std::string_view s_;
+};
+
+struct PathParts {
+  std::optional<std::string_view> name, version, label;
+};
+
+// The optional (/versions/N | /labels/L) group; on a partial match the cursor is left unchanged.
+void take_version_or_label(PathCursor& c, PathParts& p) {
+  PathCursor save = c;
+  if (c.eat("/versions/")) {
+    std::string_view v = c.take_digits();
+    if (!v.empty()) {
+      p.version = v;
+      return;
+    }
+  } else if (c.eat("/labels/")) {
+    std::string_view l = c.take_until("/:");
+    if (!l.empty()) {
+      p.label = l;
+      return;
+    }
+  }
+  c = save;
+}
+
+void fill_spec(const PathParts& p, ModelSpec& spec) {
+  spec.name = url_decode(std::string(*p.name));
+  if (p.version) {
     int64_t n = 0;
-    auto r = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (r.ec != std::errc() || r.ptr != v.data() + v.size()) {
-      throw_error(ErrorCode::kInvalidArgument, "Failed to convert version: ", v);
+    auto r = std::from_chars(p.version->data(), p.version->data() + p.version->size(), n);
+    if (r.ec != std::errc() || r.ptr != p.version->data() + p.version->size()) {
+      throw_error(ErrorCode::kInvalidArgument, "Failed to convert version: ", *p.version);
     }
     spec.version = n;
   }
-  if (m[label].matched) spec.label = url_decode(m[label].str());
+  if (p.label) spec.label = url_decode(std::string(*p.label));
+}
+
+// POST: the method after ':' as written (case kept), or nullopt when the path does not match.
+std::optional<std::string_view> match_post(std::string_view path, PathParts& p) {
+  PathCursor c(path);
+  if (!c.eat("/v1/models/")) return std::nullopt;
+  std::string_view name = c.take_until("/:");
+  if (name.empty()) return std::nullopt;
+  p.name = name;
+  take_version_or_label(c, p);
+  if (!c.eat(":")) return std::nullopt;
+  std::string_view method = c.rest();
+  for (std::string_view m : {"classify", "regress", "predict"}) {
+    PathCursor mc(method);
+    if (mc.eat(m) && mc.done()) return method;
+  }
+  return std::nullopt;
+}
+
+// GET: whether the path matches; `metadata` receives the "/metadata" suffix as written.
+bool match_get(std::string_view path, bool with_name, PathParts& p,
+               std::optional<std::string_view>& metadata) {
+  PathCursor c(path);
+  if (!c.eat("/v1/models")) return false;
+  p = PathParts{};
+  metadata.reset();
+  if (with_name) {
+    if (!c.eat("/")) return false;
+    std::string_view name = c.take_until("/:");
+    if (name.empty()) return false;
+    p.name = name;
+  }
+  take_version_or_label(c, p);
+  if (!c.done()) {
+    std::string_view tail = c.rest();
+    if (!c.eat("/metadata") || !c.done()) return false;
+    metadata = tail.substr(1);
+  }
+  return true;
 }
 
 // nullopt: not under /v1/ (404). Throws InvalidArgument for a malformed /v1 request.
 std::optional<Route> parse_route(const std::string& method, const std::string& path) {
-  static const std::regex kDispatch("/v1/.*", std::regex::icase);
-  static const std::regex kPost(
-      "/v1/models/([^/:]+)(?:(?:/versions/(\\d+))|(?:/labels/([^/"
-      ":]+)))?:(classify|regress|predict)",
-      std::regex::icase);
-  static const std::regex kGet(
-      "/v1/models(?:/([^/:]+))?(?:(?:/versions/(\\d+))|(?:/labels/([^/:]+)))?(?:/(metadata))?",
-      std::regex::icase);
-  if (!std::regex_match(path, kDispatch)) return std::nullopt;
-  std::smatch m;
+  if (!PathCursor(path).eat("/v1/")) return std::nullopt;
   Route route;
-  if (method == "POST" && std::regex_match(path, m, kPost)) {
-    std::string api = m[4].str();
-    if (api == "predict" || api == "classify" || api == "regress") {
-      route.api = api == "predict"    ? Api::kPredict
-                  : api == "classify" ? Api::kClassify
-                                      : Api::kRegress;
-      fill_spec(m, 1, 2, 3, route.spec);
+  PathParts parts;
+  if (method == "POST") {
+    std::optional<std::string_view> api = match_post(path, parts);
+    if (api && (*api == "predict" || *api == "classify" || *api == "regress")) {
+      route.api = *api == "predict"    ? Api::kPredict
+                  : *api == "classify" ? Api::kClassify
+                                       : Api::kRegress;
+      fill_spec(parts, route.spec);
       return route;
     }
-  } else if (method == "GET" && std::regex_match(path, m, kGet)) {
-    if (!m[1].matched) throw_error(ErrorCode::kInvalidArgument, "Missing model name in request.");
-    if (!m[4].matched || m[4].str() == "metadata") {
-      route.api = m[4].matched ? Api::kMetadata : Api::kStatus;
-      fill_spec(m, 1, 2, 3, route.spec);
-      return route;
+  } else if (method == "GET") {
+    std::optional<std::string_view> metadata;
+    // As the regex's optional name group backtracks: with a name first, then without one.
+    if (match_get(path, true, parts, metadata) || match_get(path, false, parts, metadata)) {
+      if (!parts.name) throw_error(ErrorCode::kInvalidArgument, "Missing model name in request.");
+      if (!metadata || *metadata == "metadata") {
+        route.api = metadata ? Api::kMetadata : Api::kStatus;
+        fill_spec(parts, route.spec);
+        return route;
+      }
     }
   }
   throw_error(ErrorCode::kInvalidArgument, "Malformed request: ", method, " ", path);
@@ -304,9 +400,8 @@ void RestServer::start() {
       return httplib::Server::HandlerResponse::Handled;
     }
     if (req.method == "OPTIONS" && opt.enable_cors) {
-      static const std::regex kOrigin("https?://.*");
-      std::string origin = req.get_header_value("Origin");
-      send(res, std::regex_match(origin, kOrigin)
+      const std::string origin = req.get_header_value("Origin");
+      send(res, origin.starts_with("http://") || origin.starts_with("https://")
                     ? Reply{200, ""}
                     : error_reply(400, "CORS preflight request without a valid Origin header"));
       return httplib::Server::HandlerResponse::Handled;
