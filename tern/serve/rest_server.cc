@@ -349,6 +349,8 @@ RestServer::~RestServer() {
   stop();
 }
 
+constexpr size_t kKeepAliveMaxRequests = 100000;
+
 void RestServer::start() {
   TERN_CHECK(!server_, "RestServer::start called twice");
   auto server = std::make_unique<HttpServer>();
@@ -359,6 +361,10 @@ void RestServer::start() {
   server->new_task_queue = [threads, max_pending] {
     return new BoundedPool(std::min(threads, max_pending), max_pending);
   };
+  // httplib closes a kept-alive connection after 5 requests by default: the client reconnects
+  // (handshake, accept, another worker) every fifth request. An idle connection still gives its
+  // worker back after the keep-alive timeout (5 s).
+  server->set_keep_alive_max_count(kKeepAliveMaxRequests);
   // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second server share the
   // port silently instead of failing to bind. TCP_NODELAY (inherited by accepted sockets): the
   // response goes out as headers then body, and with Nagle's algorithm the body waits for the
