@@ -3,7 +3,8 @@
 // the first Fashion-MNIST test image (raw uint8, as a REST client sends it) for `--seconds`.
 // Prints one JSON line: rows, calls, rows_per_s, p50_us, p99_us.
 //
-// Usage: serve_inprocess_bench MODEL_DIR [--rows 1] [--seconds 5]
+// Usage: serve_inprocess_bench MODEL_DIR [--rows 1] [--seconds 5] [--threads 1]
+// (--threads: intra-op threads, as `tern serve --tensorflow_intra_op_parallelism`; 0 = all cores)
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "tern/data/idx_dataset.h"
+#include "tern/runtime/runtime.h"
 #include "tern/serve/model_dir.h"
 
 int main(int argc, char** argv) {
@@ -23,11 +25,14 @@ int main(int argc, char** argv) {
   std::string dir = argv[1];
   int64_t rows = 1;
   double seconds = 5;
+  int threads = 1;
   for (int i = 2; i + 1 < argc; i += 2) {
     if (!std::strcmp(argv[i], "--rows")) rows = std::stoll(argv[i + 1]);
     if (!std::strcmp(argv[i], "--seconds")) seconds = std::stod(argv[i + 1]);
+    if (!std::strcmp(argv[i], "--threads")) threads = std::stoi(argv[i + 1]);
   }
   try {
+    runtime::set_intra_op_threads(threads);
     serve::ServablePtr servable = serve::load_servable(dir);
     const serve::Signature& sig = servable->signatures().at(serve::kDefaultSignature);
     TERN_CHECK_ARG(sig.inputs.size() == 1, dir, ": the bench feeds single-input signatures");
@@ -56,9 +61,9 @@ int main(int argc, char** argv) {
     }
     std::sort(us.begin(), us.end());
     auto pct = [&](double p) { return us[std::min(us.size() - 1, size_t(p * us.size()))]; };
-    std::cout << "{\"rows\": " << rows << ", \"calls\": " << us.size()
-              << ", \"rows_per_s\": " << rows * us.size() / elapsed << ", \"p50_us\": " << pct(0.5)
-              << ", \"p99_us\": " << pct(0.99) << "}\n";
+    std::cout << "{\"rows\": " << rows << ", \"threads\": " << threads
+              << ", \"calls\": " << us.size() << ", \"rows_per_s\": " << rows * us.size() / elapsed
+              << ", \"p50_us\": " << pct(0.5) << ", \"p99_us\": " << pct(0.99) << "}\n";
   } catch (const Error& e) {
     std::cerr << "serve_inprocess_bench: " << e.what() << "\n";
     return 1;

@@ -77,9 +77,14 @@ class DeviceBackend {
   virtual std::unique_ptr<Event> create_event() { return nullptr; }
   // Capabilities not claimed are absent (default: none).
   virtual bool supports(DeviceCapability) const { return false; }
-  // Intra-op threads this backend uses (OpenMP on the CPU). Default: one, not settable.
+  // Intra-op threads this backend uses (OpenMP on the CPU). Default: one, not settable. The
+  // setting holds for every thread that runs kernels, not only the one that set it.
   virtual void set_num_threads(int) {}
   virtual int num_threads() const { return 1; }
+  // Called by the runtime on the thread about to run this backend's kernels (a server's request
+  // thread, say): applies per-thread state such as the thread count. Must be cheap when nothing
+  // changed. Default: nothing to apply.
+  virtual void prepare_calling_thread() {}
 
   DeviceType type() const { return device().type; }
 };

@@ -5,9 +5,12 @@
 // a compile whose arena does not fit, naming the tensor.
 #include <gtest/gtest.h>
 
+#include <thread>
+
 #include "tern/ir/parser.h"
 #include "tern/ops/registry.h"
 #include "tern/runtime/executable.h"
+#include "tern/runtime/runtime.h"
 #include "tests/support/emulated_device.h"
 #include "tests/support/random_tensor.h"
 
@@ -242,6 +245,37 @@ TEST(Device, APlannedArenaOverTheMemoryLimitNamesTheTensorAndSizes) {
   }
   auto exe = Executable::compile(*g, vars);  // fits without the limit
   EXPECT_GT(exe->arena_bytes(), 0u);
+}
+
+}  // namespace
+}  // namespace tern::runtime
+
+namespace tern::runtime {
+namespace {
+
+// The intra-op thread count is a process setting, not one of the setting thread's: a graph run on
+// a thread that never set it (a server's request thread) uses it too.
+TEST(DeviceThreads, ThreadCountHoldsOnThreadsThatDidNotSetIt) {
+  initialize();
+  DeviceBackend& cpu = DeviceRegistry::global().get(DeviceType::kCPU);
+  const int before = intra_op_threads();
+  // Differs from a new thread's default (the core count) and from this thread's setting.
+  const int wanted =
+      std::max(cpu.num_threads(), static_cast<int>(std::thread::hardware_concurrency())) + 1;
+  set_intra_op_threads(wanted);
+  VariableStore vars;
+  vars.create("w", testing::random_tensor(DType::kF32, Shape{16, 4}, 1));
+  auto g = ir::parse_graph(kMlp);
+  auto exe = Executable::compile(*g, vars);
+  int seen = 0;
+  std::thread request_thread([&] {
+    exe->feed("x", testing::random_tensor(DType::kF32, Shape{8, 16}, 2));
+    exe->run();
+    seen = cpu.num_threads();
+  });
+  request_thread.join();
+  set_intra_op_threads(before);
+  EXPECT_EQ(seen, wanted);
 }
 
 }  // namespace

@@ -216,6 +216,7 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
   DeviceBackend& device = DeviceRegistry::global().get(options.device);
   std::unique_ptr<Executable> exe(new Executable());
   exe->device_ = &device;
+  exe->backends_ = DeviceRegistry::global().backends();
   exe->graph_ = ir::clone_graph(graph);
   exe->check_numerics_ = options.check_numerics;
   ir::Graph& g = *exe->graph_;
@@ -271,6 +272,8 @@ void Executable::feed(std::string_view name, const Tensor& value) {
 }
 
 void Executable::run() {
+  // The calling thread may be new to the backends (a server's request thread): thread counts.
+  for (DeviceBackend* backend : backends_) backend->prepare_calling_thread();
   for (auto& step : steps_) {
     TERN_TRACE_SCOPE(step.name, "op");
     kernels::KernelContext ctx{step.inputs, step.outputs, *step.attrs, *step.stream};

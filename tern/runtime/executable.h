@@ -88,7 +88,8 @@ class Executable {
   std::vector<std::string> output_names_;
   std::vector<passes::PassStats> pass_stats_;
   DeviceBackend* device_ = nullptr;
-  std::unique_ptr<Event> done_;  // recorded after each run (null: synchronize the stream)
+  std::vector<DeviceBackend*> backends_;  // registered at compile time; prepared by each run()
+  std::unique_ptr<Event> done_;           // recorded after each run (null: synchronize the stream)
   int copy_steps_ = 0;
   std::shared_ptr<Storage> arena_;
   size_t arena_bytes_ = 0;

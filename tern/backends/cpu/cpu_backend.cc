@@ -3,6 +3,8 @@
 
 #include <omp.h>
 
+#include <atomic>
+
 #include <cstring>
 #include <fstream>
 
@@ -57,12 +59,29 @@ class CpuBackend final : public DeviceBackend {
     }
     return false;
   }
-  void set_num_threads(int n) override { omp_set_num_threads(n > 0 ? n : available_cores()); }
+  // OpenMP's thread count is a per-thread setting: new threads start from the process default.
+  // The count is kept here and applied to each thread that runs kernels (prepare_calling_thread),
+  // once per change.
+  void set_num_threads(int n) override {
+    const int threads = n > 0 ? n : available_cores();
+    threads_.store(threads);
+    generation_.fetch_add(1);
+    omp_set_num_threads(threads);
+  }
   int num_threads() const override { return omp_get_max_threads(); }
+  void prepare_calling_thread() override {
+    thread_local int applied = 0;
+    const int generation = generation_.load(std::memory_order_relaxed);
+    if (applied == generation) return;
+    omp_set_num_threads(threads_.load());
+    applied = generation;
+  }
 
  private:
   HostAllocator allocator_{"cpu:0"};
   InlineStream stream_;
+  std::atomic<int> threads_{0};
+  std::atomic<int> generation_{0};  // 0: never set (threads keep OpenMP's default)
 };
 
 }  // namespace
