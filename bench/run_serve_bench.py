@@ -211,11 +211,12 @@ def main():
                 steady = rows[-2][2]  # c=8
                 # p99 during swaps: a new version every second while wrk runs at c=8.
                 env = dict(os.environ, TERN_WRK_BODY=body1)
-                p = subprocess.Popen(["wrk", "-t", "2", "-c", "8", "-d", f"{a.seconds}s", "--timeout", "10s",
+                swap_seconds = 3 * a.seconds  # several swaps: each loads while wrk saturates both cores
+                p = subprocess.Popen(["wrk", "-t", "2", "-c", "8", "-d", f"{swap_seconds}s", "--timeout", "10s",
                                       "-s", os.path.join(ROOT, "bench/serve/predict.lua"), srv.url + ":predict"],
                                      env=env, stdout=subprocess.PIPE, text=True)
                 v = 2
-                t_end = time.time() + a.seconds - 1
+                t_end = time.time() + swap_seconds - 2
                 while time.time() < t_end:
                     copy_version(src, base, v)
                     wait_available(srv.url, v)

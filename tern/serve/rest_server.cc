@@ -354,10 +354,9 @@ constexpr size_t kKeepAliveMaxRequests = 100000;
 void RestServer::start() {
   TERN_CHECK(!server_, "RestServer::start called twice");
   auto server = std::make_unique<HttpServer>();
-  const size_t threads = options_.num_threads > 0
-                             ? static_cast<size_t>(options_.num_threads)
-                             : 4 * std::max<size_t>(1, std::thread::hardware_concurrency());
   const size_t max_pending = static_cast<size_t>(options_.max_connections);
+  const size_t threads =
+      options_.num_threads > 0 ? static_cast<size_t>(options_.num_threads) : max_pending;
   server->new_task_queue = [threads, max_pending] {
     return new BoundedPool(std::min(threads, max_pending), max_pending);
   };

@@ -15,6 +15,9 @@
 //
 // Connections are bounded: num_threads workers serve at most max_connections accepted
 // connections; beyond that the accept loop waits for a slot (the kernel's backlog holds the rest).
+// cpp-httplib gives each connection a worker for its life (kept alive between requests), so by
+// default there is one worker per allowed connection: fewer would leave a new client (a status
+// probe, say) waiting until some kept-alive connection closes.
 #pragma once
 
 #include <cstdint>
@@ -33,7 +36,7 @@ namespace tern::serve {
 struct RestOptions {
   std::string host = "0.0.0.0";
   int port = 0;                       // 0 = pick a free port (tests)
-  int num_threads = 0;                // 0 = 4 x hardware threads (TF Serving's default)
+  int num_threads = 0;                // 0 = max_connections (one worker per connection)
   int64_t max_body_bytes = 64 << 20;  // larger bodies: 413 {"error": ...}, not read into memory
   int timeout_ms = 30000;             // per-request deadline -> 504 (DeadlineExceeded)
   int max_connections = 256;          // bounded: never unbounded threads

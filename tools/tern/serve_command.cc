@@ -40,7 +40,8 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--port", grpc_port, "gRPC port (0 = no gRPC)");
   app.add_option("--rest_api_port", rest_port, "REST port (0 = no REST)");
   app.add_option("--rest_api_host,--host", rest.host, "address to bind (REST and gRPC)");
-  app.add_option("--rest_api_num_threads", rest.num_threads, "REST threads (0 = 4 x cores)");
+  app.add_option("--rest_api_num_threads", rest.num_threads,
+                 "REST worker threads (0 = one per allowed connection)");
   app.add_option("--rest_api_timeout_in_ms", rest.timeout_ms, "per-request deadline (504 after)");
   app.add_option("--rest_api_max_body_bytes", rest.max_body_bytes, "largest request body (413)");
   app.add_option("--rest_api_max_connections", rest.max_connections, "open REST connections");
