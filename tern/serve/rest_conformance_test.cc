@@ -11,8 +11,10 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <future>
+#include <thread>
 
 #include "tern/serve/rest_server.h"
 #include "tern/serve/rest_test_backend.h"
@@ -575,6 +577,31 @@ TEST(RestServerLocal, ManyConcurrentClientsWithFewConnections) {
     }));
   }
   for (auto& c : clients) EXPECT_EQ(c.get(), 200);
+}
+
+// A kept-alive connection holds its worker (cpp-httplib), so with the default worker count a new
+// client is still answered while other clients keep more connections open than there are cores.
+TEST(RestServerLocal, ANewClientIsAnsweredWhileKeptAliveConnectionsStayOpen) {
+  if (external()) GTEST_SKIP();
+  TestBackend backend;
+  RestOptions opt;  // default num_threads and max_connections
+  opt.host = "127.0.0.1";
+  RestServer server(backend, opt);
+  server.start();
+  const std::string url = "http://127.0.0.1:" + std::to_string(server.port());
+  const int held = 4 * static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) + 4;
+  std::vector<std::unique_ptr<httplib::Client>> idle;
+  for (int i = 0; i < held; ++i) {
+    idle.push_back(std::make_unique<httplib::Client>(url));
+    idle.back()->set_keep_alive(true);
+    Reply r = call(*idle.back(), "POST", kPredict, R"({"instances": [1.0]})");
+    ASSERT_EQ(r.status, 200) << r.body;  // the connection stays open and idle
+  }
+  httplib::Client probe(url);
+  const auto start = std::chrono::steady_clock::now();
+  Reply r = call(probe, "GET", "/v1/models/half_plus_two");
+  EXPECT_EQ(r.status, 200) << r.body;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
 }
 
 }  // namespace
