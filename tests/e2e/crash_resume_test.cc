@@ -26,26 +26,10 @@ extern char** environ;
 namespace tern {
 namespace {
 
-using ::tern::testing::write_idx_u8;
+using ::tern::testing::write_quadrant_dataset;
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-// 8x8 images; class k (of 4) has a bright quadrant k.
-void write_dataset(const std::string& dir, const std::string& split, uint32_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> images(n * 64), labels(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t k = rng() % 4;
-    labels[i] = static_cast<uint8_t>(k);
-    for (uint32_t p = 0; p < 64; ++p) {
-      bool bright = (p / 8 / 4) * 2 + (p % 8) / 4 == k;
-      images[i * 64 + p] = static_cast<uint8_t>((bright ? 180 : 20) + rng() % 60);
-    }
-  }
-  write_idx_u8(dir + "/" + split + "-images.idx", {n, 8, 8}, images);
-  write_idx_u8(dir + "/" + split + "-labels.idx", {n}, labels);
-}
 
 // Starts `tern args...` with stdout and stderr appended to `log`.
 pid_t spawn_tern(const std::vector<std::string>& args, const std::string& log) {
@@ -92,8 +76,8 @@ class CrashResume : public ::testing::Test {
     dir_ = ::testing::TempDir() + "/tern_crash_resume_" + std::to_string(::getpid());
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    write_dataset(dir_, "train", 384, 1);
-    write_dataset(dir_, "test", 64, 2);
+    write_quadrant_dataset(dir_, "train", 384, 1);
+    write_quadrant_dataset(dir_, "test", 64, 2);
     config_ = dir_ + "/crash.toml";
     std::ofstream(config_)
         << "[model]\nname = \"mlp\"\n[model.args]\nunits = [32]\ndropout = 0.1\n"

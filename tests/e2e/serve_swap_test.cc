@@ -34,7 +34,7 @@ using ::tern::testing::http_request;
 using ::tern::testing::read_log;
 using ::tern::testing::spawn_logged;
 using ::tern::testing::wait_bounded;
-using ::tern::testing::write_idx_u8;
+using ::tern::testing::write_quadrant_dataset;
 
 pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
   return spawn_logged(args, {}, log);
@@ -51,22 +51,6 @@ int run(const std::vector<std::string>& args, const std::string& log) {
 
 std::string read_text(const std::string& path) {
   return read_log(path);
-}
-
-// 8x8 images, 4 classes (a bright quadrant each).
-void write_dataset(const std::string& dir, const std::string& split, uint32_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::vector<uint8_t> images(n * 64), labels(n);
-  for (uint32_t i = 0; i < n; ++i) {
-    uint32_t k = rng() % 4;
-    labels[i] = static_cast<uint8_t>(k);
-    for (uint32_t p = 0; p < 64; ++p) {
-      bool bright = (p / 8 / 4) * 2 + (p % 8) / 4 == k;
-      images[i * 64 + p] = static_cast<uint8_t>((bright ? 180 : 20) + rng() % 60);
-    }
-  }
-  write_idx_u8(dir + "/" + split + "-images.idx", {n, 8, 8}, images);
-  write_idx_u8(dir + "/" + split + "-labels.idx", {n}, labels);
 }
 
 // Polls `pred` every 20 ms for up to `seconds`.
@@ -95,8 +79,8 @@ class ServeSwapTest : public ::testing::Test {
     dir_ = fs::temp_directory_path() / ("tern_serve_swap_" + std::to_string(getpid()));
     fs::remove_all(dir_);
     fs::create_directories(dir_);
-    write_dataset(dir_, "train", 256, 1);
-    write_dataset(dir_, "test", 64, 2);
+    write_quadrant_dataset(dir_, "train", 256, 1);
+    write_quadrant_dataset(dir_, "test", 64, 2);
     config_ = (dir_ / "tiny.toml").string();
     std::ofstream(config_)
         << "[model]\nname = \"mlp\"\n[model.args]\nunits = [16]\n"

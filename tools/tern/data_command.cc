@@ -9,19 +9,11 @@
 #include "tern/data/inspect.h"
 #include "tern/data/pipeline_bench.h"
 #include "tern/data/pipeline_line.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
 namespace {
-
-int parse(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return -1;
-}
 
 // "64" or "64x48" as height and width.
 bool parse_size(const std::string& text, int64_t* h, int64_t* w) {

@@ -12,19 +12,11 @@
 #include "tern/config/export.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/serve/model_dir.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
 namespace {
-
-int parse(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return -1;
-}
 
 bool numeric(const std::string& s) {
   return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });

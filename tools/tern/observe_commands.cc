@@ -14,19 +14,11 @@
 #include "tern/train/checkpoint.h"
 #include "tern/train/profiler.h"
 #include "tern/train/training_state.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
 namespace {
-
-int parse(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return -1;
-}
 
 std::string describe(const io::SummaryValue& v) {
   char buf[256];

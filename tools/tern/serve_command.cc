@@ -16,6 +16,7 @@
 #include "tern/serve/model_dir.h"
 #include "tern/serve/rest_server.h"
 #include "tern/serve/server_core.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
@@ -56,11 +57,7 @@ int cmd_serve(int argc, char** argv) {
   // for the cores (on 2 cores, one-row requests went from 165 us to 1 ms p50).
   app.add_option("--tensorflow_intra_op_parallelism,--threads", threads,
                  "intra-op threads per model run (default 1; 0 = all cores)");
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TERN_CHECK_ARG(rest_port > 0 || grpc_port > 0,
                  "serve: both --port and --rest_api_port are 0: nothing to serve on");
   TERN_CHECK_ARG(rest_port != grpc_port, "serve: --port and --rest_api_port are both ", rest_port);

@@ -17,6 +17,7 @@
 #include "tern/runtime/runtime.h"
 #include "tern/train/model_weights.h"
 #include "tern/train/training_state.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
@@ -33,15 +34,6 @@ void add_common(CLI::App& app, CommonFlags& f) {
   app.add_option("config", f.config, "training config (TOML), e.g. examples/fashion_mnist.toml")
       ->required();
   app.add_option("--set", f.sets, "override a config key: --set training.epochs=1 (repeatable)");
-}
-
-int parse(CLI::App& app, int argc, char** argv) {
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
-    return app.exit(e);
-  }
-  return -1;
 }
 
 TrainConfig setup(const CommonFlags& f) {
