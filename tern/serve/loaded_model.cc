@@ -153,11 +153,17 @@ Tensor LoadedModel::decode_input(const std::string& alias, const InputDecoder& d
     const std::string& bytes = value.strings[static_cast<size_t>(i)];
     std::string what = str_cat("input '", alias, "' example ", i);
     if (decoder.kind == DecoderKind::kImage) {
-      Tensor img = data::decode_image(bytes, {.channels = decoder.channels}, what);
+      Tensor img = run_image_decoder(decoder, bytes, what);
       std::vector<int64_t> want(dims.begin() + 1, dims.end());
       if (img.shape().dims() != want)
         throw_error(ErrorCode::kInvalidArgument, what, ": decoded image is ", img.shape(),
-                    " but the model takes ", Shape(want));
+                    " but the model takes ", Shape(want),
+                    decoder.height == 0 && decoder.steps.empty()
+                        ? " (the exported pipeline does not resize: send images of that size)"
+                        : "");
+      if (img.dtype() != out.dtype())
+        throw_error(ErrorCode::kInternal, what, ": decoded image is ", dtype_name(img.dtype()),
+                    " but graph input is ", dtype_name(out.dtype()));
       std::memcpy(static_cast<char*>(out.raw_data()) + i * img.nbytes(), img.raw_data(),
                   img.nbytes());
       continue;
