@@ -26,16 +26,31 @@ bool changes_values(const data::ElementFnSpec& f) {
 // signature's image decoder, which runs the same tern/data functions; the rest become graph ops.
 void pipeline_input(const TrainConfig& cfg, serve::RawInput& in) {
   const data::PipelineSpec& spec = cfg.data.pipeline;
-  TERN_CHECK_ARG(spec.source.kind != data::SourceKind::kTFRecord, cfg.path,
-                 ": export of tfrecord sources is not supported yet (the raw feature would be a "
-                 "serialized tf.Example)");
   data::DatasetPtr source =
       data::build_source(spec.source, cfg.data.test_inputs, data::PipelineMode::kEval);
   data::Iterator it = source->make_iterator();
   std::optional<data::Element> first = it.next();
   TERN_CHECK_ARG(first && !first->empty(), cfg.path, ": the test data is empty");
-  // `first` follows the decoder's steps (decode, resize, crop) to give the decoded dtype / shape.
+  // `e` follows the decoder's steps (parse, decode, resize, crop) to give the graph input's dtype
+  // and per-example shape.
   data::Element e = *first;
+  const bool tfrecord = spec.source.kind == data::SourceKind::kTFRecord;
+  if (tfrecord) {
+    // Serialized tf.Example in, parsed by the config's feature spec for the model input.
+    TERN_CHECK_ARG(!spec.source.features.empty(), cfg.path, ": tfrecord source without features");
+    const data::FeatureSpec& f = spec.source.features[0];
+    TERN_CHECK_ARG(!f.var_len, cfg.path, ": export of the variable-length feature '", f.name,
+                   "' is not supported (the model input needs a fixed shape)");
+    TERN_CHECK_ARG(!(f.kind == data::FeatureKind::kBytes && f.shape.empty()), cfg.path,
+                   ": export of the encoded bytes feature '", f.name,
+                   "' is not supported yet (decoding images inside tf.Example)");
+    in.alias = "inputs";
+    in.decoder = {.kind = serve::DecoderKind::kExample, .feature = f.name, .example_spec = {f}};
+    const Tensor& record = e[0];
+    e = data::parse_example_record(std::string_view(static_cast<const char*>(record.raw_data()),
+                                                    static_cast<size_t>(record.nbytes())),
+                                   spec.source.features);
+  }
   if (spec.source.kind == data::SourceKind::kImageDir && spec.source.decode) {
     in.decoder.kind = serve::DecoderKind::kImage;
     in.decoder.channels = spec.source.channels;
@@ -53,6 +68,8 @@ void pipeline_input(const TrainConfig& cfg, serve::RawInput& in) {
       const std::string name = data::element_fn_name(f.kind);
       if (f.kind == data::ElementFnKind::kDecodeImage ||
           f.kind == data::ElementFnKind::kReadImage) {
+        TERN_CHECK_ARG(!tfrecord, cfg.path, ": export of ", name,
+                       " on a tf.Example feature is not supported yet");
         TERN_CHECK_ARG(in.decoder.kind == serve::DecoderKind::kNone && in.preprocessing.empty(),
                        cfg.path, ": ", name, " after other functions cannot be exported");
         in.decoder = {.kind = serve::DecoderKind::kImage, .channels = f.channels};

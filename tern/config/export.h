@@ -9,6 +9,9 @@
 //     DT_STRING [-1] input: the decode and the geometric steps right after it (the source's
 //     resize to image_size, resize, center_crop, random_crop's evaluation form) run before the
 //     graph in the signature's image decoder, with the pipeline's own tern/data functions.
+//     tfrecord sources take serialized tf.Examples (input `inputs`), parsed by the config's
+//     FixedLen feature spec with data::parse_example_record (encoded images inside tf.Example
+//     and variable-length features are refused).
 // Classifier outputs and the classify signature are added for classification losses.
 #pragma once
 

@@ -13,6 +13,7 @@
 #include "tern/config/training_data.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/image_folder.h"
+#include "tern/data/tfrecord_writer.h"
 #include "tern/serve/loaded_model.h"
 #include "tests/support/random_tensor.h"
 
@@ -53,14 +54,17 @@ class ExportImages : public ::testing::Test {
   }
 
   TrainConfig config(const std::string& image_dir, const std::string& transforms) {
+    return config_text("[data]\nsource = \"image_dir\"\nnum_classes = 2\ntrain_dir = \"" + dir_ +
+                       "/images\"\ntest_dir = \"" + dir_ + "/images\"\n[data.image_dir]\n" +
+                       image_dir + transforms);
+  }
+
+  // `data`: the [data] section and its transforms (a batch transform is added).
+  TrainConfig config_text(const std::string& data) {
     std::string path = dir_ + "/cfg.toml";
     std::ofstream(path) << "[model]\nname = \"cnn\"\n[model.args]\nfilters = [2]\n"
                         << "dense_units = 4\n"
-                        << "[data]\nsource = \"image_dir\"\nnum_classes = 2\n"
-                        << "train_dir = \"" << dir_ << "/images\"\ntest_dir = \"" << dir_
-                        << "/images\"\n[data.image_dir]\n"
-                        << image_dir << transforms
-                        << "[[data.transforms]]\nop = \"batch\"\nsize = 2\n"
+                        << data << "[[data.transforms]]\nop = \"batch\"\nsize = 2\n"
                         << "[loss]\nname = \"sparse_categorical_crossentropy\"\n"
                         << "[training]\nepochs = 1\nbatch_size = 2\nseed = 7\n"
                         << "[output]\ndir = \"" << dir_ << "/run\"\n";
@@ -188,6 +192,48 @@ TEST_F(ExportImages, GeometryAfterValueStepsIsRefused) {
                            "size = [4, 4]\n");
   EXPECT_TERN_ERROR(export_options(cfg), ErrorCode::kInvalidArgument,
                     "center_crop after value-changing functions");
+}
+
+// tfrecord + parse: the served model takes serialized tf.Examples, parsed by the config's feature
+// spec (raw u8 pixels as one bytes value, tf.io.decode_raw), then scale in the graph.
+TEST_F(ExportImages, TFRecordTakesSerializedExamplesParsedByTheFeatureSpec) {
+  serve::TensorValue v;
+  v.dtype = serve::WireDType::kString;
+  {
+    data::TFRecordWriter w(dir_ + "/test-0.tfrecord");
+    for (int64_t i = 0; i < 3; ++i) {
+      Tensor img = pattern(6, 6, i + 1);
+      data::Example ex;
+      ex.features["image"] = data::Feature::bytes(
+          {std::string(static_cast<const char*>(img.raw_data()), img.nbytes())});
+      ex.features["label"] = data::Feature::int64s({i % 2});
+      v.strings.push_back(data::serialize_example(ex));
+      w.write(v.strings.back());
+    }
+  }
+  v.shape = {3};
+  TrainConfig cfg = config_text(
+      "[data]\nsource = \"tfrecord\"\nnum_classes = 2\ntrain_files = \"" + dir_ +
+      "/test-*.tfrecord\"\ntest_files = \"" + dir_ + "/test-*.tfrecord\"\n" +
+      "[data.features]\nimage = {type = \"bytes\", dtype = \"u8\", shape = [6, 6, 3]}\n" +
+      "label = {type = \"int64\"}\n" + "[[data.transforms]]\nop = \"parse\"\n" +
+      "[[data.transforms]]\nop = \"map\"\nfn = \"scale\"\n");
+  serve::ExportOptions o = export_options(cfg);
+  EXPECT_EQ(o.input.decoder.kind, serve::DecoderKind::kExample);
+  EXPECT_EQ(o.input.decoder.feature, "image");
+  EXPECT_EQ(o.input.shape, (Shape{6, 6, 3}));
+  auto [model, servable] = export_and_load(cfg);
+  const serve::Signature& sig = servable->signatures().at(serve::kDefaultSignature);
+  EXPECT_EQ(sig.inputs.at("inputs").dtype, serve::WireDType::kString);
+  Tensor want = model->predict(eval_inputs(cfg), 3);
+  serve::TensorMap out = servable->run(serve::kDefaultSignature, {{"inputs", v}});
+  expect_bitwise_equal(out.at("logits").numbers, want);
+
+  data::Example bad;
+  bad.features["image"] = data::Feature::bytes({"too short"});
+  v.strings[1] = data::serialize_example(bad);
+  EXPECT_TERN_ERROR(servable->run(serve::kDefaultSignature, {{"inputs", v}}),
+                    ErrorCode::kInvalidArgument, "input 'inputs' example 1");
 }
 
 }  // namespace

@@ -155,6 +155,43 @@ void read_image_decoder(const json& j, const std::string& where, const std::stri
   }
 }
 
+json feature_spec_json(const InputDecoder& d) {
+  const data::FeatureSpec& f = d.example_spec[0];
+  return {{"type", std::string(data::feature_kind_name(f.kind))},
+          {"dtype", std::string(dtype_name(f.dtype))},
+          {"shape", f.shape},
+          {"default", f.default_value}};
+}
+
+// A FixedLen feature spec named `feature` (checked by data::validate_feature_specs).
+data::FeatureSpec read_feature_spec(const json& j, const std::string& feature,
+                                    const std::string& where, const std::string& file) {
+  data::FeatureSpec f;
+  f.name = feature;
+  std::string type = string_field(j, "type", where, file);
+  if (type == "bytes_list") {
+    f.kind = data::FeatureKind::kBytes;
+  } else if (type == "float_list") {
+    f.kind = data::FeatureKind::kFloat;
+  } else if (type == "int64_list") {
+    f.kind = data::FeatureKind::kInt64;
+  } else {
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".type' is '", type,
+                "'; expected bytes_list, float_list or int64_list");
+  }
+  try {
+    f.dtype = parse_dtype(string_field(j, "dtype", where, file));
+    f.shape = field(j, "shape", where, file).get<std::vector<int64_t>>();
+    f.default_value = field(j, "default", where, file).get<std::vector<double>>();
+    data::validate_feature_specs({f}, where);
+  } catch (const json::exception& e) {
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, "': ", e.what());
+  } catch (const Error& e) {
+    throw_error(ErrorCode::kInvalidArgument, file, ": ", e.message());
+  }
+  return f;
+}
+
 json signatures_json(const StoredSignatures& sigs) {
   json out = json::object();
   for (const auto& [name, s] : sigs) {
@@ -165,7 +202,10 @@ json signatures_json(const StoredSignatures& sigs) {
       auto d = s.decoders.find(alias);
       if (d != s.decoders.end() && d->second.kind != DecoderKind::kNone) {
         json dec = {{"kind", std::string(decoder_kind_name(d->second.kind))}};
-        if (d->second.kind == DecoderKind::kExample) dec["feature"] = d->second.feature;
+        if (d->second.kind == DecoderKind::kExample) {
+          dec["feature"] = d->second.feature;
+          if (!d->second.example_spec.empty()) dec["spec"] = feature_spec_json(d->second);
+        }
         if (d->second.kind == DecoderKind::kImage) image_decoder_json(d->second, dec);
         j["decoder"] = dec;
       }
@@ -200,6 +240,8 @@ InputDecoder read_decoder(const json& j, const std::string& where, const std::st
   } else if (kind == "example") {
     d.kind = DecoderKind::kExample;
     d.feature = string_field(j, "feature", where, file);
+    if (j.contains("spec"))
+      d.example_spec = {read_feature_spec(j["spec"], d.feature, where + ".spec", file)};
   } else {
     throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".kind' is '", kind,
                 "'; expected image or example");

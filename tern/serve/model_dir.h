@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tern/data/element_fns.h"
+#include "tern/data/example_parser.h"
 #include "tern/io/safetensors.h"
 #include "tern/ir/graph.h"
 #include "tern/serve/servable.h"
@@ -48,7 +49,8 @@ enum class DecoderKind {
   kNone,
   kImage,    // each string an encoded JPEG / PNG -> u8 [height, width, channels] (data's codecs)
   kExample,  // each string a serialized tf.Example; `feature` (int64_list of values, or one
-             // bytes_list value of raw bytes) -> `dtype` `shape`
+             // bytes_list value of raw bytes) -> `dtype` `shape`; with `example_spec`, parsed by
+             // data::parse_example_record with the training pipeline's FixedLen feature spec
 };
 std::string_view decoder_kind_name(DecoderKind kind);  // "none", "image", "example"
 
@@ -65,6 +67,8 @@ struct InputDecoder {
   int64_t height = 0, width = 0;  // kImage: image_dir_decode's size (0: decode_image)
   data::ResizeMethod method = data::ResizeMethod::kBilinear;  // image_dir_decode's interpolation
   std::vector<data::ElementFnSpec> steps;                     // kImage: resize / center_crop
+  // kExample: the config's FixedLen feature spec (name = `feature`); none: the plain rules above.
+  std::vector<data::FeatureSpec> example_spec;
   bool operator==(const InputDecoder&) const = default;
 };
 

@@ -261,9 +261,10 @@ TEST(ModelDir, MalformedJsonNamesFileAndKey) {
                     str_cat(kManifestFile, ": key 'format_version' is 2"));
 }
 
-// An image decoder with the image_dir resize and resize / center_crop steps survives
-// write_signatures -> parse_signatures; unknown steps and bad sizes are named.
-TEST(ModelDir, ImageDecoderStepsRoundTripAndBadStepsAreNamed) {
+// An image decoder with the image_dir resize and resize / center_crop steps, and an example
+// decoder with a feature spec, survive write_signatures -> parse_signatures; unknown steps and
+// bad sizes are named.
+TEST(ModelDir, DecoderStepsAndExampleSpecsRoundTripAndBadStepsAreNamed) {
   StoredSignature s;
   s.signature.inputs["images"] = {WireDType::kString, {-1}, false, "images:0"};
   s.input_tensors["images"] = "images";
@@ -278,6 +279,15 @@ TEST(ModelDir, ImageDecoderStepsRoundTripAndBadStepsAreNamed) {
                  .width = 9,
                  .method = data::ResizeMethod::kBilinear},
                 {.kind = data::ElementFnKind::kCenterCrop, .height = 8, .width = 8}}};
+  s.signature.outputs["logits"] = {WireDType::kFloat, {-1, 2}, false, "logits:0"};
+  s.output_tensors["logits"] = "logits";
+  s.signature.inputs["examples"] = {WireDType::kString, {-1}, false, "examples:0"};
+  s.input_tensors["examples"] = "examples";
+  data::FeatureSpec pixels =
+      data::fixed_len_feature("pixels", data::FeatureKind::kBytes, {4, 4, 1});
+  pixels.dtype = DType::kU8;
+  s.decoders["examples"] = {
+      .kind = DecoderKind::kExample, .feature = "pixels", .example_spec = {pixels}};
   StoredSignatures sigs{{"serving_default", s}};
   EXPECT_EQ(parse_signatures(write_signatures(sigs), "sig.json"), sigs);
   json j = json::parse(write_signatures(sigs));
