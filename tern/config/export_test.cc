@@ -4,34 +4,23 @@
 // the input.
 #include "tern/config/export.h"
 
-#include <httplib.h>
-
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
-#include <map>
-#include <nlohmann/json.hpp>
 
 #include "tern/config/builders.h"
 #include "tern/config/training_data.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/image_folder.h"
 #include "tern/data/tfrecord_writer.h"
-#include "tern/serve/base64.h"
 #include "tern/serve/loaded_model.h"
-#include "tern/serve/rest_server.h"
-#include "tern/serve/server_core.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern::config {
 namespace {
 
 namespace fs = std::filesystem;
-
-// JSON with float numbers, so each is read by strtof from its own text.
-using FloatJson = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t,
-                                       std::uint64_t, float>;
 
 Tensor pattern(int64_t h, int64_t w, int64_t seed) {
   Tensor t(DType::kU8, Shape{h, w, 3});
@@ -165,46 +154,6 @@ TEST_F(ExportImages, ResizeMapGivesAnF32DecoderOutputAndMatches) {
   Tensor want = model->predict(eval_inputs(cfg), 3);
   serve::TensorMap out = servable->run(serve::kDefaultSignature, {{"images", encoded_files()}});
   expect_bitwise_equal(out.at("logits").numbers, want);
-}
-
-// The same model through `tern serve`'s REST front end: {"b64": ...} instances, logits bit for
-// bit (each number read by strtof from its own text), and a corrupt image is a 400 naming the
-// input.
-TEST_F(ExportImages, RestB64InstancesGiveTheSameLogits) {
-  write_images({{10, 12}, {12, 12}, {7, 9}});
-  TrainConfig cfg =
-      config("image_size = [12, 12]\n", "[[data.transforms]]\nop = \"map\"\nfn = \"scale\"\n");
-  auto [model, servable] = export_and_load(cfg);
-  Tensor want = model->predict(eval_inputs(cfg), 3);
-  serve::ServerCore core({.model_name = "img",
-                          .model_base_path = dir_ + "/model",
-                          .file_system_poll_wait_seconds = -1,
-                          .loader = [](const std::string& d) { return serve::load_servable(d); }});
-  serve::RestServer rest(core, {.host = "127.0.0.1"});
-  rest.start();
-  httplib::Client cli("127.0.0.1", rest.port());
-  serve::TensorValue files = encoded_files();
-  nlohmann::json body = {{"instances", nlohmann::json::array()}};
-  for (const auto& f : files.strings)
-    body["instances"].push_back({{"b64", serve::base64_encode(f)}});
-  auto r = cli.Post("/v1/models/img:predict", body.dump(), "application/json");
-  ASSERT_TRUE(r);
-  ASSERT_EQ(r->status, 200) << r->body;
-  FloatJson predictions = FloatJson::parse(r->body).at("predictions");
-  ASSERT_EQ(predictions.size(), 3u);
-  Tensor got(DType::kF32, want.shape());
-  for (size_t row = 0; row < 3; ++row) {
-    const FloatJson& logits = predictions[row].at("logits");
-    ASSERT_EQ(logits.size(), 2u);
-    for (size_t k = 0; k < 2; ++k) got.data<float>()[row * 2 + k] = logits[k].get<float>();
-  }
-  expect_bitwise_equal(got, want);
-  body["instances"][1]["b64"] = serve::base64_encode("\x89PNG\r\n\x1a\n broken");
-  r = cli.Post("/v1/models/img:predict", body.dump(), "application/json");
-  ASSERT_TRUE(r);
-  EXPECT_EQ(r->status, 400) << r->body;
-  EXPECT_NE(r->body.find("input 'images' example 1"), std::string::npos) << r->body;
-  rest.stop();
 }
 
 // decode = false + read_image: no resize, so requests must send the training images' size.
