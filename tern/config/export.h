@@ -4,8 +4,14 @@
 //     scaled by 1/255 in the graph exactly as data::idx_images_to_f32 does.
 //   - a [data] pipeline: the evaluation source's first element gives the raw feature (dtype and
 //     per-example shape); the deterministic map functions on component 0 become graph ops,
-//     random augmentations are dropped (listed in the report), decode_image becomes a DT_STRING
-//     input decoded before the graph.
+//     random augmentations are dropped (listed in the report). Image pipelines (an image_dir
+//     source that decodes, or a decode_image / read_image map) take encoded JPEG / PNG bytes, a
+//     DT_STRING [-1] input: the decode and the geometric steps right after it (the source's
+//     resize to image_size, resize, center_crop, random_crop's evaluation form) run before the
+//     graph in the signature's image decoder, with the pipeline's own tern/data functions.
+//     tfrecord sources take serialized tf.Examples (input `inputs`), parsed by the config's
+//     FixedLen feature spec with data::parse_example_record (encoded images inside tf.Example
+//     and variable-length features are refused).
 // Classifier outputs and the classify signature are added for classification losses.
 #pragma once
 

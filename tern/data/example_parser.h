@@ -35,6 +35,8 @@ struct FeatureSpec {
   bool ragged = false;                // VarLen: values + row lengths instead of dense
   int64_t pad_to = 0;                 // VarLen dense: pad to this length (0: the longest)
   double padding_value = 0;           // VarLen dense
+
+  bool operator==(const FeatureSpec&) const = default;
 };
 
 // tf.io.FixedLenFeature: `dtype` defaults to f32 / i64 / u8 by kind.

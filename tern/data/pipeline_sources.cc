@@ -77,22 +77,6 @@ DatasetPtr csv_source(const std::vector<std::string>& patterns, const SourceSpec
   });
 }
 
-// u8 [h, w, C]: resized (rounded back to u8) when the stored size differs.
-Tensor load_image_u8(const std::string& path, int channels, int64_t h, int64_t w,
-                     ResizeMethod method) {
-  Tensor image = read_image_file(path, {.channels = channels});
-  const ImageDims d = image_dims(image, path.c_str());
-  if (d.height == h && d.width == w) return image;
-  Tensor r = resize_image(image, h, w, method);
-  if (r.dtype() == DType::kU8) return r;
-  Tensor out(DType::kU8, r.shape());
-  const float* src = r.data<float>();
-  uint8_t* dst = out.data<uint8_t>();
-  for (int64_t i = 0; i < r.num_elements(); ++i)
-    dst[i] = static_cast<uint8_t>(std::clamp(src[i] + 0.5f, 0.0f, 255.0f));
-  return out;
-}
-
 DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const SourceSpec& s,
                             PipelineMode mode) {
   TERN_CHECK_ARG(inputs.size() == 1, "image_dir source: expected one root folder, got ",
@@ -131,7 +115,8 @@ DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const Source
   const bool categorical = s.categorical;
   return ds->map(
       [=](Element e) {
-        Tensor image = load_image_u8(tensor_bytes(e[0], "image path"), channels, h, w, method);
+        const std::string path = tensor_bytes(e[0], "image path");
+        Tensor image = image_dir_decode(read_file_bytes(path), channels, h, w, method, path);
         const auto label = static_cast<int64_t>(e[1].get(0));
         if (!categorical)
           return Element{image, Tensor::scalar(DType::kI64, static_cast<double>(label))};
@@ -206,6 +191,21 @@ int64_t count_source_elements(const SourceSpec& source, const std::vector<std::s
   Iterator it = ds->make_iterator();
   while (it.next()) ++n;
   return n;
+}
+
+Tensor image_dir_decode(std::string_view bytes, int channels, int64_t height, int64_t width,
+                        ResizeMethod method, std::string_view what) {
+  Tensor image = decode_image(bytes, {.channels = channels}, what);
+  const ImageDims d = image_dims(image, std::string(what).c_str());
+  if (d.height == height && d.width == width) return image;
+  Tensor r = resize_image(image, height, width, method);
+  if (r.dtype() == DType::kU8) return r;
+  Tensor out(DType::kU8, r.shape());
+  const float* src = r.data<float>();
+  uint8_t* dst = out.data<uint8_t>();
+  for (int64_t i = 0; i < r.num_elements(); ++i)
+    dst[i] = static_cast<uint8_t>(std::clamp(src[i] + 0.5f, 0.0f, 255.0f));
+  return out;
 }
 
 }  // namespace tern::data

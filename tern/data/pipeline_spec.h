@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tern/data/csv_dataset.h"
@@ -135,6 +136,13 @@ bool yields_batches(const PipelineSpec& spec, PipelineMode mode);
 // build_source, then apply_transforms.
 DatasetPtr build_input_pipeline(const PipelineSpec& spec, const std::vector<std::string>& inputs,
                                 PipelineMode mode);
+
+// The image_dir source's per-file step, on the file's bytes: decoded (JPEG / PNG, `channels`),
+// then resized to height x width with `method` and rounded back to u8 when the stored size
+// differs. The served form of an image_dir pipeline runs this on request bytes (tern/serve).
+// DataLoss naming `what` for bytes that do not decode.
+Tensor image_dir_decode(std::string_view bytes, int channels, int64_t height, int64_t width,
+                        ResizeMethod method, std::string_view what);
 
 // Number of elements the source yields for `inputs`, by counting when it is not known up front
 // (reads TFRecord framing and CSV rows, parses nothing).

@@ -106,7 +106,7 @@ std::unique_ptr<ir::Graph> trace_inference_graph(nn::Model& model, const ExportO
   const TensorType& want = in_types[0];
   Shape raw_shape = o.input.shape.rank() == 0 ? want.shape : o.input.shape;
   DType raw_dtype =
-      o.input.decoder.kind == DecoderKind::kImage ? DType::kU8 : o.input.dtype.value_or(want.dtype);
+      o.input.dtype.value_or(o.input.decoder.kind == DecoderKind::kImage ? DType::kU8 : want.dtype);
   auto g = std::make_unique<ir::Graph>("serving");
   std::vector<int64_t> dims{batch};
   dims.insert(dims.end(), raw_shape.dims().begin(), raw_shape.dims().end());
@@ -206,7 +206,13 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
     classify.output_labels["classes"] = "class_names.txt";
     c.signatures["classify"] = classify;
   }
-  // What the graph does before the model, for people reading the directory.
+  // What the decoder and the graph do before the model, for people reading the directory.
+  nlohmann::json decoder_steps = nlohmann::json::array();
+  if (o.input.decoder.height > 0)
+    decoder_steps.push_back(
+        {{"fn", "image_dir_decode"}, {"size", {o.input.decoder.height, o.input.decoder.width}}});
+  for (const auto& f : o.input.decoder.steps)
+    decoder_steps.push_back({{"fn", data::element_fn_name(f.kind)}, {"size", {f.height, f.width}}});
   nlohmann::json steps = nlohmann::json::array();
   for (const auto& f : o.input.preprocessing) {
     if (f.component != 0) continue;
@@ -224,6 +230,7 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
   c.assets["preprocessing.json"] =
       nlohmann::json({{"input", o.input.alias},
                       {"decoder", std::string(decoder_kind_name(o.input.decoder.kind))},
+                      {"decoder_steps", decoder_steps},
                       {"steps", steps}})
           .dump(2) +
       "\n";

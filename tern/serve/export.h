@@ -37,8 +37,8 @@ struct RawInput {
   // Element functions applied in order (component 0 only); then a cast and a reshape to the
   // model's input type when the dtype / element count allow.
   std::vector<data::ElementFnSpec> preprocessing;
-  // kImage: clients send encoded JPEG / PNG bytes (DT_STRING), decoded to u8 `shape` [H, W, C]
-  // before the graph.
+  // kImage: clients send encoded JPEG / PNG bytes (DT_STRING), decoded (and resized / cropped,
+  // model_dir.h's InputDecoder) to `dtype` (default u8) `shape` [H, W, C] before the graph.
   InputDecoder decoder;
 };
 

@@ -1,24 +1,36 @@
-// Export: batch polymorphism over the model zoo, the self-check, and the exported default example
-// against the training-time model on the Fashion-MNIST test images.
+// Export: batch polymorphism over the model zoo, the self-check, the exported default example
+// against the training-time model on the Fashion-MNIST test images, and encoded images over REST.
 #include "tern/serve/export.h"
+
+#include <httplib.h>
 
 #include <gtest/gtest.h>
 
 #include <unistd.h>
 #include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
 
 #include "tern/data/idx_dataset.h"
 #include "tern/data/idx_images.h"
+#include "tern/data/image_codec.h"
 #include "tern/ir/printer.h"
 #include "tern/models/zoo.h"
+#include "tern/serve/base64.h"
 #include "tern/serve/loaded_model.h"
 #include "tern/serve/rebatch.h"
+#include "tern/serve/rest_server.h"
+#include "tern/serve/server_core.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern::serve {
 namespace {
 
 namespace fs = std::filesystem;
+
+// JSON with float numbers, so each is read by strtof from its own text.
+using FloatJson = nlohmann::basic_json<std::map, std::vector, std::string, bool, std::int64_t,
+                                       std::uint64_t, float>;
 
 std::string temp_dir(const std::string& name) {
   std::string d = (fs::temp_directory_path() / str_cat("tern_export_test_", ::getpid()) / name);
@@ -171,6 +183,60 @@ TEST(Export, DefaultExampleMatchesTrainingTimeModelOnFashionMnist) {
     }
   }
   EXPECT_EQ(mismatches, 0) << "logits differ from Model::predict";
+}
+
+// An encoded-image model through the REST front end: {"b64": ...} instances (PNG and JPEG, decoded
+// and resized by the image_dir decoder) give the servable's in-process logits bit for bit (each
+// number read by strtof from its own text); a corrupt image is a 400 naming the input.
+// (tern/config's export_test checks the in-process logits against the config's eval pipeline.)
+TEST(Export, EncodedImagesOverRestAsB64GiveTheInProcessLogits) {
+  auto model = models::build_model(
+      "cnn", {12, 12, 3}, 2, {{"filters", std::vector<int64_t>{2}}, {"dense_units", int64_t{4}}});
+  ExportOptions o;
+  o.input = {.alias = "images",
+             .dtype = DType::kU8,
+             .shape = Shape{12, 12, 3},
+             .preprocessing = {{.kind = data::ElementFnKind::kScale, .factor = 1.0 / 255}},
+             .decoder = {.kind = DecoderKind::kImage, .channels = 3, .height = 12, .width = 12}};
+  std::string base = temp_dir("rest_images");
+  export_model(*model, o, base + "/1");
+  std::vector<std::string> images;
+  for (int64_t i = 0; i < 3; ++i) {
+    Tensor img(DType::kU8, Shape{10 + i, 9 + 2 * i, 3});
+    for (int64_t k = 0; k < img.num_elements(); ++k)
+      img.set(k, static_cast<double>((k * 31 + i * 7) % 256));
+    images.push_back(i == 1 ? data::encode_jpeg(img) : data::encode_png(img));
+  }
+  ServablePtr s = load(base + "/1");
+  TensorMap in_process =
+      s->run(kDefaultSignature, {{"images", TensorValue::from_strings({3}, images)}});
+  const Tensor& want = in_process.at("logits").numbers;
+  ServerCore core({.model_name = "img",
+                   .model_base_path = base,
+                   .file_system_poll_wait_seconds = -1,
+                   .loader = [](const std::string& d) { return load_servable(d); }});
+  RestServer rest(core, {.host = "127.0.0.1"});
+  rest.start();
+  httplib::Client cli("127.0.0.1", rest.port());
+  nlohmann::json body = {{"instances", nlohmann::json::array()}};
+  for (const auto& f : images) body["instances"].push_back({{"b64", base64_encode(f)}});
+  auto r = cli.Post("/v1/models/img:predict", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  FloatJson predictions = FloatJson::parse(r->body).at("predictions");
+  ASSERT_EQ(predictions.size(), 3u);
+  for (size_t row = 0; row < 3; ++row) {
+    const FloatJson& logits = predictions[row];  // one output: rows without names
+    ASSERT_EQ(logits.size(), 2u);
+    for (size_t k = 0; k < 2; ++k)
+      EXPECT_EQ(logits[k].get<float>(), want.data<float>()[row * 2 + k]) << row << " " << k;
+  }
+  body["instances"][1]["b64"] = base64_encode("\x89PNG\r\n\x1a\n broken");
+  r = cli.Post("/v1/models/img:predict", body.dump(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 400) << r->body;
+  EXPECT_NE(r->body.find("input 'images' example 1"), std::string::npos) << r->body;
+  rest.stop();
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tern/base/error.h"
+#include "tern/data/example_parser.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/image_codec.h"
 #include "tern/runtime/runtime.h"
@@ -153,13 +154,35 @@ Tensor LoadedModel::decode_input(const std::string& alias, const InputDecoder& d
     const std::string& bytes = value.strings[static_cast<size_t>(i)];
     std::string what = str_cat("input '", alias, "' example ", i);
     if (decoder.kind == DecoderKind::kImage) {
-      Tensor img = data::decode_image(bytes, {.channels = decoder.channels}, what);
+      Tensor img = run_image_decoder(decoder, bytes, what);
       std::vector<int64_t> want(dims.begin() + 1, dims.end());
       if (img.shape().dims() != want)
         throw_error(ErrorCode::kInvalidArgument, what, ": decoded image is ", img.shape(),
-                    " but the model takes ", Shape(want));
+                    " but the model takes ", Shape(want),
+                    decoder.height == 0 && decoder.steps.empty()
+                        ? " (the exported pipeline does not resize: send images of that size)"
+                        : "");
+      if (img.dtype() != out.dtype())
+        throw_error(ErrorCode::kInternal, what, ": decoded image is ", dtype_name(img.dtype()),
+                    " but graph input is ", dtype_name(out.dtype()));
       std::memcpy(static_cast<char*>(out.raw_data()) + i * img.nbytes(), img.raw_data(),
                   img.nbytes());
+      continue;
+    }
+    if (!decoder.example_spec.empty()) {
+      // The training pipeline's parse: the same parser and feature spec.
+      Tensor t;
+      try {
+        t = data::parse_example_record(bytes, decoder.example_spec)[0];
+      } catch (const Error& e) {
+        throw_error(ErrorCode::kInvalidArgument, what, ": ", e.message());
+      }
+      std::vector<int64_t> want(dims.begin() + 1, dims.end());
+      if (t.shape().dims() != want || t.dtype() != out.dtype())
+        throw_error(ErrorCode::kInvalidArgument, what, ": feature '", decoder.feature, "' is ",
+                    dtype_name(t.dtype()), " ", t.shape(), " but the model takes ",
+                    dtype_name(out.dtype()), " ", Shape(want));
+      std::memcpy(static_cast<char*>(out.raw_data()) + i * t.nbytes(), t.raw_data(), t.nbytes());
       continue;
     }
     data::Example ex = data::parse_example_proto(bytes, what);

@@ -12,9 +12,12 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
 #include "tern/base/error.h"
 #include "tern/base/sha256.h"
+#include "tern/data/image_codec.h"
+#include "tern/data/pipeline_spec.h"
 #include "tern/io/atomic_file.h"
 #include "tern/ir/parser.h"
 #include "tern/ir/printer.h"
@@ -85,6 +88,110 @@ TensorSpec read_spec(const json& j, const std::string& where, const std::string&
   return spec;
 }
 
+std::string method_name(data::ResizeMethod m) {
+  return m == data::ResizeMethod::kNearest ? "nearest" : "bilinear";
+}
+
+void image_decoder_json(const InputDecoder& d, json& dec) {
+  dec["channels"] = d.channels;
+  if (d.height > 0) {
+    dec["size"] = {d.height, d.width};
+    dec["interpolation"] = method_name(d.method);
+  }
+  if (d.steps.empty()) return;
+  json steps = json::array();
+  for (const auto& f : d.steps) {
+    json st = {{"fn", data::element_fn_name(f.kind)}, {"size", {f.height, f.width}}};
+    if (f.kind == data::ElementFnKind::kResize) st["interpolation"] = method_name(f.method);
+    steps.push_back(st);
+  }
+  dec["steps"] = steps;
+}
+
+// [height, width] of positive integers.
+std::pair<int64_t, int64_t> read_size(const json& j, const std::string& where,
+                                      const std::string& file) {
+  const json& v = field(j, "size", where, file);
+  if (!v.is_array() || v.size() != 2 || !v[0].is_number_integer() || !v[1].is_number_integer() ||
+      v[0].get<int64_t>() <= 0 || v[1].get<int64_t>() <= 0)
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where,
+                ".size' must be [height, width] of positive integers");
+  return {v[0].get<int64_t>(), v[1].get<int64_t>()};
+}
+
+data::ResizeMethod read_method(const json& j, const std::string& where, const std::string& file) {
+  std::string m = string_field(j, "interpolation", where, file);
+  if (m == "bilinear") return data::ResizeMethod::kBilinear;
+  if (m == "nearest") return data::ResizeMethod::kNearest;
+  throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".interpolation' is '", m,
+              "'; expected bilinear or nearest");
+}
+
+void read_image_decoder(const json& j, const std::string& where, const std::string& file,
+                        InputDecoder& d) {
+  if (j.contains("size")) {
+    std::tie(d.height, d.width) = read_size(j, where, file);
+    d.method = read_method(j, where, file);
+  }
+  if (!j.contains("steps")) return;
+  const json& steps = j["steps"];
+  if (!steps.is_array())
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".steps' must be an array");
+  for (size_t i = 0; i < steps.size(); ++i) {
+    std::string w = str_cat(where, ".steps[", i, "]");
+    std::string fn = string_field(steps[i], "fn", w, file);
+    data::ElementFnSpec f;
+    if (fn == "resize") {
+      f.kind = data::ElementFnKind::kResize;
+      f.method = read_method(steps[i], w, file);
+    } else if (fn == "center_crop") {
+      f.kind = data::ElementFnKind::kCenterCrop;
+    } else {
+      throw_error(ErrorCode::kInvalidArgument, file, ": key '", w, ".fn' is '", fn,
+                  "'; expected resize or center_crop");
+    }
+    std::tie(f.height, f.width) = read_size(steps[i], w, file);
+    d.steps.push_back(f);
+  }
+}
+
+json feature_spec_json(const InputDecoder& d) {
+  const data::FeatureSpec& f = d.example_spec[0];
+  return {{"type", std::string(data::feature_kind_name(f.kind))},
+          {"dtype", std::string(dtype_name(f.dtype))},
+          {"shape", f.shape},
+          {"default", f.default_value}};
+}
+
+// A FixedLen feature spec named `feature` (checked by data::validate_feature_specs).
+data::FeatureSpec read_feature_spec(const json& j, const std::string& feature,
+                                    const std::string& where, const std::string& file) {
+  data::FeatureSpec f;
+  f.name = feature;
+  std::string type = string_field(j, "type", where, file);
+  if (type == "bytes_list") {
+    f.kind = data::FeatureKind::kBytes;
+  } else if (type == "float_list") {
+    f.kind = data::FeatureKind::kFloat;
+  } else if (type == "int64_list") {
+    f.kind = data::FeatureKind::kInt64;
+  } else {
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".type' is '", type,
+                "'; expected bytes_list, float_list or int64_list");
+  }
+  try {
+    f.dtype = parse_dtype(string_field(j, "dtype", where, file));
+    f.shape = field(j, "shape", where, file).get<std::vector<int64_t>>();
+    f.default_value = field(j, "default", where, file).get<std::vector<double>>();
+    data::validate_feature_specs({f}, where);
+  } catch (const json::exception& e) {
+    throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, "': ", e.what());
+  } catch (const Error& e) {
+    throw_error(ErrorCode::kInvalidArgument, file, ": ", e.message());
+  }
+  return f;
+}
+
 json signatures_json(const StoredSignatures& sigs) {
   json out = json::object();
   for (const auto& [name, s] : sigs) {
@@ -95,8 +202,11 @@ json signatures_json(const StoredSignatures& sigs) {
       auto d = s.decoders.find(alias);
       if (d != s.decoders.end() && d->second.kind != DecoderKind::kNone) {
         json dec = {{"kind", std::string(decoder_kind_name(d->second.kind))}};
-        if (d->second.kind == DecoderKind::kExample) dec["feature"] = d->second.feature;
-        if (d->second.kind == DecoderKind::kImage) dec["channels"] = d->second.channels;
+        if (d->second.kind == DecoderKind::kExample) {
+          dec["feature"] = d->second.feature;
+          if (!d->second.example_spec.empty()) dec["spec"] = feature_spec_json(d->second);
+        }
+        if (d->second.kind == DecoderKind::kImage) image_decoder_json(d->second, dec);
         j["decoder"] = dec;
       }
       inputs[alias] = j;
@@ -126,9 +236,12 @@ InputDecoder read_decoder(const json& j, const std::string& where, const std::st
       throw_error(ErrorCode::kInvalidArgument, file, ": key '", where,
                   ".channels' must be an integer");
     d.channels = c.get<int>();
+    read_image_decoder(j, where, file, d);
   } else if (kind == "example") {
     d.kind = DecoderKind::kExample;
     d.feature = string_field(j, "feature", where, file);
+    if (j.contains("spec"))
+      d.example_spec = {read_feature_spec(j["spec"], d.feature, where + ".spec", file)};
   } else {
     throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".kind' is '", kind,
                 "'; expected image or example");
@@ -247,12 +360,13 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
                     decoder_kind_name(dec.kind), " decoder, so it must be DT_STRING[-1], not ",
                     spec_string(spec));
       if (dec.kind == DecoderKind::kImage) {
-        bool ok = type.dtype == DType::kU8 && type.shape.rank() == 4 &&
+        bool ok = (type.dtype == DType::kU8 || type.dtype == DType::kF32) &&
+                  type.shape.rank() == 4 &&
                   (dec.channels == 0 || type.shape.dim(3) == dec.channels);
         if (!ok)
           throw_error(ErrorCode::kInvalidArgument, file, ": ", w,
                       " decodes images with channels=", dec.channels, " but graph input '",
-                      t->second, "' is ", batchless(type), " (u8 [-1, H, W, C] needed)");
+                      t->second, "' is ", batchless(type), " (u8 or f32 [-1, H, W, C] needed)");
       } else if (dec.feature.empty()) {
         throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " has an empty decoder feature");
       }
@@ -365,6 +479,29 @@ std::string_view decoder_kind_name(DecoderKind kind) {
       return "example";
   }
   return "none";
+}
+
+bool image_decoder_step(data::ElementFnKind kind) {
+  return kind == data::ElementFnKind::kResize || kind == data::ElementFnKind::kCenterCrop;
+}
+
+Tensor run_image_decoder(const InputDecoder& decoder, std::string_view bytes,
+                         const std::string& what) {
+  TERN_CHECK_ARG(decoder.kind == DecoderKind::kImage, what, ": not an image decoder");
+  Tensor image = decoder.height > 0
+                     ? data::image_dir_decode(bytes, decoder.channels, decoder.height,
+                                              decoder.width, decoder.method, what)
+                     : data::decode_image(bytes, {.channels = decoder.channels}, what);
+  for (const data::ElementFnSpec& f : decoder.steps) {
+    TERN_CHECK_ARG(image_decoder_step(f.kind), what, ": '", data::element_fn_name(f.kind),
+                   "' cannot run in an image decoder");
+    try {
+      image = data::apply_element_fn(f, {image}, 0, /*training=*/false)[0];
+    } catch (const Error& e) {
+      throw_error(ErrorCode::kInvalidArgument, what, ": ", e.message());
+    }
+  }
+  return image;
 }
 
 std::string fingerprint_model_dir(const std::string& dir) {

@@ -24,7 +24,11 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "tern/data/element_fns.h"
+#include "tern/data/example_parser.h"
 #include "tern/io/safetensors.h"
 #include "tern/ir/graph.h"
 #include "tern/serve/servable.h"
@@ -45,16 +49,36 @@ enum class DecoderKind {
   kNone,
   kImage,    // each string an encoded JPEG / PNG -> u8 [height, width, channels] (data's codecs)
   kExample,  // each string a serialized tf.Example; `feature` (int64_list of values, or one
-             // bytes_list value of raw bytes) -> `dtype` `shape`
+             // bytes_list value of raw bytes) -> `dtype` `shape`; with `example_spec`, parsed by
+             // data::parse_example_record with the training pipeline's FixedLen feature spec
 };
 std::string_view decoder_kind_name(DecoderKind kind);  // "none", "image", "example"
 
+// kImage runs the training pipeline's own tern/data functions, in this order: the decode
+// (data::decode_image, or data::image_dir_decode when `height` > 0: the image_dir source's decode
+// and resize to its image size), then `steps` (data::apply_element_fn in evaluation form: resize,
+// center_crop). The result (u8, or f32 after a bilinear resize) must have the graph input's
+// per-example shape; a request whose images decode to another size is an InvalidArgument naming
+// the input and both sizes.
 struct InputDecoder {
   DecoderKind kind = DecoderKind::kNone;
   std::string feature;  // kExample: the feature key
   int channels = 0;     // kImage: 1 gray, 3 RGB, 4 RGBA (0 = as stored; must match the graph)
+  int64_t height = 0, width = 0;  // kImage: image_dir_decode's size (0: decode_image)
+  data::ResizeMethod method = data::ResizeMethod::kBilinear;  // image_dir_decode's interpolation
+  std::vector<data::ElementFnSpec> steps;                     // kImage: resize / center_crop
+  // kExample: the config's FixedLen feature spec (name = `feature`); none: the plain rules above.
+  std::vector<data::FeatureSpec> example_spec;
   bool operator==(const InputDecoder&) const = default;
 };
+
+// True for the element functions an image decoder may run as `steps`.
+bool image_decoder_step(data::ElementFnKind kind);
+
+// One request string through an image decoder: u8 / f32 [H, W, C]. DataLoss (undecodable bytes) or
+// InvalidArgument naming `what`.
+Tensor run_image_decoder(const InputDecoder& decoder, std::string_view bytes,
+                         const std::string& what);
 
 // A signature as stored: what clients see plus where each alias lives in the graph.
 struct StoredSignature {

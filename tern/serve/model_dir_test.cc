@@ -261,6 +261,47 @@ TEST(ModelDir, MalformedJsonNamesFileAndKey) {
                     str_cat(kManifestFile, ": key 'format_version' is 2"));
 }
 
+// An image decoder with the image_dir resize and resize / center_crop steps, and an example
+// decoder with a feature spec, survive write_signatures -> parse_signatures; unknown steps and
+// bad sizes are named.
+TEST(ModelDir, DecoderStepsAndExampleSpecsRoundTripAndBadStepsAreNamed) {
+  StoredSignature s;
+  s.signature.inputs["images"] = {WireDType::kString, {-1}, false, "images:0"};
+  s.input_tensors["images"] = "images";
+  s.decoders["images"] = {
+      .kind = DecoderKind::kImage,
+      .channels = 3,
+      .height = 12,
+      .width = 14,
+      .method = data::ResizeMethod::kNearest,
+      .steps = {{.kind = data::ElementFnKind::kResize,
+                 .height = 10,
+                 .width = 9,
+                 .method = data::ResizeMethod::kBilinear},
+                {.kind = data::ElementFnKind::kCenterCrop, .height = 8, .width = 8}}};
+  s.signature.outputs["logits"] = {WireDType::kFloat, {-1, 2}, false, "logits:0"};
+  s.output_tensors["logits"] = "logits";
+  s.signature.inputs["examples"] = {WireDType::kString, {-1}, false, "examples:0"};
+  s.input_tensors["examples"] = "examples";
+  data::FeatureSpec pixels =
+      data::fixed_len_feature("pixels", data::FeatureKind::kBytes, {4, 4, 1});
+  pixels.dtype = DType::kU8;
+  s.decoders["examples"] = {
+      .kind = DecoderKind::kExample, .feature = "pixels", .example_spec = {pixels}};
+  StoredSignatures sigs{{"serving_default", s}};
+  EXPECT_EQ(parse_signatures(write_signatures(sigs), "sig.json"), sigs);
+  json j = json::parse(write_signatures(sigs));
+  json& dec = j["signatures"]["serving_default"]["inputs"]["images"]["decoder"];
+  dec["steps"][1]["fn"] = "random_flip";
+  EXPECT_TERN_ERROR(parse_signatures(j.dump(), "sig.json"), ErrorCode::kInvalidArgument,
+                    "sig.json: key 'signatures.serving_default.inputs.images.decoder.steps[1].fn' "
+                    "is 'random_flip'");
+  dec["steps"][1]["fn"] = "center_crop";
+  dec["size"] = {0, 4};
+  EXPECT_TERN_ERROR(parse_signatures(j.dump(), "sig.json"), ErrorCode::kInvalidArgument,
+                    "decoder.size' must be [height, width] of positive integers");
+}
+
 TEST(ModelDir, SignatureDisagreeingWithTheGraphIsNamed) {
   std::string dir = exported("sig/1");
   std::string file = dir + "/" + kSignaturesFile;
