@@ -25,18 +25,6 @@ BatchingOptions one_thread(int64_t max_batch, int64_t timeout_micros) {
   return o;
 }
 
-template <typename F>
-ErrorCode error_of(F&& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (message) *message = e.message();
-    return e.code();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return ErrorCode::kInternal;
-}
-
 const auto kSoon = std::chrono::seconds(20);
 
 TEST(Batcher, ConcurrentRequestsOfDifferentSizesMergeAndSplitBack) {

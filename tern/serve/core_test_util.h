@@ -130,6 +130,19 @@ class TempDir {
   std::string path_;
 };
 
+// The code of the tern::Error that `f` throws (its message into `message`); a test failure if none.
+template <typename F>
+ErrorCode error_of(F&& f, std::string* message = nullptr) {
+  try {
+    f();
+  } catch (const Error& e) {
+    if (message) *message = e.message();
+    return e.code();
+  }
+  ADD_FAILURE() << "no error thrown";
+  return ErrorCode::kInternal;
+}
+
 inline void write_file(const std::string& path, const std::string& text) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path());
   std::ofstream(path) << text;

@@ -30,18 +30,6 @@ ServerCoreOptions from_config(const std::string& config_file, std::shared_ptr<Pr
   return o;
 }
 
-template <typename F>
-ErrorCode error_of(F&& f, std::string* message = nullptr) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (message) *message = e.message();
-    return e.code();
-  }
-  ADD_FAILURE() << "no error thrown";
-  return ErrorCode::kInternal;
-}
-
 float predict_one(ServerCore& core, const ModelSpec& spec, float x) {
   ServableHandle h = core.resolve(spec);
   return y_rows(core.predict(h, kDefaultSignature, x_rows({x}), Clock::time_point::max()))[0];
