@@ -63,17 +63,27 @@ int cmd_serve(int argc, char** argv) {
   TERN_CHECK_ARG(rest_port != grpc_port, "serve: --port and --rest_api_port are both ", rest_port);
   runtime::set_intra_op_threads(threads);
 
-  // SIGTERM / SIGINT are taken by sigwait below: block them before any thread starts.
-  sigset_t stop_signals;
+  if (!monitoring_config_file.empty()) {
+    serve::MonitoringConfig monitoring = serve::read_monitoring_config_file(monitoring_config_file);
+    // TF Serving serves the metrics on the REST port.
+    TERN_CHECK_ARG(!monitoring.prometheus_enable || rest_port > 0,
+                   "serve: ", monitoring_config_file,
+                   " enables Prometheus metrics, which are served on the REST port, but "
+                   "--rest_api_port is 0");
+    if (monitoring.prometheus_enable) rest.metrics_path = monitoring.prometheus_path;
+  }
+
+  // SIGTERM / SIGINT are taken by sigwait below: block them before any thread starts (threads
+  // inherit the mask), and give the caller its mask back however this returns.
+  sigset_t stop_signals, caller_mask;
   sigemptyset(&stop_signals);
   sigaddset(&stop_signals, SIGTERM);
   sigaddset(&stop_signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &stop_signals, nullptr);
-
-  if (!monitoring_config_file.empty()) {
-    serve::MonitoringConfig monitoring = serve::read_monitoring_config_file(monitoring_config_file);
-    if (monitoring.prometheus_enable) rest.metrics_path = monitoring.prometheus_path;
-  }
+  pthread_sigmask(SIG_BLOCK, &stop_signals, &caller_mask);
+  struct RestoreMask {
+    sigset_t mask;
+    ~RestoreMask() { pthread_sigmask(SIG_SETMASK, &mask, nullptr); }
+  } restore{caller_mask};
   rest.enable_cors = enable_cors;
   core.loader = [](const std::string& dir) { return serve::load_servable(dir); };
   serve::ServerCore server_core(std::move(core));
