@@ -65,8 +65,8 @@ ir::Value* apply_fn(ir::Graph& g, ir::Value* x, const data::ElementFnSpec& f, si
     default:
       throw_error(ErrorCode::kUnimplemented, "export: element function '",
                   data::element_fn_name(f.kind),
-                  "' has no graph form yet; apply it before the model's input or drop it from "
-                  "the exported pipeline");
+                  "' is not a graph step: the graph takes scale, cast, normalize and reshape; "
+                  "decode, resize and crops run in the input decoder, right after the decode");
   }
 }
 
