@@ -16,14 +16,15 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io", "serve"],
-    "bench": ["config", "train", "models", "io", "serve"],
+    "tools/tern": ["config", "train", "models", "io", "serve", "dist"],
+    "bench": ["config", "train", "models", "io", "serve", "dist"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
     "tests/e2e": ["runtime"],
     "tests/support": ["runtime"],
     "tests/examples": ["config"],
     "tests/serve": ["config", "serve"],
+    "tests/dist": ["config", "dist"],
 }
 
 # Vendor headers (a prefix of the name inside <>) and the folders that wrap them. Test files

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "tern/data/pipeline_spec.h"
+#include "tern/dist/data_parallel.h"
 #include "tern/nn/model.h"
 #include "tern/ops/attrs.h"
 #include "tern/optim/adam.h"
@@ -118,6 +119,16 @@ struct CallbacksConfig {
   std::optional<train::ProfilerOptions> profiler;
 };
 
+// [distribute]: how a job of N workers (under mpirun, or `tern train --workers N`) trains. Read
+// always, used only when the process runs under an MPI launcher.
+struct DistributeConfig {
+  std::string strategy = "mirrored";  // the only one: data parallel, replicated variables
+  // deterministic = true: gradient sums in rank order (bitwise equal to one worker accumulating
+  // N micro-batches); false: MPI_Allreduce's own order. Bucket caps in MiB; watchdog_timeout in
+  // seconds (0: max(30 s, 10x the median step time)).
+  dist::DataParallelOptions options;
+};
+
 // [output]
 struct OutputConfig {
   std::string dir = "runs/default";  // weights.safetensors goes here
@@ -132,6 +143,7 @@ struct TrainConfig {
   ScheduleConfig schedule;
   TrainingConfig training;
   CallbacksConfig callbacks;
+  DistributeConfig distribute;
   OutputConfig output;
   // Every key the file and --set give, flattened ("optimizer.learning_rate" -> "0.01").
   std::map<std::string, std::string> effective;

@@ -100,6 +100,7 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   read_loss(top, cfg);
   read_optimizer(top, cfg);
   read_schedule(top, cfg);
+  read_distribute(top, cfg);
   read_output(top, cfg);
   read_callbacks(top, cfg);
   top.finish();

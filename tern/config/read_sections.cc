@@ -120,6 +120,27 @@ void read_loss(Section& top, TrainConfig& cfg) {
   table.finish();
 }
 
+void read_distribute(Section& top, TrainConfig& cfg) {
+  Section table = top.sub("distribute");
+  DistributeConfig& d = cfg.distribute;
+  d.strategy = read_choice(table, "strategy", {"mirrored"}, "mirrored");
+  bool deterministic = true;
+  double first_mb = 1, bucket_mb = 25;
+  table.read("deterministic", deterministic);
+  table.read("first_bucket_mb", first_mb);
+  table.read("bucket_mb", bucket_mb);
+  table.read("watchdog_timeout", d.options.watchdog_seconds);
+  check(table, first_mb > 0 && first_mb <= 4096, "first_bucket_mb", "must be in (0, 4096]");
+  check(table, bucket_mb > 0 && bucket_mb <= 4096, "bucket_mb", "must be in (0, 4096]");
+  check(table, d.options.watchdog_seconds >= 0, "watchdog_timeout",
+        "must be >= 0 seconds (0: max(30 s, 10x the median step time))");
+  d.options.buckets.mode =
+      deterministic ? dist::ReduceMode::kDeterministic : dist::ReduceMode::kFast;
+  d.options.buckets.first_bucket_bytes = static_cast<size_t>(first_mb * 1048576.0);
+  d.options.buckets.bucket_bytes = static_cast<size_t>(bucket_mb * 1048576.0);
+  table.finish();
+}
+
 void read_output(Section& top, TrainConfig& cfg) {
   Section table = top.sub("output");
   table.read("dir", cfg.output.dir);

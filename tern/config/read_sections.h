@@ -15,6 +15,7 @@ void read_model(Section& top, TrainConfig& cfg);
 void read_training(Section& top, TrainConfig& cfg);
 void read_data(Section& top, TrainConfig& cfg);
 void read_loss(Section& top, TrainConfig& cfg);
+void read_distribute(Section& top, TrainConfig& cfg);
 void read_output(Section& top, TrainConfig& cfg);
 
 // read_optimizer.cc: [optimizer] and [schedule], keys checked against the chosen name.

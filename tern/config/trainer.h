@@ -7,6 +7,10 @@
 //   train::History history = trainer.fit();
 //   nn::EvaluateResult test = trainer.evaluate();
 //   trainer.model().save_weights(trainer.weights_path());
+//
+// Under an MPI launcher (mpirun -np N tern train ...) the Trainer is one of N data-parallel
+// workers ([distribute]): it reads its shard of the training data with global batch / N per step,
+// checks that every worker runs the same config, and fits with the gradients summed over workers.
 #pragma once
 
 #include <memory>
@@ -15,6 +19,7 @@
 
 #include "tern/config/config.h"
 #include "tern/config/training_data.h"
+#include "tern/dist/data_parallel.h"
 #include "tern/nn/model.h"
 #include "tern/train/callbacks.h"
 
@@ -37,6 +42,10 @@ class Trainer {
   nn::EvaluateResult evaluate();
 
   nn::Model& model() { return *model_; }
+  // Data-parallel training (the process runs under mpirun): this worker's rank and the count.
+  int workers() const { return data_parallel_ ? data_parallel_->size() : 1; }
+  int rank() const { return data_parallel_ ? data_parallel_->rank() : 0; }
+  bool is_chief() const { return rank() == 0; }
   const TrainConfig& config() const { return config_; }
   const TrainingData& data() const { return data_; }
   // <output.dir>/weights.safetensors, where `tern train` saves and `tern eval` reads.
@@ -46,6 +55,7 @@ class Trainer {
   TrainConfig config_;
   TrainingData data_;
   std::shared_ptr<nn::Model> model_;
+  std::shared_ptr<dist::DataParallel> data_parallel_;
 };
 
 }  // namespace tern::config

@@ -22,6 +22,10 @@ enum OpTrait : uint32_t {
   kTraitMutatesInputs = 1u << 3,      // writes into inputs that are variables (optimizer updates)
   kTraitNotDifferentiable = 1u << 4,  // no gradient flows through (argmax, comparisons, ...)
   kTraitSource = 1u << 5,             // input / variable / constant: no kernel runs
+  // Scheduling hints for ops that start and finish asynchronous work (collectives): run as soon
+  // as the inputs are ready / as late as the first consumer allows (ir::live_topo_order).
+  kTraitScheduleEarly = 1u << 6,
+  kTraitScheduleLate = 1u << 7,
 };
 
 struct AttrSpec {

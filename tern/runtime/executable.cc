@@ -101,6 +101,25 @@ class Executable::Binder {
     for (const auto& o : g.outputs()) is_output_.insert(o.value);
   }
 
+  // Pinned operands (CompileOptions::pin), decided before any step is bound.
+  void collect_pins(const std::vector<ir::Node*>& order) {
+    if (!options_.pin) return;
+    for (ir::Node* n : order) {
+      for (int k = 0; k < n->num_outputs(); ++k) {
+        Tensor t = options_.pin(*n, true, k);
+        if (t.defined()) pinned_[n->output(k)] = t;
+      }
+    }
+    for (ir::Node* n : order) {
+      for (int i = 0; i < static_cast<int>(n->inputs().size()); ++i) {
+        ir::Value* v = n->input(i);
+        Tensor t = options_.pin(*n, false, i);
+        if (!t.defined() || pinned_.count(v) || !pinnable(v, t)) continue;
+        pinned_[v] = t;
+      }
+    }
+  }
+
   void bind_variable(ir::Node* n, VariableStore& vars) {
     const std::string& name = n->attrs().get_string("name");
     Tensor& v = vars.get(name);
@@ -150,7 +169,9 @@ class Executable::Binder {
     for (int i = 0; i < n->num_outputs(); ++i) {
       const ir::Value* out = n->output(i);
       auto it = plan_.offsets.find(out);
-      if (&on == &device_ && it != plan_.offsets.end()) {
+      if (auto pin = pinned_.find(out); pin != pinned_.end() && &on == &device_) {
+        bound_[out] = pin->second;
+      } else if (&on == &device_ && it != plan_.offsets.end()) {
         bound_[out] = Tensor(out->dtype(), out->shape(), exe_.arena_, it->second);
       } else {
         bound_[out] = Tensor(out->dtype(), out->shape(), on);
@@ -192,6 +213,20 @@ class Executable::Binder {
     return copy;
   }
 
+  // A value a step computes, read only by nodes that pin it to the same memory `t`.
+  bool pinnable(const ir::Value* v, const Tensor& t) const {
+    const std::string& op = v->node()->op_name();
+    if (op == "input" || op == "variable" || op == "constant" || is_output_.count(v) ||
+        v->type() != t.type()) {
+      return false;
+    }
+    for (const ir::Use& u : v->uses()) {
+      Tensor other = options_.pin(*u.node, false, u.input_index);
+      if (!other.defined() || other.raw_data() != t.raw_data()) return false;
+    }
+    return true;
+  }
+
   struct PairHash {
     size_t operator()(const std::pair<const ir::Value*, DeviceBackend*>& p) const {
       return std::hash<const void*>()(p.first) ^ (std::hash<const void*>()(p.second) << 1);
@@ -203,6 +238,7 @@ class Executable::Binder {
   DeviceBackend& device_;
   const passes::MemoryPlan& plan_;
   std::unordered_map<const ir::Value*, Tensor> bound_;
+  std::unordered_map<const ir::Value*, Tensor> pinned_;
   // Values no step writes during a run: fed inputs, constants and views of them.
   std::unordered_set<const ir::Value*> immutable_, is_output_;
   std::unordered_map<std::pair<const ir::Value*, DeviceBackend*>, Tensor, PairHash> copies_;
@@ -230,6 +266,7 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
 
   Binder binder(*exe, options, device, plan);
   binder.bind_inputs(g);
+  binder.collect_pins(order);
   for (ir::Node* n : order) {
     const std::string& op = n->op_name();
     if (op == "input") continue;

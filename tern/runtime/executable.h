@@ -6,6 +6,7 @@
 // the device's memory is host-accessible).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,6 +30,11 @@ struct CompileOptions {
   // for "mixed_float16". A policy, not an optimization: applied even with optimize = false.
   DType mixed_precision = DType::kF32;
   std::string force_kernel;  // e.g. "ref": use only that candidate (tests)
+  // Operands that must live in memory the caller owns (a gradient bucket of the all-reduce):
+  // pin(node, is_output, index) returns that tensor, or an undefined one. A pinned output is bound
+  // to it; a pinned input is bound to it when its producer is a step and every reader pins it to
+  // the same memory (the producer then writes straight into it), else the reading kernel copies.
+  std::function<Tensor(const ir::Node& node, bool is_output, int index)> pin;
 };
 
 struct StepInfo {

@@ -80,6 +80,12 @@ CheckpointState capture_checkpoint_state(nn::Model& model) {
   c.position.epoch_loss_sum = p.epoch_loss_sum;
   c.position.epoch_samples = p.epoch_samples;
   if (!c.position.epoch_complete) c.position.iterator_state = p.iterator->save_state();
+  if (s.data_parallel) {
+    // Every worker's data position, for rank 0 to write (a collective: all workers checkpoint
+    // at the same steps).
+    c.position.iterator_state =
+        dist::pack_rank_blobs(s.data_parallel->comm().all_gather(c.position.iterator_state));
+  }
   const optim::Optimizer& opt = *s.optimizer;
   c.optimizer_name = opt.name();
   c.optimizer_iterations = opt.iterations;

@@ -1,6 +1,8 @@
 // ModelCheckpoint and BackupAndRestore.
 #include "tern/train/model_checkpoint.h"
 
+#include "tern/train/distributed.h"
+
 #include <cmath>
 #include <filesystem>
 #include <sstream>
@@ -8,6 +10,7 @@
 #include "tern/base/logging.h"
 #include "tern/nn/model.h"
 #include "tern/train/checkpoint.h"
+#include "tern/train/distributed.h"
 #include "tern/train/training_state.h"
 
 namespace tern::train {
@@ -82,6 +85,7 @@ void ModelCheckpoint::maybe_save(const Logs& logs) {
   }
   state.config_sha256 = options_.config_sha256;
   for (const auto& [k, v] : logs) state.logs[k] = v;
+  if (!is_chief(*model())) return;  // rank 0 writes for every worker
   last_saved_ = save_checkpoint(options_.dir, *model(), state);
   prune_checkpoints(options_.dir, options_.keep_last);
 }
@@ -124,6 +128,7 @@ void BackupAndRestore::on_train_begin(Logs&) {
 void BackupAndRestore::save() {
   CheckpointState state = capture_checkpoint_state(*model());
   state.config_sha256 = options_.config_sha256;
+  if (!is_chief(*model())) return;  // rank 0 writes for every worker
   save_checkpoint(options_.backup_dir, *model(), state);
   prune_checkpoints(options_.backup_dir, options_.keep_last);
 }
@@ -139,7 +144,7 @@ void BackupAndRestore::on_epoch_end(int, Logs&) {
 }
 
 void BackupAndRestore::on_train_end(Logs&) {
-  if (!options_.delete_checkpoint) return;
+  if (!options_.delete_checkpoint || !is_chief(*model())) return;
   std::error_code ec;
   std::filesystem::remove_all(options_.backup_dir, ec);
   if (ec)

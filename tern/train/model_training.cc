@@ -13,6 +13,7 @@
 #include "tern/nn/model.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/callbacks.h"
+#include "tern/train/distributed.h"
 #include "tern/train/progress.h"
 #include "tern/train/training_state.h"
 
@@ -67,16 +68,36 @@ void ensure_built(Model& m, const Tensor& x) {
   }
 }
 
-// Metric statistics of one run, flattened to doubles.
-void update_metrics(TrainingState& s, const CompiledStep& c) {
+// Metric statistics of one run, flattened to doubles: metric i's are
+// [begin[i], begin[i + 1]) of the result.
+std::vector<double> metric_stats(const TrainingState& s, const CompiledStep& c,
+                                 std::vector<size_t>& begin) {
+  std::vector<double> stats;
+  begin.clear();
   for (size_t i = 0; i < s.metrics.size(); ++i) {
-    std::vector<double> stats;
+    begin.push_back(stats.size());
     for (size_t o = c.metric_begin[i]; o < c.metric_begin[i + 1]; ++o) {
       const Tensor t = c.exe->output_host(o);
       for (int64_t k = 0; k < t.num_elements(); ++k) stats.push_back(t.get(k));
     }
-    s.metrics[i]->update(stats);
   }
+  begin.push_back(stats.size());
+  return stats;
+}
+
+void update_metrics(TrainingState& s, const std::vector<double>& stats,
+                    const std::vector<size_t>& begin) {
+  for (size_t i = 0; i < s.metrics.size(); ++i) {
+    s.metrics[i]->update(std::vector<double>(stats.begin() + static_cast<std::ptrdiff_t>(begin[i]),
+                                             stats.begin() +
+                                                 static_cast<std::ptrdiff_t>(begin[i + 1])));
+  }
+}
+
+void update_metrics(TrainingState& s, const CompiledStep& c) {
+  std::vector<size_t> begin;
+  std::vector<double> stats = metric_stats(s, c, begin);
+  update_metrics(s, stats, begin);
 }
 
 train::OrderedLogs current_logs(TrainingState& s, double loss_sum, int64_t samples,
@@ -124,6 +145,16 @@ data::DatasetPtr batched(const Tensor& x, const Tensor* y, int64_t batch_size) {
     e.push_back(*y);
   }
   return data::from_tensor_slices(e)->batch(batch_size);
+}
+
+// A Sequential without an input shape is built from the first batch; data-parallel fit needs the
+// variables before the first step (to compare and broadcast them).
+void ensure_built_for_fit(Model& m, const data::DatasetPtr& ds) {
+  if (m.built()) return;
+  data::Iterator it = ds->make_iterator();
+  std::optional<data::Element> e = it.next();
+  TERN_CHECK_ARG(e && !e->empty(), "fit: the training data is empty");
+  ensure_built(m, (*e)[0]);
 }
 
 }  // namespace
@@ -192,6 +223,20 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   }
   train::History history;
   stop_training = false;
+  dist::DataParallel* dp = s.data_parallel.get();
+  // Only rank 0 prints; every worker runs the callbacks (checkpoint callbacks gather the workers'
+  // data positions and rank 0 writes them).
+  const int verbose = dp && !dp->is_chief() ? 0 : options.verbose;
+  if (dp) {
+    dp->watchdog().resume();
+    dp->watchdog().progress("fit start");
+  }
+  struct PauseWatchdog {
+    dist::DataParallel* dp;
+    ~PauseWatchdog() {
+      if (dp) dp->watchdog().pause();
+    }
+  } pause_watchdog{dp};
   for (const auto& cb : options.callbacks) cb->set_model(this);
   train::Logs logs;
   for (const auto& cb : options.callbacks) cb->on_train_begin(logs);
@@ -199,6 +244,19 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   // into the middle of an epoch.
   std::optional<train::ResumePoint> resume = std::move(s.resume);
   s.resume.reset();
+  if (dp) {
+    ensure_built_for_fit(*this, train_data);
+    train::agree_on_model(*this, s);
+    if (resume && dist::is_packed_rank_blobs(resume->iterator_state)) {
+      std::vector<std::string> states =
+          dist::unpack_rank_blobs(resume->iterator_state, "the checkpoint's data positions");
+      if (static_cast<int>(states.size()) != dp->size()) {
+        throw_error(ErrorCode::kFailedPrecondition, "the checkpoint was written by ", states.size(),
+                    " workers; resume it with the same number (this job has ", dp->size(), ")");
+      }
+      resume->iterator_state = states[static_cast<size_t>(dp->rank())];
+    }
+  }
   s.progress = {};
   int first_epoch = options.initial_epoch;
   if (resume) {
@@ -216,15 +274,20 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   Clock::time_point fit_start = Clock::now();
   int64_t known_steps =
       options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
-  bool interactive = options.verbose > 0 && train::ProgressBar::stdout_is_terminal();
+  bool interactive = verbose > 0 && train::ProgressBar::stdout_is_terminal();
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     Clock::time_point epoch_start = Clock::now();
     train::Logs epoch_logs;
     for (const auto& cb : options.callbacks) cb->on_epoch_begin(epoch, epoch_logs);
     for (auto& m : s.metrics) m->reset();
     std::optional<train::ProgressBar> bar;
-    if (options.verbose > 0)
-      bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
+    if (verbose > 0) bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
+    if (dp) {
+      int64_t batches = train_data->cardinality();
+      if (batches >= 0 && options.steps_per_epoch > 0)
+        batches = std::min(batches, options.steps_per_epoch);
+      train::check_epoch_batches(*dp, batches, epoch);
+    }
     data::Iterator it = train_data->make_iterator(static_cast<uint64_t>(epoch));
     double loss_sum = 0;
     int64_t samples = 0, step = 0;
@@ -251,7 +314,7 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
         e = it.next();
         stats.input_wait_seconds += seconds_since(wait_start);
       }
-      if (!e) break;
+      if (dp ? !train::all_have_batch(*dp, e.has_value(), epoch, step) : !e) break;
       s.progress.batch = &*e;
       const Tensor *x, *y;
       split_batch(*e, &x, &y, true, "fit");
@@ -265,10 +328,11 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       optim::Optimizer& opt = *s.optimizer;
       c.exe->feed_at(c.x, *x);
       c.exe->feed_at(c.y, *y);
-      c.exe->feed_at(
-          c.rng, Tensor::scalar(DType::kI64,
-                                static_cast<double>(opt.iterations * s.gradient_accumulation_steps +
-                                                    s.micro_step)));
+      // Dropout's random stream: one offset per micro-batch; N workers take the offsets that one
+      // worker accumulating N micro-batches would (rank r: micro-batch r).
+      int64_t rng_offset = opt.iterations * s.gradient_accumulation_steps + s.micro_step;
+      if (dp) rng_offset = rng_offset * dp->size() + dp->rank();
+      c.exe->feed_at(c.rng, Tensor::scalar(DType::kI64, static_cast<double>(rng_offset)));
       if (apply) {
         c.exe->feed_at(c.lr, Tensor::scalar(DType::kF32, opt.learning_rate(opt.iterations)));
         c.exe->feed_at(c.step,
@@ -297,9 +361,20 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       }
       int64_t n = x->shape().dim(0);
       double batch_loss = c.exe->output_host(static_cast<size_t>(c.loss_output)).get(0);
+      std::vector<size_t> metric_begin;
+      std::vector<double> batch_stats = metric_stats(s, c, metric_begin);
+      if (dp) {
+        // Global loss and metrics: sums over the workers.
+        batch_stats.push_back(batch_loss * static_cast<double>(n));
+        batch_stats.push_back(static_cast<double>(n));
+        train::sum_over_workers(*dp, batch_stats);
+        n = static_cast<int64_t>(batch_stats.back());
+        batch_loss = batch_stats[batch_stats.size() - 2] / static_cast<double>(n);
+        dp->watchdog().progress("training step");
+      }
       loss_sum += batch_loss * static_cast<double>(n);
       samples += n;
-      update_metrics(s, c);
+      update_metrics(s, batch_stats, metric_begin);
       ++step;
       ++stats.steps;
       stats.samples += n;
@@ -318,6 +393,7 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       Clock::time_point val_start = Clock::now();
       EvalTotals v = run_eval(*this, s, options.validation_data);
       stats.validation_seconds += seconds_since(val_start);
+      if (dp) dp->watchdog().progress("validation");
       train::OrderedLogs vl = current_logs(s, v.loss_sum, v.samples, "val_");
       ordered.insert(ordered.end(), vl.begin(), vl.end());
     }
@@ -337,7 +413,7 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   stats.device_memory_limit = device.allocator().stats().limit;
   stats.variable_bytes = variables().bytes();
   for (const auto& cb : options.callbacks) cb->on_train_end(logs);
-  if (options.verbose > 0 && stats.steps > 0) std::cout << stats.report() << std::flush;
+  if (verbose > 0 && stats.steps > 0) std::cout << stats.report() << std::flush;
   return history;
 }
 

@@ -3,6 +3,8 @@
 
 #include "tern/runtime/runtime.h"
 
+#include <algorithm>
+
 #include "tern/autodiff/autodiff.h"
 #include "tern/base/logging.h"
 
@@ -18,6 +20,33 @@ ir::Value* scalar_input(ir::Graph& g, const std::string& name, DType d) {
 }
 
 constexpr const char* kFiniteOutput = "loss_scale/finite";
+
+// Replaces `grads` by their sums over the workers: buckets in the order backward produces the
+// gradients (`produced_at`: the id of the node autodiff made for each; the step runs ready nodes
+// in id order, so backward's first gradients have the lowest ids), one
+// all_reduce_start / all_reduce_wait pair per bucket.
+void all_reduce_gradients(ir::Graph& g, dist::DataParallel& dp, std::vector<ir::Value*>& grads,
+                          const std::vector<int64_t>& produced_at) {
+  std::vector<size_t> ready(grads.size());
+  for (size_t i = 0; i < ready.size(); ++i) ready[i] = i;
+  std::stable_sort(ready.begin(), ready.end(),
+                   [&](size_t a, size_t b) { return produced_at[a] < produced_at[b]; });
+  std::vector<TensorType> types;
+  for (size_t i : ready) types.push_back(grads[i]->type());
+  dist::GradientReducer& reducer = dp.reducer(types);
+  for (size_t b = 0; b < reducer.buckets().size(); ++b) {
+    const dist::Bucket& bucket = reducer.buckets()[b];
+    std::vector<ir::Value*> members;
+    for (int m : bucket.members) members.push_back(grads[ready[static_cast<size_t>(m)]]);
+    ops::Attrs attrs{{"group", reducer.id()}, {"bucket", static_cast<int64_t>(b)}};
+    ir::Value* token = g.add("all_reduce_start", members, attrs, str_cat("all_reduce/start", b));
+    std::vector<ir::Value*> wait_inputs{token};
+    wait_inputs.insert(wait_inputs.end(), members.begin(), members.end());
+    ir::Node* wait = g.add_node("all_reduce_wait", wait_inputs, attrs, str_cat("all_reduce/wait", b));
+    for (size_t m = 0; m < bucket.members.size(); ++m)
+      grads[ready[bucket.members[m]]] = wait->output(static_cast<int>(m));
+  }
+}
 
 }  // namespace
 
@@ -60,8 +89,18 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
   // a non-finite micro-batch makes the sum non-finite and the update step skips it).
   std::optional<optim::LossScaleGraph> scaling;
   if (state.loss_scale) scaling.emplace(*g, store, *state.loss_scale);
+  dist::DataParallel* dp = state.data_parallel.get();
+  // Each worker's loss is its batch mean / N, so summing the gradients over workers gives the
+  // gradient of the global batch mean (exact for power-of-two N: scaling by 2^-k is exact).
+  ir::Value* objective = loss;
+  if (dp && dp->size() > 1) {
+    objective = g->add("mul", {loss, g->scalar(loss->dtype(), 1.0 / dp->size())}, {},
+                       "data_parallel/loss_share");
+  }
   std::vector<ir::Value*> grads =
-      autodiff::gradients(*g, scaling ? scaling->scale_loss(loss) : loss, params);
+      autodiff::gradients(*g, scaling ? scaling->scale_loss(objective) : objective, params);
+  std::vector<int64_t> produced_at;
+  for (ir::Value* grad : grads) produced_at.push_back(static_cast<int64_t>(grad->node()->id()));
   if (scaling) grads = scaling->unscale(grads);
   int k = state.gradient_accumulation_steps;
   if (k > 1) {
@@ -75,13 +114,18 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
       if (kind == StepKind::kAccumulate) {
         g->add_node("assign", {acc, sum}, {}, "accumulate/assign")->add_control_input(sum->node());
       } else {
-        grads[i] = g->add("mul", {sum, g->scalar(sum->dtype(), 1.0 / k)}, {}, "accumulate/mean");
+        grads[i] = sum;
         ir::Node* clear =
             g->add_node("assign", {acc, g->constant(Tensor::zeros(acc->dtype(), acc->shape()))}, {},
                         "accumulate/clear");
         clear->add_control_input(sum->node());
       }
     }
+  }
+  if (kind == StepKind::kTrain && dp && dp->size() > 1) all_reduce_gradients(*g, *dp, grads, produced_at);
+  if (kind == StepKind::kTrain && k > 1) {
+    for (auto& grad : grads)
+      grad = g->add("mul", {grad, g->scalar(grad->dtype(), 1.0 / k)}, {}, "accumulate/mean");
   }
   if (kind == StepKind::kTrain) {
     std::vector<optim::ParamGrad> pg;
@@ -106,6 +150,16 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
     }
   }
   return g;
+}
+
+void enable_data_parallel(nn::Model& model, std::shared_ptr<dist::DataParallel> dp) {
+  TrainingState* s = model.training_state();
+  TERN_CHECK_ARG(s != nullptr, "model '", model.name(), "' is not compiled: call compile() first");
+  s->data_parallel = std::move(dp);
+  s->steps.clear();
+  s->compile_options.pin = [](const ir::Node& n, bool is_output, int index) -> Tensor {
+    return dist::bucket_operand(n, is_output, index);
+  };
 }
 
 CompiledStep& TrainingState::get(nn::Model& model, StepKind kind, const TensorType& x,

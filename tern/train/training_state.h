@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tern/dist/data_parallel.h"
 #include "tern/nn/losses.h"
 #include "tern/nn/metrics.h"
 #include "tern/nn/model.h"
@@ -48,10 +49,18 @@ struct TrainingState {
   // Where fit() is (kept current by fit), and where the next fit() starts when set.
   FitProgress progress;
   std::optional<ResumePoint> resume;
+  // Data-parallel training (enable_data_parallel): train steps scale the loss by 1/N and
+  // all-reduce the gradients in buckets; fit() shards nothing itself (the dataset is this
+  // worker's shard) but checks and sums across workers.
+  std::shared_ptr<dist::DataParallel> data_parallel;
 
   // The compiled step for this kind and batch types (compiling it on first use).
   CompiledStep& get(nn::Model& model, StepKind kind, const TensorType& x, const TensorType* y);
 };
+
+// Makes the model's training data-parallel over `dp` (compile() first): every worker must call
+// it, with the same model, before fit. Compiled steps are rebuilt.
+void enable_data_parallel(nn::Model& model, std::shared_ptr<dist::DataParallel> dp);
 
 // Builds the graph of one step (exposed for tests and `tern profile`).
 std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& state, StepKind kind,

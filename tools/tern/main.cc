@@ -5,6 +5,7 @@
 #include <string>
 
 #include "tern/base/error.h"
+#include "tern/dist/communicator.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tools/tern/commands.h"
 
@@ -51,10 +52,13 @@ int main(int argc, char** argv) {
     std::cerr << "tern: unknown command '" << cmd << "'\n";
     print_usage(std::cerr);
     return 2;
-  } catch (const tern::Error& e) {
-    std::cerr << "tern " << cmd << ": " << e.what() << "\n";
-    return 1;
   } catch (const std::exception& e) {
+    // A worker of a distributed job ends the whole job: the others may be waiting for it in a
+    // collective and would never return (MPI has no timeouts).
+    if (tern::dist::launched_by_mpi()) {
+      if (auto world = tern::dist::world(); world && world->size() > 1)
+        world->abort(1, "tern " + cmd + ": " + e.what());
+    }
     std::cerr << "tern " << cmd << ": " << e.what() << "\n";
     return 1;
   }

@@ -2,6 +2,10 @@
 // tern/config (config::Trainer and the builders).
 #include <CLI/CLI.hpp>
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -9,10 +13,13 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
+#include <thread>
+#include <vector>
 
 #include "tern/config/builders.h"
 #include "tern/config/resume.h"
 #include "tern/config/trainer.h"
+#include "tern/dist/communicator.h"
 #include "tern/io/atomic_file.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/model_weights.h"
@@ -107,7 +114,51 @@ struct TrainFlags {
   CommonFlags common;
   std::string metrics_json;
   bool quiet = false, resume = false, ignore_config_change = false;
+  int workers = 0;
 };
+
+// This program's path, for mpirun to start (argv[0] may be a bare name found on PATH).
+std::string self_executable() {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string("tern") : p.string();
+}
+
+// `tern train ... --workers N`: the same command as N local MPI workers, through mpirun (which
+// then owns the job: a worker that dies takes the others down). Replaces this process.
+[[noreturn]] void exec_workers(int workers, int argc, char** argv) {
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  std::vector<std::string> args = {"mpirun", "-np", std::to_string(workers)};
+  if (static_cast<unsigned>(workers) > cores) {
+    args.insert(args.end(), {"--oversubscribe", "--bind-to", "none"});
+  } else {
+    args.insert(args.end(), {"--bind-to", "core"});
+  }
+  if (geteuid() == 0) args.push_back("--allow-run-as-root");
+  args.push_back(self_executable());
+  args.push_back("train");
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--workers") {
+      ++i;  // and its value
+      continue;
+    }
+    if (a.rfind("--workers=", 0) == 0) continue;
+    args.push_back(a);
+  }
+  std::vector<char*> c_args;
+  for (auto& a : args) c_args.push_back(a.data());
+  c_args.push_back(nullptr);
+  std::cout << "tern train: starting " << workers << " workers:";
+  for (const auto& a : args) std::cout << " " << a;
+  std::cout << std::endl;
+  execvp("mpirun", c_args.data());
+  throw_error(ErrorCode::kNotFound, "--workers ", workers, ": cannot run mpirun (",
+              std::strerror(errno),
+              "); install Debian's openmpi-bin (scripts/install-deps.sh does) or start the "
+              "workers yourself: mpirun -np ",
+              workers, " tern train CONFIG");
+}
 
 void print_header(config::Trainer& trainer) {
   const TrainConfig& cfg = trainer.config();
@@ -189,22 +240,36 @@ int cmd_train(int argc, char** argv) {
                "data position)");
   app.add_flag("--ignore-config-change", f.ignore_config_change,
                "--resume even if the config hash differs");
+  app.add_option("--workers", f.workers,
+                 "train data-parallel on N local worker processes (starts mpirun -np N; under "
+                 "mpirun, leave it out)")
+      ->check(CLI::Range(1, 1024));
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  if (f.workers > 0 && dist::launched_by_mpi()) {
+    std::cerr << "tern train: --workers starts mpirun itself; this process already runs under an "
+                 "MPI launcher (leave --workers out)\n";
+    return 2;
+  }
+  if (f.workers > 1) exec_workers(f.workers, argc, argv);
 
   TrainConfig cfg = config::load_config(f.common.config, f.common.sets);
   cfg.training.fit.verbose = f.quiet ? 0 : 1;
   config::Trainer trainer(std::move(cfg));
+  const bool chief = trainer.is_chief();  // data-parallel: only rank 0 prints and writes
+  if (!chief) f.quiet = true;
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
   train::History h = trainer.fit();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (!chief) return 0;
   nn::EvaluateResult test = trainer.evaluate();
   const std::string weights = trainer.weights_path();
   trainer.model().save_weights(weights);
   const std::string sha = train::weights_sha256(trainer.model());
-  nlohmann::ordered_json j =
-      run_summary(test, h, seconds, samples_trained(trainer, h), sha, weights);
+  const int64_t samples = trainer.workers() > 1 ? h.stats.samples : samples_trained(trainer, h);
+  nlohmann::ordered_json j = run_summary(test, h, seconds, samples, sha, weights);
+  if (trainer.workers() > 1) j["workers"] = trainer.workers();
   print_metrics(test);
   std::cout << "\ntrained " << h.epoch.size() << " epochs in " << std::setprecision(1) << seconds
             << " s (" << std::setprecision(0) << j["samples_per_second"].get<double>()

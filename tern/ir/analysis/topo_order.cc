@@ -1,6 +1,7 @@
 // Kahn-style topological sort, preferring insertion order among ready nodes.
 #include "tern/ir/analysis/topo_order.h"
 
+#include <algorithm>
 #include <queue>
 #include <unordered_map>
 #include <unordered_set>
@@ -43,6 +44,55 @@ std::vector<Node*> order_of(const std::vector<Node*>& nodes) {
   return out;
 }
 
+// Moves kTraitScheduleEarly nodes up and kTraitScheduleLate nodes down within a valid order.
+void apply_schedule_hints(std::vector<Node*>& order) {
+  bool any = false;
+  for (Node* n : order) {
+    any = any || n->op().has_trait(ops::kTraitScheduleEarly) ||
+          n->op().has_trait(ops::kTraitScheduleLate);
+  }
+  if (!any) return;
+  auto depends_on = [](Node* n, Node* p) {
+    for (Value* v : n->inputs()) {
+      if (v->node() == p) return true;
+    }
+    for (Node* c : n->control_inputs()) {
+      if (c == p) return true;
+    }
+    return false;
+  };
+  for (size_t i = 0; i < order.size(); ++i) {
+    Node* n = order[i];
+    if (!n->op().has_trait(ops::kTraitScheduleEarly)) continue;
+    size_t target = 0;  // just after the latest predecessor
+    for (size_t j = i; j-- > 0;) {
+      if (depends_on(n, order[j])) {
+        target = j + 1;
+        break;
+      }
+    }
+    if (target < i) {
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
+      order.insert(order.begin() + static_cast<std::ptrdiff_t>(target), n);
+    }
+  }
+  for (size_t i = order.size(); i-- > 0;) {
+    Node* n = order[i];
+    if (!n->op().has_trait(ops::kTraitScheduleLate)) continue;
+    size_t target = order.size() - 1;  // just before the earliest successor
+    for (size_t j = i + 1; j < order.size(); ++j) {
+      if (depends_on(order[j], n)) {
+        target = j - 1;
+        break;
+      }
+    }
+    if (target > i) {
+      order.erase(order.begin() + static_cast<std::ptrdiff_t>(i));
+      order.insert(order.begin() + static_cast<std::ptrdiff_t>(target), n);
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<Node*> topo_order(const Graph& g) {
@@ -67,7 +117,9 @@ std::vector<Node*> live_topo_order(const Graph& g) {
   for (Node* n : g.nodes()) {
     if (live.count(n)) nodes.push_back(n);
   }
-  return order_of(nodes);
+  std::vector<Node*> order = order_of(nodes);
+  apply_schedule_hints(order);
+  return order;
 }
 
 }  // namespace tern::ir

@@ -10,7 +10,10 @@ namespace tern::ir {
 
 // All nodes, every node after its inputs and control inputs. Internal error on a cycle.
 std::vector<Node*> topo_order(const Graph& g);
-// Only the nodes needed to compute the graph outputs and every stateful / mutating node.
+// Only the nodes needed to compute the graph outputs and every stateful / mutating node. Nodes
+// whose op has kTraitScheduleEarly move up to just after their last input's producer, and those
+// with kTraitScheduleLate down to just before their first consumer, so that asynchronous work
+// (a gradient bucket's all-reduce) starts early and is awaited late.
 std::vector<Node*> live_topo_order(const Graph& g);
 
 }  // namespace tern::ir
