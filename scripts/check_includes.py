@@ -24,6 +24,7 @@ TREES = {
     "tests/support": ["runtime"],
     "tests/examples": ["config"],
     "tests/serve": ["config", "serve"],
+    "tests/dist": ["dist"],
 }
 
 # Vendor headers (a prefix of the name inside <>) and the folders that wrap them. Test files
