@@ -46,13 +46,15 @@ class Communicator {
   // count seen, or up front with reserve()), so a training step allocates nothing.
   virtual void all_reduce_sum(void* data, int64_t count, DType dtype, ReduceMode mode) = 0;
   virtual void reserve(size_t bytes) = 0;
+  // Bytes of that scratch memory held now (it only grows).
+  virtual size_t scratch_bytes() const = 0;
   // Every rank's `mine`, indexed by rank (sizes may differ between ranks).
   virtual std::vector<std::string> all_gather(const std::string& mine) = 0;
   // Root's `bytes` bytes at `data` copied to every rank's `data`.
   virtual void broadcast(void* data, size_t bytes, int root) = 0;
   virtual void barrier() = 0;
-  // Prints "tern: rank R: <message>" to stderr and ends the whole job with `exit_code` (every
-  // rank, on every host).
+  // Prints "tern: rank R (host H): <message>" to stderr and ends the whole job with `exit_code`
+  // (every rank, on every host).
   [[noreturn]] virtual void abort(int exit_code, const std::string& message) = 0;
 };
 
