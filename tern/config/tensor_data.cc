@@ -65,11 +65,23 @@ ClassificationData load_data(const TrainConfig& cfg) {
   return out;
 }
 
-data::DatasetPtr training_pipeline(const TrainConfig& cfg, const Tensor& x, const Tensor& y) {
-  data::DatasetPtr ds = data::from_tensor_slices({x, y});
+data::DatasetPtr training_pipeline(const TrainConfig& cfg, const Tensor& x, const Tensor& y,
+                                   data::WorkerShard shard) {
+  const int64_t batch = local_train_batch(cfg, shard);
+  data::DatasetPtr ds =
+      data::from_tensor_slices({data::worker_rows(x, shard), data::worker_rows(y, shard)});
   if (cfg.data.shuffle_buffer > 1)
-    ds = ds->shuffle(cfg.data.shuffle_buffer, cfg.training.fit.seed, true);
-  return ds->batch(cfg.training.fit.batch_size)->prefetch(cfg.data.prefetch);
+    ds =
+        ds->shuffle(cfg.data.shuffle_buffer, data::worker_seed(cfg.training.fit.seed, shard), true);
+  return ds->batch(batch)->prefetch(cfg.data.prefetch);
+}
+
+int64_t local_train_batch(const TrainConfig& cfg, data::WorkerShard shard) {
+  try {
+    return data::local_batch_size(cfg.training.fit.batch_size, shard, "training.batch_size");
+  } catch (const Error& e) {
+    throw_error(e.code(), cfg.path, ": ", e.message());
+  }
 }
 
 data::DatasetPtr eval_pipeline(const TrainConfig& cfg, const Tensor& x, const Tensor& y) {

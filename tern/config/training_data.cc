@@ -14,7 +14,7 @@ namespace {
 using data::DatasetPtr;
 using data::PipelineMode;
 
-TrainingData tensor_data(const TrainConfig& cfg, bool with_train) {
+TrainingData tensor_data(const TrainConfig& cfg, bool with_train, data::WorkerShard shard) {
   ClassificationData d = load_data(cfg);
   TrainingData t;
   t.sample_shape = d.sample_shape;
@@ -31,10 +31,13 @@ TrainingData tensor_data(const TrainConfig& cfg, bool with_train) {
   } else if (cfg.data.validate_on_test) {
     t.validation = t.test;
   }
-  t.train = training_pipeline(cfg, train_x, train_y);
-  t.train_samples = train_x.shape()[0];
+  // The validation rows are held out of the whole set; the worker's rows come from the rest.
+  t.train = training_pipeline(cfg, train_x, train_y, shard);
+  t.train_samples = data::worker_elements(train_x.shape()[0], shard);
   t.steps_per_epoch =
-      (t.train_samples + cfg.training.fit.batch_size - 1) / cfg.training.fit.batch_size;
+      data::worker_batches(train_x.shape()[0], shard, local_train_batch(cfg, shard), false);
+  t.shard_description = data::describe_worker_shard(
+      shard.num_workers == 1 ? data::ShardPolicy::kNone : data::ShardPolicy::kElement, shard, 0, 0);
   if (cfg.training.fit.steps_per_epoch > 0)
     t.steps_per_epoch = std::min(t.steps_per_epoch, cfg.training.fit.steps_per_epoch);
   return t;
@@ -108,7 +111,19 @@ Shape peek_sample_shape(const TrainConfig& cfg, const DatasetPtr& test) {
   return Shape(std::vector<int64_t>(dims.begin() + 1, dims.end()));
 }
 
-TrainingData pipeline_data(const TrainConfig& cfg, bool with_train) {
+// The worker's training form of the pipeline; a batch of training.batch_size that the workers do
+// not divide is an error naming that key.
+data::PipelineSpec worker_spec(const TrainConfig& cfg, data::WorkerShard shard) {
+  const data::PipelineSpec& spec = cfg.data.pipeline;
+  for (const auto& t : spec.transforms) {
+    if (t.kind == data::TransformKind::kBatch && t.apply_to != data::ApplyTo::kEval &&
+        t.size == cfg.training.fit.batch_size)
+      local_train_batch(cfg, shard);
+  }
+  return in_config(cfg, [&] { return data::worker_pipeline(spec, shard); });
+}
+
+TrainingData pipeline_data(const TrainConfig& cfg, bool with_train, data::WorkerShard shard) {
   const DataConfig& data_config = cfg.data;
   const data::PipelineSpec& spec = data_config.pipeline;
   const bool idx = spec.source.kind == data::SourceKind::kIdx;
@@ -116,49 +131,57 @@ TrainingData pipeline_data(const TrainConfig& cfg, bool with_train) {
     check_idx_files(cfg, data_config.test_inputs);
     if (with_train) check_idx_files(cfg, data_config.train_inputs);
   }
-  auto finish = [&](DatasetPtr source, PipelineMode mode) {
+  auto finish = [&](DatasetPtr source, PipelineMode mode, const data::PipelineSpec& form) {
     return check_labels(cfg,
-                        in_config(cfg, [&] { return data::apply_transforms(source, spec, mode); }));
+                        in_config(cfg, [&] { return data::apply_transforms(source, form, mode); }));
   };
   auto source = [&](const std::vector<std::string>& inputs, PipelineMode mode) {
     return in_config(cfg, [&] { return data::build_source(spec.source, inputs, mode); });
   };
   TrainingData t;
-  t.test = finish(source(data_config.test_inputs, PipelineMode::kEval), PipelineMode::kEval);
+  const auto eval = PipelineMode::kEval;
+  t.test = finish(source(data_config.test_inputs, eval), eval, spec);
   t.sample_shape = peek_sample_shape(cfg, t.test);
   if (!with_train) return t;
 
-  DatasetPtr train = source(data_config.train_inputs, PipelineMode::kTrain);
+  const data::PipelineSpec train_spec = worker_spec(cfg, shard);
+  data::ShardedSource part;
   if (data_config.validation_from_split && idx) {
-    // The last fraction of the (unshuffled) IDX rows, as the in-memory path holds out.
-    const int64_t n = train->cardinality();
+    // The last fraction of the (unshuffled) IDX rows, as the in-memory path holds out; the
+    // workers shard the rest.
+    DatasetPtr all = source(data_config.train_inputs, PipelineMode::kTrain);
+    const int64_t n = all->cardinality();
     const auto n_val = static_cast<int64_t>(static_cast<double>(n) * cfg.data.validation_split);
     if (n_val <= 0 || n_val >= n) {
       throw_error(ErrorCode::kInvalidArgument, cfg.path, ": data.validation_split ",
                   cfg.data.validation_split, " of ", n, " samples leaves an empty split");
     }
-    t.validation = finish(train->skip(n - n_val), PipelineMode::kEval);
-    train = train->take(n - n_val);
-  } else if (data_config.validation_from_split) {
-    t.validation = finish(source(data_config.train_inputs, PipelineMode::kEval),
-                          PipelineMode::kEval);  // the held-out files
-  } else if (!data_config.validation_inputs.empty()) {
-    t.validation =
-        finish(source(data_config.validation_inputs, PipelineMode::kEval), PipelineMode::kEval);
-  } else if (cfg.data.validate_on_test) {
-    t.validation = t.test;
+    t.validation = finish(all->skip(n - n_val), eval, spec);
+    part = data::shard_elements(all->take(n - n_val), shard);
+  } else {
+    part = in_config(cfg, [&] {
+      return data::build_sharded_source(spec.source, data_config.train_inputs, shard);
+    });
+    if (data_config.validation_from_split) {
+      t.validation = finish(source(data_config.train_inputs, eval), eval, spec);  // held out
+    } else if (!data_config.validation_inputs.empty()) {
+      t.validation = finish(source(data_config.validation_inputs, eval), eval, spec);
+    } else if (cfg.data.validate_on_test) {
+      t.validation = t.test;
+    }
   }
-  t.train_samples = train->cardinality() >= 0 ? train->cardinality() : -1;
-  t.train = finish(train, PipelineMode::kTrain);
+  t.shard_description = part.description;
+  t.train_samples = part.dataset->cardinality() >= 0 ? part.dataset->cardinality() : -1;
+  t.train = finish(part.dataset, PipelineMode::kTrain, train_spec);
   int64_t steps = t.train->cardinality();
   if (steps < 0 && steps != data::kInfiniteCardinality && cfg.training.fit.steps_per_epoch <= 0 &&
-      cfg.schedule.name == "cosine") {
-    // The cosine schedule decays over every step: count the records once (no parsing).
+      (cfg.schedule.name == "cosine" || shard.num_workers > 1)) {
+    // The cosine schedule decays over every step, and workers must agree on their steps: count
+    // the worker's records once (no parsing).
     int64_t n = in_config(cfg, [&] {
-      return data::count_source_elements(spec.source, data_config.train_inputs,
-                                         PipelineMode::kTrain);
+      return data::count_worker_elements(spec.source, data_config.train_inputs, shard);
     });
-    steps = data::transformed_cardinality(n, spec, PipelineMode::kTrain);
+    steps = data::transformed_cardinality(n, train_spec, PipelineMode::kTrain);
   }
   t.steps_per_epoch = steps >= 0 ? steps : -1;
   if (cfg.training.fit.steps_per_epoch > 0) {
@@ -171,8 +194,10 @@ TrainingData pipeline_data(const TrainConfig& cfg, bool with_train) {
 
 }  // namespace
 
-TrainingData make_training_data(const TrainConfig& cfg, bool with_train) {
-  return cfg.data.uses_pipeline() ? pipeline_data(cfg, with_train) : tensor_data(cfg, with_train);
+TrainingData make_training_data(const TrainConfig& cfg, bool with_train, data::WorkerShard shard) {
+  data::validate_worker_shard(shard);
+  return cfg.data.uses_pipeline() ? pipeline_data(cfg, with_train, shard)
+                                  : tensor_data(cfg, with_train, shard);
 }
 
 data::Element first_rows(const DatasetPtr& batched, int64_t limit) {

@@ -83,11 +83,16 @@ DatasetPtr list_files(const std::vector<std::string>& patterns,
     throw_error(ErrorCode::kNotFound, "list_files: no files match ",
                 all.empty() ? "(no patterns)" : all);
   }
+  return file_names_dataset(files, shuffle_seed);
+}
+
+DatasetPtr file_names_dataset(const std::vector<std::string>& files,
+                              std::optional<uint64_t> shuffle_seed) {
   std::vector<Element> elements;
   for (const std::string& f : files) elements.push_back({bytes_tensor(f)});
   const int64_t n = static_cast<int64_t>(elements.size());
   DatasetPtr ds = from_elements(std::move(elements));
-  return shuffle_seed ? ds->shuffle(n, *shuffle_seed) : ds;
+  return shuffle_seed && n > 0 ? ds->shuffle(n, *shuffle_seed) : ds;
 }
 
 }  // namespace tern::data

@@ -18,5 +18,8 @@ DatasetPtr list_files(const std::vector<std::string>& patterns,
                       std::optional<uint64_t> shuffle_seed = std::nullopt);
 // The sorted matches themselves.
 std::vector<std::string> glob_files(const std::vector<std::string>& patterns);
+// `files` as list_files yields them (no globbing: names are taken as they are).
+DatasetPtr file_names_dataset(const std::vector<std::string>& files,
+                              std::optional<uint64_t> shuffle_seed = std::nullopt);
 
 }  // namespace tern::data

@@ -1,5 +1,5 @@
 // Building the sources of pipeline specs: IDX, TFRecord, CSV, image folders and file lists, each
-// in its training or evaluation form.
+// in its training or evaluation form, whole or one worker's part of it (sharding.h).
 #include <algorithm>
 #include <functional>
 #include <optional>
@@ -11,25 +11,43 @@
 #include "tern/data/iterator.h"
 #include "tern/data/list_files_dataset.h"
 #include "tern/data/pipeline_spec.h"
+#include "tern/data/sharding.h"
 #include "tern/data/tensor_slice_dataset.h"
 #include "tern/data/tfrecord_dataset.h"
 
 namespace tern::data {
 namespace {
 
-// Records or rows of every file matching `patterns`, `parallel_reads` files at a time; in
-// training the file order is reshuffled every epoch.
+// The part of a source one worker reads; the default is all of it.
+struct SourcePart {
+  WorkerShard shard;
+  ShardPolicy policy = ShardPolicy::kNone;
+  std::vector<std::string> files;  // kFile: the worker's files
+};
+
+// Records or rows of every file matching `patterns` (kFile: of the worker's files),
+// `parallel_reads` files at a time; in training the file order is reshuffled every epoch. Under
+// kElement every worker reads the one record order source.seed gives, then takes its share.
 DatasetPtr read_files(const std::vector<std::string>& patterns, const SourceSpec& s,
-                      PipelineMode mode, std::function<DatasetPtr(std::string)> open) {
+                      PipelineMode mode, const SourcePart& part,
+                      std::function<DatasetPtr(std::string)> open) {
   std::optional<uint64_t> shuffle;
-  if (mode == PipelineMode::kTrain) shuffle = s.seed;
-  DatasetPtr files = list_files(patterns, shuffle);
-  return files->interleave(
+  DatasetPtr files;
+  if (part.policy == ShardPolicy::kFile) {
+    if (mode == PipelineMode::kTrain) shuffle = worker_seed(s.seed, part.shard);
+    files = file_names_dataset(part.files, shuffle);
+  } else {
+    if (mode == PipelineMode::kTrain) shuffle = s.seed;
+    files = list_files(patterns, shuffle);
+  }
+  DatasetPtr records = files->interleave(
       [open](const Element& e) { return open(tensor_bytes(e[0], "file name")); },
       {.cycle_length = std::max<int64_t>(1, s.parallel_reads), .block_length = 1});
+  if (part.policy != ShardPolicy::kElement) return records;
+  return records->shard(part.shard.num_workers, part.shard.index);
 }
 
-DatasetPtr idx_source(const std::vector<std::string>& inputs) {
+DatasetPtr idx_source(const std::vector<std::string>& inputs, const SourcePart& part) {
   TERN_CHECK_ARG(inputs.size() == 1 || inputs.size() == 2,
                  "idx source: expected an image file and a label file, got ", inputs.size(),
                  " paths");
@@ -39,18 +57,19 @@ DatasetPtr idx_source(const std::vector<std::string>& inputs) {
     const auto& d = images.shape().dims();
     images = images.reshape(Shape{d[0], d[1], d[2], 1});
   }
-  if (inputs.size() == 1) return from_tensor_slices({images});
+  if (inputs.size() == 1) return from_tensor_slices({worker_rows(images, part.shard)});
   Tensor labels = read_idx(inputs[1]);
   TERN_CHECK_ARG(labels.rank() == 1 && is_integer(labels.dtype()), inputs[1],
                  ": labels must be integers [N], got ", dtype_name(labels.dtype()), labels.shape());
   TERN_CHECK_ARG(images.shape().dim(0) == labels.shape().dim(0), inputs[0], " has ",
                  images.shape().dim(0), " samples but ", inputs[1], " has ", labels.shape().dim(0),
                  " labels");
-  return from_tensor_slices({images, labels.cast(DType::kI64)});
+  return from_tensor_slices(
+      {worker_rows(images, part.shard), worker_rows(labels.cast(DType::kI64), part.shard)});
 }
 
 DatasetPtr csv_source(const std::vector<std::string>& patterns, const SourceSpec& s,
-                      PipelineMode mode) {
+                      PipelineMode mode, const SourcePart& part) {
   const auto columns = static_cast<int64_t>(s.csv.columns.size());
   TERN_CHECK_ARG(columns >= 2,
                  "csv source: need at least one feature column and the label column, got ", columns,
@@ -63,8 +82,8 @@ DatasetPtr csv_source(const std::vector<std::string>& patterns, const SourceSpec
   }
   CsvOptions options = s.csv;
   options.select_columns.clear();
-  DatasetPtr rows =
-      read_files(patterns, s, mode, [options](std::string f) { return csv_dataset({f}, options); });
+  DatasetPtr rows = read_files(patterns, s, mode, part,
+                               [options](std::string f) { return csv_dataset({f}, options); });
   const int64_t label = s.label_column;
   // Scalar columns -> (f32 [columns - 1] features, label).
   return rows->map([label, columns](Element e) {
@@ -78,7 +97,7 @@ DatasetPtr csv_source(const std::vector<std::string>& patterns, const SourceSpec
 }
 
 DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const SourceSpec& s,
-                            PipelineMode mode) {
+                            PipelineMode mode, const SourcePart& part) {
   TERN_CHECK_ARG(inputs.size() == 1, "image_dir source: expected one root folder, got ",
                  inputs.size(), " paths");
   TERN_CHECK_ARG(!s.decode || (s.image_height > 0 && s.image_width > 0),
@@ -103,10 +122,16 @@ DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const Source
                  s.validation_split > 0
                      ? (mode == PipelineMode::kTrain ? " in the training part" : " held out")
                      : "");
+  if (part.policy == ShardPolicy::kElement) {
+    // The worker's paths (of the split's order), before any reshuffle or decoding.
+    folder.files = worker_items(folder.files, part.shard);
+    folder.labels = worker_items(folder.labels, part.shard);
+  }
   const auto n = static_cast<int64_t>(folder.files.size());
   DatasetPtr ds = file_label_dataset(folder.files, folder.labels);
   // Paths are cheap to shuffle: a full reshuffle every epoch, before anything is decoded.
-  if (mode == PipelineMode::kTrain) ds = ds->shuffle(n, s.seed, true);
+  if (mode == PipelineMode::kTrain && n > 0)
+    ds = ds->shuffle(n, worker_seed(s.seed, part.shard), true);
   if (!s.decode) return ds;
   const auto classes = static_cast<int64_t>(folder.class_names.size());
   const int channels = s.channels;
@@ -126,6 +151,34 @@ DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const Source
         return Element{image, y};
       },
       {.num_parallel_calls = s.decode_parallel});
+}
+
+// The source's elements, or the part of them `part` names.
+DatasetPtr build_part(const SourceSpec& source, const std::vector<std::string>& inputs,
+                      PipelineMode mode, const SourcePart& part) {
+  TERN_CHECK_ARG(!inputs.empty(), "pipeline source: no input files");
+  switch (source.kind) {
+    case SourceKind::kIdx:
+      return idx_source(inputs, part);
+    case SourceKind::kTFRecord: {
+      TFRecordOptions options = source.tfrecord;
+      return read_files(inputs, source, mode, part,
+                        [options](std::string f) { return tfrecord_dataset({f}, options); });
+    }
+    case SourceKind::kCsv:
+      return csv_source(inputs, source, mode, part);
+    case SourceKind::kImageDir:
+      return image_dir_source(inputs, source, mode, part);
+    case SourceKind::kFiles: {
+      std::optional<uint64_t> shuffle;
+      if (mode == PipelineMode::kTrain) shuffle = worker_seed(source.seed, part.shard);
+      if (part.policy == ShardPolicy::kNone) return list_files(inputs, shuffle);
+      std::vector<std::string> files = glob_files(inputs);
+      if (files.empty()) return list_files(inputs);  // NotFound naming the patterns
+      return file_names_dataset(worker_items(files, part.shard), shuffle);
+    }
+  }
+  throw_error(ErrorCode::kInternal, "bad source kind");
 }
 
 }  // namespace
@@ -148,26 +201,32 @@ std::string source_kind_name(SourceKind kind) {
 
 DatasetPtr build_source(const SourceSpec& source, const std::vector<std::string>& inputs,
                         PipelineMode mode) {
-  TERN_CHECK_ARG(!inputs.empty(), "pipeline source: no input files");
-  switch (source.kind) {
-    case SourceKind::kIdx:
-      return idx_source(inputs);
-    case SourceKind::kTFRecord: {
-      TFRecordOptions options = source.tfrecord;
-      return read_files(inputs, source, mode,
-                        [options](std::string f) { return tfrecord_dataset({f}, options); });
-    }
-    case SourceKind::kCsv:
-      return csv_source(inputs, source, mode);
-    case SourceKind::kImageDir:
-      return image_dir_source(inputs, source, mode);
-    case SourceKind::kFiles: {
-      std::optional<uint64_t> shuffle;
-      if (mode == PipelineMode::kTrain) shuffle = source.seed;
-      return list_files(inputs, shuffle);
-    }
-  }
-  throw_error(ErrorCode::kInternal, "bad source kind");
+  return build_part(source, inputs, mode, {});
+}
+
+ShardedSource build_sharded_source(const SourceSpec& source, const std::vector<std::string>& inputs,
+                                   WorkerShard shard) {
+  validate_worker_shard(shard);
+  ShardedSource out;
+  std::vector<std::string> files;
+  const bool reads_files = source.kind == SourceKind::kTFRecord || source.kind == SourceKind::kCsv;
+  if (shard.num_workers > 1 && reads_files) files = glob_files(inputs);
+  out.files_total = static_cast<int64_t>(files.size());
+  out.policy = choose_shard_policy(source.kind, out.files_total, shard);
+  SourcePart part{.shard = shard, .policy = out.policy};
+  if (out.policy == ShardPolicy::kFile) part.files = out.files = worker_items(files, shard);
+  out.dataset = build_part(source, inputs, PipelineMode::kTrain, part);
+  out.description = describe_worker_shard(out.policy, shard, out.files_total,
+                                          static_cast<int64_t>(out.files.size()));
+  return out;
+}
+
+int64_t count_worker_elements(const SourceSpec& source, const std::vector<std::string>& inputs,
+                              WorkerShard shard) {
+  const ShardedSource part = build_sharded_source(source, inputs, shard);
+  if (part.policy == ShardPolicy::kFile)
+    return count_source_elements(source, part.files, PipelineMode::kTrain);
+  return worker_elements(count_source_elements(source, inputs, PipelineMode::kTrain), shard);
 }
 
 int64_t count_source_elements(const SourceSpec& source, const std::vector<std::string>& inputs,
