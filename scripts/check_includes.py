@@ -24,7 +24,7 @@ TREES = {
     "tests/support": ["runtime"],
     "tests/examples": ["config"],
     "tests/serve": ["config", "serve"],
-    "tests/dist": ["config", "dist"],
+    "tests/dist": ["config", "train", "dist"],
 }
 
 # Vendor headers (a prefix of the name inside <>) and the folders that wrap them. Test files

@@ -57,8 +57,8 @@ void check_same_config(dist::DataParallel& dp, const TrainConfig& cfg) {
       auto it = m.find(key);
       return it == m.end() ? std::string("(not set)") : it->second;
     };
-    throw_error(ErrorCode::kInvalidArgument, cfg.path, ": the workers' configs differ: key '",
-                key, "' is ", value_in(a), " on rank 0 but ", value_in(b), " on rank ", r,
+    throw_error(ErrorCode::kInvalidArgument, cfg.path, ": the workers' configs differ: key '", key,
+                "' is ", value_in(a), " on rank 0 but ", value_in(b), " on rank ", r,
                 " (every worker must train the same config)");
   }
 }
@@ -78,7 +78,9 @@ Trainer::Trainer(TrainConfig config, bool with_train) : config_(std::move(config
     }
   }
   runtime::set_intra_op_threads(threads);
-  data_ = make_training_data(config_, with_train);
+  data::WorkerShard shard;
+  if (data_parallel_) shard = {data_parallel_->size(), data_parallel_->rank()};
+  data_ = make_training_data(config_, with_train, shard);
   model_ = make_model(config_, data_.sample_shape);
   compile_model(*model_, config_, data_.steps_per_epoch);
   if (data_parallel_) train::enable_data_parallel(*model_, data_parallel_);

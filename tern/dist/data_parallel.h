@@ -50,7 +50,7 @@ class Watchdog {
   std::chrono::steady_clock::time_point last_;
   const char* where_ = "start-up";
   std::vector<double> intervals_;  // recent progress intervals (seconds)
-  int paused_ = 1;  // created paused: fit() resumes it while it trains
+  int paused_ = 1;                 // created paused: fit() resumes it while it trains
   bool stop_ = false;
   std::thread thread_;
 };

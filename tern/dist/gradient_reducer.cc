@@ -172,8 +172,8 @@ void GradientReducer::loop() {
     std::exception_ptr error;
     try {
       TERN_TRACE_SCOPE(trace_names_[static_cast<size_t>(b)], "comm");
-      comm_->all_reduce_sum(buffers_[static_cast<size_t>(b)]->data(), bucket.elements,
-                            bucket.dtype, options_.mode);
+      comm_->all_reduce_sum(buffers_[static_cast<size_t>(b)]->data(), bucket.elements, bucket.dtype,
+                            options_.mode);
     } catch (...) {
       error = std::current_exception();
     }

@@ -41,13 +41,14 @@ struct Bucket {
 
 // Gradients (in the order they become ready) grouped into buckets: consecutive gradients of one
 // dtype until a bucket reaches its cap (a gradient larger than the cap gets a bucket of its own).
-std::vector<Bucket> plan_buckets(const std::vector<TensorType>& grads, const BucketOptions& options);
+std::vector<Bucket> plan_buckets(const std::vector<TensorType>& grads,
+                                 const BucketOptions& options);
 
 struct ReducerStats {
-  int64_t reductions = 0;        // bucket all-reduces run
-  int64_t bytes = 0;             // bytes all-reduced
-  double reduce_seconds = 0;     // time the communication thread spent in all-reduces
-  double exposed_seconds = 0;    // time the step spent blocked in all_reduce_wait
+  int64_t reductions = 0;      // bucket all-reduces run
+  int64_t bytes = 0;           // bytes all-reduced
+  double reduce_seconds = 0;   // time the communication thread spent in all-reduces
+  double exposed_seconds = 0;  // time the step spent blocked in all_reduce_wait
 };
 
 class GradientReducer {

@@ -64,9 +64,8 @@ void agree_on_model(nn::Model& model, TrainingState& state) {
   std::vector<std::string> all = dp.comm().all_gather(structure);
   for (size_t r = 1; r < all.size(); ++r) {
     if (all[r] == all[0]) continue;
-    throw_error(ErrorCode::kInvalidArgument,
-                "data-parallel workers hold different models: rank ", r,
-                " differs from rank 0 (", first_difference(all[0], all[r]),
+    throw_error(ErrorCode::kInvalidArgument, "data-parallel workers hold different models: rank ",
+                r, " differs from rank 0 (", first_difference(all[0], all[r]),
                 "); every worker must run the same config");
   }
   // Rank 0's values everywhere (the initial values agree when every worker used the same seed).
@@ -103,7 +102,8 @@ void check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch) {
   }
   if (unknown || !differ) return;
   std::string counts;
-  for (size_t r = 0; r < all.size(); ++r) counts += str_cat(r ? ", " : "", "rank ", r, ": ", all[r]);
+  for (size_t r = 0; r < all.size(); ++r)
+    counts += str_cat(r ? ", " : "", "rank ", r, ": ", all[r]);
   throw_error(ErrorCode::kInvalidArgument, "epoch ", epoch,
               ": the workers' shards give different numbers of batches (", counts,
               "); every worker must take the same number of steps. Use a training set whose size "

@@ -88,9 +88,9 @@ std::vector<double> metric_stats(const TrainingState& s, const CompiledStep& c,
 void update_metrics(TrainingState& s, const std::vector<double>& stats,
                     const std::vector<size_t>& begin) {
   for (size_t i = 0; i < s.metrics.size(); ++i) {
-    s.metrics[i]->update(std::vector<double>(stats.begin() + static_cast<std::ptrdiff_t>(begin[i]),
-                                             stats.begin() +
-                                                 static_cast<std::ptrdiff_t>(begin[i + 1])));
+    s.metrics[i]->update(
+        std::vector<double>(stats.begin() + static_cast<std::ptrdiff_t>(begin[i]),
+                            stats.begin() + static_cast<std::ptrdiff_t>(begin[i + 1])));
   }
 }
 

@@ -42,7 +42,8 @@ void all_reduce_gradients(ir::Graph& g, dist::DataParallel& dp, std::vector<ir::
     ir::Value* token = g.add("all_reduce_start", members, attrs, str_cat("all_reduce/start", b));
     std::vector<ir::Value*> wait_inputs{token};
     wait_inputs.insert(wait_inputs.end(), members.begin(), members.end());
-    ir::Node* wait = g.add_node("all_reduce_wait", wait_inputs, attrs, str_cat("all_reduce/wait", b));
+    ir::Node* wait =
+        g.add_node("all_reduce_wait", wait_inputs, attrs, str_cat("all_reduce/wait", b));
     for (size_t m = 0; m < bucket.members.size(); ++m)
       grads[ready[bucket.members[m]]] = wait->output(static_cast<int>(m));
   }
@@ -122,7 +123,8 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
       }
     }
   }
-  if (kind == StepKind::kTrain && dp && dp->size() > 1) all_reduce_gradients(*g, *dp, grads, produced_at);
+  if (kind == StepKind::kTrain && dp && dp->size() > 1)
+    all_reduce_gradients(*g, *dp, grads, produced_at);
   if (kind == StepKind::kTrain && k > 1) {
     for (auto& grad : grads)
       grad = g->add("mul", {grad, g->scalar(grad->dtype(), 1.0 / k)}, {}, "accumulate/mean");
