@@ -6,6 +6,7 @@
 #include "tern/data/iterator.h"
 #include "tern/nn/model.h"
 #include "tern/train/checkpoint.h"
+#include "tern/train/distributed.h"
 #include "tern/train/training_state.h"
 
 namespace tern::train {
@@ -81,6 +82,7 @@ CheckpointState capture_checkpoint_state(nn::Model& model) {
   c.position.epoch_samples = p.epoch_samples;
   if (!c.position.epoch_complete) c.position.iterator_state = p.iterator->save_state();
   if (s.data_parallel) {
+    average_non_trainable(model, s);
     // Every worker's data position, for rank 0 to write (a collective: all workers checkpoint
     // at the same steps).
     c.position.iterator_state =

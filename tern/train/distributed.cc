@@ -126,6 +126,28 @@ bool all_have_batch(dist::DataParallel& dp, bool have, int epoch, int64_t step) 
               "same number of steps per epoch)");
 }
 
+void average_non_trainable(nn::Model& model, TrainingState& state) {
+  dist::DataParallel& dp = *state.data_parallel;
+  if (state.non_trainable_synced_step == state.progress.global_step) return;
+  state.non_trainable_synced_step = state.progress.global_step;
+  for (const auto& w : model.non_trainable_weights()) {
+    Tensor& t = model.variables().get(w.name);
+    if (t.dtype() != DType::kF32 && t.dtype() != DType::kF64) continue;
+    Tensor host = t.to_host();
+    dp.comm().all_reduce_sum(host.raw_data(), host.num_elements(), host.dtype(),
+                             dist::ReduceMode::kDeterministic);
+    const double inv = 1.0 / dp.size();
+    for (int64_t i = 0; i < host.num_elements(); ++i) {
+      if (host.dtype() == DType::kF32) {
+        host.data<float>()[i] = static_cast<float>(host.data<float>()[i] * inv);
+      } else {
+        host.data<double>()[i] *= inv;
+      }
+    }
+    if (host.raw_data() != t.raw_data()) t.copy_from(host);
+  }
+}
+
 void sum_over_workers(dist::DataParallel& dp, std::vector<double>& values) {
   if (values.empty()) return;
   dp.comm().all_reduce_sum(values.data(), static_cast<int64_t>(values.size()), DType::kF64,

@@ -32,6 +32,11 @@ void check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch);
 // every rank naming the workers that ran out when only some did.
 bool all_have_batch(dist::DataParallel& dp, bool have, int epoch, int64_t step);
 
+// Non-trainable variables (batch-norm moving statistics) are updated by each worker from its own
+// batches; like Keras' ON_READ variables they are averaged over the workers when read: at the
+// end of each epoch and before a checkpoint (once per global step).
+void average_non_trainable(nn::Model& model, TrainingState& state);
+
 // Sums `values` over the workers, in rank order (the same on every rank).
 void sum_over_workers(dist::DataParallel& dp, std::vector<double>& values);
 

@@ -387,6 +387,7 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       s.progress.batch = nullptr;
       if (bar) bar->update(step, current_logs(s, loss_sum, samples));
     }
+    if (dp) train::average_non_trainable(*this, s);
     train::OrderedLogs ordered = current_logs(s, loss_sum, samples);
     if (options.validation_data) {
       TERN_TRACE_SCOPE("validation", "step");

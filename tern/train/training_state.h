@@ -53,6 +53,7 @@ struct TrainingState {
   // all-reduce the gradients in buckets; fit() shards nothing itself (the dataset is this
   // worker's shard) but checks and sums across workers.
   std::shared_ptr<dist::DataParallel> data_parallel;
+  int64_t non_trainable_synced_step = -1;  // global step of the last average_non_trainable
 
   // The compiled step for this kind and batch types (compiling it on first use).
   CompiledStep& get(nn::Model& model, StepKind kind, const TensorType& x, const TensorType* y);
