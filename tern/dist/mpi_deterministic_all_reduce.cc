@@ -104,7 +104,7 @@ void MpiCommunicator::deterministic_all_reduce(std::byte* data, int64_t count, D
   const int64_t mine_offset = chunk_offset(rank_), mine_length = chunk_length(rank_);
   const int64_t my_slices = (mine_length + slice - 1) / slice;
   int sends = 0;
-  // Isends (or Irecvs, `receive`) of chunk j's slices to (from) `peer`, with `tag`.
+  // Isends (or Irecvs, `receive`) of chunk j's slices to (from) rank `peer`, with `tag`.
   auto post_chunk = [&](bool receive, int j, int peer, int tag, MPI_Request* requests) {
     const int64_t offset = chunk_offset(j), length = chunk_length(j);
     int posted = 0;
@@ -136,7 +136,7 @@ void MpiCommunicator::deterministic_all_reduce(std::byte* data, int64_t count, D
   for (int64_t s = 0; s < std::min<int64_t>(kSlots, my_slices); ++s) post_slot_receives(s);
   for (int step = 1; step < size_; ++step) {  // peers in turn from rank + 1 on
     const int peer = (rank_ + step) % size_;
-    sends += post_chunk(false, peer, peer, kReduceScatterTag, &send_requests_[sends]);
+    sends += post_chunk(false, peer, peer, kReduceScatterTag, send_requests_.data() + sends);
   }
   const int reduce_scatter_sends = sends;
   for (int64_t s = 0; s < my_slices; ++s) {
@@ -160,11 +160,11 @@ void MpiCommunicator::deterministic_all_reduce(std::byte* data, int64_t count, D
   int receives = 0;
   for (int step = 1; step < size_; ++step) {
     const int owner = (rank_ + size_ - step) % size_;
-    receives += post_chunk(true, owner, owner, kAllGatherTag, &recv_requests_[receives]);
+    receives += post_chunk(true, owner, owner, kAllGatherTag, recv_requests_.data() + receives);
   }
   check_mpi(MPI_Waitall(receives, recv_requests_.data(), MPI_STATUSES_IGNORE),
             "MPI_Waitall (all-gather receives)");
-  check_mpi(MPI_Waitall(sends - reduce_scatter_sends, &send_requests_[reduce_scatter_sends],
+  check_mpi(MPI_Waitall(sends - reduce_scatter_sends, send_requests_.data() + reduce_scatter_sends,
                         MPI_STATUSES_IGNORE),
             "MPI_Waitall (all-gather sends)");
 }
