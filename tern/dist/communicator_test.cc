@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <mpi.h>
 
+#include "tern/dist/mpi_communicator.h"
+#include "tests/support/random_tensor.h"
+
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -61,6 +64,13 @@ TEST_F(WithoutLauncher, WorldIsNullAndMpiStaysUninitialized) {
   int initialized = 1;
   MPI_Initialized(&initialized);
   EXPECT_FALSE(initialized);
+}
+
+// (check_mpi's text comes from MPI_Error_string, which Open MPI refuses before MPI_Init.)
+TEST(MpiDatatype, RefusesWhatAllReduceCannotSum) {
+  EXPECT_EQ(mpi_datatype(DType::kF32), MPI_FLOAT);
+  EXPECT_EQ(mpi_datatype(DType::kI64), MPI_INT64_T);
+  EXPECT_TERN_ERROR(mpi_datatype(DType::kBF16), ErrorCode::kInvalidArgument, "dtype bf16");
 }
 
 }  // namespace

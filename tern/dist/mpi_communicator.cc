@@ -28,7 +28,7 @@ MPI_Datatype mpi_datatype(DType dtype) {
 
 namespace {
 
-// Largest piece one MPI call moves: counts are int.
+// Largest piece one MPI_Allreduce moves (counts are int).
 constexpr int64_t kMaxPieceElements = int64_t{1} << 30;
 
 // MPI for the whole process: initialized by the first world() call, finalized when static
@@ -103,8 +103,6 @@ MpiCommunicator::MpiCommunicator(MPI_Comm parent) {
   int len = 0;
   check_mpi(MPI_Get_processor_name(host, &len), "MPI_Get_processor_name");
   host_.assign(host, len);
-  counts_.resize(size_);
-  displs_.resize(size_);
 }
 
 MpiCommunicator::~MpiCommunicator() {
@@ -119,17 +117,13 @@ void MpiCommunicator::all_reduce_sum(void* data, int64_t count, DType dtype, Red
   TERN_CHECK_ARG(data != nullptr || count == 0, "all_reduce_sum: data is null for ", count,
                  " elements");
   if (size_ == 1 || count == 0) return;
-  const size_t elem_size = dtype_size(dtype);
   auto* bytes = static_cast<std::byte*>(data);
+  if (mode == ReduceMode::kDeterministic) return deterministic_all_reduce(bytes, count, dtype);
+  const size_t elem_size = dtype_size(dtype);
   for (int64_t done = 0; done < count; done += kMaxPieceElements) {
-    const int64_t n = std::min(kMaxPieceElements, count - done);
-    std::byte* piece = bytes + done * elem_size;
-    if (mode == ReduceMode::kFast) {
-      check_mpi(MPI_Allreduce(MPI_IN_PLACE, piece, static_cast<int>(n), type, MPI_SUM, comm_),
-                "MPI_Allreduce");
-    } else {
-      deterministic_all_reduce(piece, n, dtype);
-    }
+    const int n = static_cast<int>(std::min(kMaxPieceElements, count - done));
+    check_mpi(MPI_Allreduce(MPI_IN_PLACE, bytes + done * elem_size, n, type, MPI_SUM, comm_),
+              "MPI_Allreduce");
   }
 }
 

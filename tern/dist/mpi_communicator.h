@@ -4,9 +4,9 @@
 //
 // all_reduce_sum:
 //   kFast           MPI_Allreduce in place (pieces of at most 2^30 elements).
-//   kDeterministic  mpi_deterministic_all_reduce.cc: a reduce-scatter over point-to-point messages
-//                   (chunk j of the buffer belongs to rank j, which adds the N contributions in
-//                   rank order, slice by slice as they arrive) and an in-place MPI_Allgatherv.
+//   kDeterministic  mpi_deterministic_all_reduce.cc: a reduce-scatter (chunk j of the buffer
+//                   belongs to rank j, which adds the N contributions in rank order, slice by
+//                   slice as they arrive) and an all-gather, both over point-to-point messages.
 // Scratch (receive slots, request arrays) lives here and only grows; reserve() grows it up front.
 //
 // Not thread-safe: calls may come from any thread, never two at once (MPI_THREAD_SERIALIZED).
@@ -52,8 +52,8 @@ class MpiCommunicator : public Communicator {
   [[noreturn]] void abort(int exit_code, const std::string& message) override;
 
  private:
-  // The reduce-scatter + all-gather of one piece (count <= kMaxPieceElements) of `dtype` (f32,
-  // f64 or i64); mpi_deterministic_all_reduce.cc.
+  // kDeterministic for `count` elements of `dtype` (f32, f64 or i64); in
+  // mpi_deterministic_all_reduce.cc.
   void deterministic_all_reduce(std::byte* data, int64_t count, DType dtype);
   // Grows scratch_ and the request arrays for a reduce-scatter whose largest chunk holds
   // `max_chunk_bytes`.
@@ -69,9 +69,6 @@ class MpiCommunicator : public Communicator {
   std::vector<std::byte> scratch_;
   std::vector<MPI_Request> send_requests_;
   std::vector<MPI_Request> recv_requests_;
-  // Per-rank counts and displacements of MPI_Allgatherv (size() entries, set each call).
-  std::vector<int> counts_;
-  std::vector<int> displs_;
 };
 
 }  // namespace tern::dist
