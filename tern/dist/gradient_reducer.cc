@@ -1,6 +1,8 @@
 // GradientReducer: bucket plan, persistent buffers and the communication thread.
 #include "tern/dist/gradient_reducer.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -158,6 +160,8 @@ void GradientReducer::reset_stats() {
 }
 
 void GradientReducer::loop() {
+  // Named for traces, top and /proc (15 characters at most).
+  pthread_setname_np(pthread_self(), "tern-allreduce");
   for (;;) {
     int b;
     {
