@@ -25,9 +25,10 @@ namespace tern::bench {
 struct CommOverlap {
   int64_t train_steps = 0;  // "train_step" scopes in the trace
   int64_t comm_events = 0;
-  double comm_seconds = 0;     // all-reduce time on the reducer thread
-  double compute_seconds = 0;  // main-thread op time outside all_reduce_wait
-  double wait_seconds = 0;     // main-thread all_reduce_wait time
+  double comm_seconds = 0;      // all-reduce time on the reducer thread
+  double compute_seconds = 0;   // main-thread op time outside all_reduce_wait
+  double wait_seconds = 0;      // main-thread all_reduce_wait time
+  double backward_seconds = 0;  // main-thread ops of the backward pass (nodes named "grad/...")
   double comm_under_compute_seconds = 0;
   double comm_under_wait_seconds = 0;
   bool has_threads = false;  // comm and main events came from different threads
@@ -72,6 +73,8 @@ inline CommOverlap comm_overlap(const std::vector<io::TraceEvent>& events,
       const bool is_wait = it != nodes.end() && it->second.op == "all_reduce_wait";
       (is_wait ? wait : compute).push_back({e.start_ns, e.start_ns + e.duration_ns});
       (is_wait ? r.wait_seconds : r.compute_seconds) += 1e-9 * static_cast<double>(e.duration_ns);
+      if (e.name.rfind("grad/", 0) == 0)
+        r.backward_seconds += 1e-9 * static_cast<double>(e.duration_ns);
     }
   }
   // Op scopes of one thread do not nest; sorted by start they are disjoint.

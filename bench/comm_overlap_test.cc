@@ -11,7 +11,7 @@ io::TraceEvent ev(const char* name, const char* cat, int64_t start_us, int64_t d
 }
 
 std::map<std::string, runtime::StepInfo> nodes() {
-  return {{"conv/grad", {"conv/grad", "conv2d_backprop_filter", "ref", "cpu:0"}},
+  return {{"grad/conv", {"grad/conv", "conv2d_backprop_filter", "ref", "cpu:0"}},
           {"update", {"update", "sgd_update", "ref", "cpu:0"}},
           {"wait0", {"wait0", "all_reduce_wait", "mpi", "cpu:0"}}};
 }
@@ -20,7 +20,7 @@ TEST(CommOverlap, SplitsCommTimeIntoHiddenExposedAndGaps) {
   // Main thread 1: compute 0-100, gap 100-110, wait 110-150, compute 150-200.
   // Comm thread 2: one all-reduce 60-150 (40 under compute, 10 in the gap, 40 under the wait).
   std::vector<io::TraceEvent> events = {
-      ev("train_step", "step", 0, 200, 1), ev("conv/grad", "op", 0, 100, 1),
+      ev("train_step", "step", 0, 200, 1), ev("grad/conv", "op", 0, 100, 1),
       ev("wait0", "op", 110, 40, 1), ev("update", "op", 150, 50, 1),
       ev("all_reduce/bucket0", "comm", 60, 90, 2)};
   CommOverlap r = comm_overlap(events, nodes());
@@ -30,13 +30,14 @@ TEST(CommOverlap, SplitsCommTimeIntoHiddenExposedAndGaps) {
   EXPECT_NEAR(r.comm_seconds, 90e-6, 1e-12);
   EXPECT_NEAR(r.compute_seconds, 150e-6, 1e-12);
   EXPECT_NEAR(r.wait_seconds, 40e-6, 1e-12);
+  EXPECT_NEAR(r.backward_seconds, 100e-6, 1e-12);
   EXPECT_NEAR(r.hidden_fraction(), 40.0 / 90, 1e-9);
   EXPECT_NEAR(r.exposed_fraction(), 40.0 / 90, 1e-9);
 }
 
 TEST(CommOverlap, SameThreadAndNoCommAreReported) {
   std::vector<io::TraceEvent> events = {ev("train_step", "step", 0, 10, 1),
-                                        ev("conv/grad", "op", 0, 10, 1)};
+                                        ev("grad/conv", "op", 0, 10, 1)};
   CommOverlap r = comm_overlap(events, nodes());
   EXPECT_FALSE(r.has_threads);
   EXPECT_EQ(r.hidden_fraction(), 0);
