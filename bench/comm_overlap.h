@@ -1,13 +1,14 @@
 // How much of the gradient all-reduce a data-parallel step hides, read from a trace
 // (io::ChromeTraceSink, which keeps each event's recording thread):
 //   comm     the reducer thread's "all_reduce/bucketN" scopes (category "comm");
-//   compute  the main thread's op scopes other than all_reduce_wait (the thread that records the
-//            "train_step" scopes);
+//   compute  the main thread's op scopes other than the collectives all_reduce_start/_wait (the
+//            thread that records the "train_step" scopes; a start wakes the comm thread, which
+//            may take the core inside the start's scope);
 //   wait     the main thread's all_reduce_wait op scopes (the step blocked on a bucket).
 // hidden = |comm ∩ compute| / |comm|, exposed = |comm ∩ wait| / |comm|; the rest of the comm time
-// fell between ops (dispatch, feeding, the step's end). Overlap is in wall time: with one core
-// per worker the two threads share that core, so hidden time is not free (the caller measures
-// each thread's CPU and run-queue time for that).
+// fell in all_reduce_start ops or between ops (dispatch, feeding, the step's end). Overlap is in
+// wall time: with one core per worker the two threads share that core, so hidden time is not free
+// (the caller measures each thread's CPU and run-queue time for that).
 #pragma once
 
 #include <algorithm>
@@ -70,7 +71,9 @@ inline CommOverlap comm_overlap(const std::vector<io::TraceEvent>& events,
       if (e.tid != main_tid) r.has_threads = true;
     } else if (e.category == "op" && e.tid == main_tid) {
       auto it = nodes.find(e.name);
-      const bool is_wait = it != nodes.end() && it->second.op == "all_reduce_wait";
+      const std::string op = it == nodes.end() ? "" : it->second.op;
+      if (op == "all_reduce_start") continue;
+      const bool is_wait = op == "all_reduce_wait";
       (is_wait ? wait : compute).push_back({e.start_ns, e.start_ns + e.duration_ns});
       (is_wait ? r.wait_seconds : r.compute_seconds) += 1e-9 * static_cast<double>(e.duration_ns);
       if (e.name.rfind("grad/", 0) == 0)

@@ -13,7 +13,8 @@ io::TraceEvent ev(const char* name, const char* cat, int64_t start_us, int64_t d
 std::map<std::string, runtime::StepInfo> nodes() {
   return {{"grad/conv", {"grad/conv", "conv2d_backprop_filter", "ref", "cpu:0"}},
           {"update", {"update", "sgd_update", "ref", "cpu:0"}},
-          {"wait0", {"wait0", "all_reduce_wait", "mpi", "cpu:0"}}};
+          {"wait0", {"wait0", "all_reduce_wait", "mpi", "cpu:0"}},
+          {"start0", {"start0", "all_reduce_start", "mpi", "cpu:0"}}};
 }
 
 TEST(CommOverlap, SplitsCommTimeIntoHiddenExposedAndGaps) {
@@ -33,6 +34,17 @@ TEST(CommOverlap, SplitsCommTimeIntoHiddenExposedAndGaps) {
   EXPECT_NEAR(r.backward_seconds, 100e-6, 1e-12);
   EXPECT_NEAR(r.hidden_fraction(), 40.0 / 90, 1e-9);
   EXPECT_NEAR(r.exposed_fraction(), 40.0 / 90, 1e-9);
+}
+
+TEST(CommOverlap, CommInsideAStartIsNeitherHiddenNorExposed) {
+  // The start op 0-20 wakes the comm thread, which runs 5-15 inside it, then 20-30 under compute.
+  std::vector<io::TraceEvent> events = {
+      ev("train_step", "step", 0, 40, 1), ev("start0", "op", 0, 20, 1),
+      ev("grad/conv", "op", 20, 20, 1), ev("all_reduce/bucket0", "comm", 5, 25, 2)};
+  CommOverlap r = comm_overlap(events, nodes());
+  EXPECT_NEAR(r.compute_seconds, 20e-6, 1e-12);
+  EXPECT_NEAR(r.hidden_fraction(), 10.0 / 25, 1e-9);
+  EXPECT_EQ(r.exposed_fraction(), 0);
 }
 
 TEST(CommOverlap, SameThreadAndNoCommAreReported) {
