@@ -3,11 +3,12 @@
 
 Runs, interleaved, --repeats times (medians reported), weak scaling (each worker keeps the
 workload's batch: W3 128, W4 32), one intra-op thread per worker:
-  tern     build/bench/dist_workloads_bench at 1 worker (no mpirun) and at 2 workers
-           (mpirun -np 2 --bind-to core), reduction deterministic and fast;
+  tern     build/bench/dist_workloads_bench at 1 worker (no mpirun, pinned to core 0) and at 2
+           workers (mpirun -np 2 --bind-to core), reduction deterministic and fast;
   control  two plain 1-worker tern processes at once, pinned to cores 0 and 1 (taskset): what
            two busy cores do to one worker without any communication (this machine's ceiling);
-  PyTorch  bench/ddp_torch.py (DDP, gloo) at world sizes 1 and 2, /usr/bin/python3;
+  PyTorch  bench/ddp_torch.py (DDP, gloo) at world sizes 1 and 2, /usr/bin/python3 (it pins
+           each worker to a core of its own);
 then build/bench/allreduce_bench (2 ranks) at 4 KiB, 1, 25 and 100 MiB. Writes the
 "Data-parallel scaling" section of BENCHMARKS.md (between <!-- dist-bench:begin --> and
 <!-- dist-bench:end -->, placed before the serving section when new), the raw results, the
@@ -155,6 +156,8 @@ class Runner:
         if workers > 1:
             args = ["mpirun", "-np", str(workers), "--bind-to", "core"] + \
                 shlex.split(self.a.mpirun_args) + args
+        else:  # pinned like a rank of mpirun --bind-to core and like ddp_torch.py's workers
+            args = ["taskset", "-c", "0"] + args
         self.record(f"tern {workers}w {reduction or ''}".strip(), [args])
         outs, meta = run_measured([args], self.a, MPI_ENV)
         return dict(last_json(outs[0]), **meta)
