@@ -5,8 +5,9 @@
 //            thread that records the "train_step" scopes; a start wakes the comm thread, which
 //            may take the core inside the start's scope);
 //   wait     the main thread's all_reduce_wait op scopes (the step blocked on a bucket).
-// hidden = |comm ∩ compute| / |comm|, exposed = |comm ∩ wait| / |comm|; the rest of the comm time
-// fell in all_reduce_start ops or between ops (dispatch, feeding, the step's end). Overlap is in
+// hidden = |comm ∩ compute| / |comm|, exposed = |comm ∩ wait| / |comm|, in_start =
+// |comm ∩ start| / |comm| (the main thread was preempted by the comm thread it just woke: neither
+// hidden nor waited on, but the core did nothing else); the rest fell between ops. Overlap is in
 // wall time: with one core per worker the two threads share that core, so hidden time is not free
 // (the caller measures each thread's CPU and run-queue time for that).
 #pragma once
@@ -32,12 +33,16 @@ struct CommOverlap {
   double backward_seconds = 0;  // main-thread ops of the backward pass (nodes named "grad/...")
   double comm_under_compute_seconds = 0;
   double comm_under_wait_seconds = 0;
+  double comm_under_start_seconds = 0;
   bool has_threads = false;  // comm and main events came from different threads
   double hidden_fraction() const {
     return comm_seconds > 0 ? comm_under_compute_seconds / comm_seconds : 0;
   }
   double exposed_fraction() const {
     return comm_seconds > 0 ? comm_under_wait_seconds / comm_seconds : 0;
+  }
+  double in_start_fraction() const {
+    return comm_seconds > 0 ? comm_under_start_seconds / comm_seconds : 0;
   }
 };
 
@@ -63,7 +68,7 @@ inline CommOverlap comm_overlap(const std::vector<io::TraceEvent>& events,
       ++r.train_steps;
     }
   }
-  std::vector<std::pair<int64_t, int64_t>> compute, wait;
+  std::vector<std::pair<int64_t, int64_t>> compute, wait, start;
   std::vector<const io::TraceEvent*> comm;
   for (const io::TraceEvent& e : events) {
     if (e.category == "comm") {
@@ -72,7 +77,10 @@ inline CommOverlap comm_overlap(const std::vector<io::TraceEvent>& events,
     } else if (e.category == "op" && e.tid == main_tid) {
       auto it = nodes.find(e.name);
       const std::string op = it == nodes.end() ? "" : it->second.op;
-      if (op == "all_reduce_start") continue;
+      if (op == "all_reduce_start") {
+        start.push_back({e.start_ns, e.start_ns + e.duration_ns});
+        continue;
+      }
       const bool is_wait = op == "all_reduce_wait";
       (is_wait ? wait : compute).push_back({e.start_ns, e.start_ns + e.duration_ns});
       (is_wait ? r.wait_seconds : r.compute_seconds) += 1e-9 * static_cast<double>(e.duration_ns);
@@ -83,12 +91,14 @@ inline CommOverlap comm_overlap(const std::vector<io::TraceEvent>& events,
   // Op scopes of one thread do not nest; sorted by start they are disjoint.
   std::sort(compute.begin(), compute.end());
   std::sort(wait.begin(), wait.end());
+  std::sort(start.begin(), start.end());
   for (const io::TraceEvent* e : comm) {
     const int64_t a0 = e->start_ns, a1 = e->start_ns + e->duration_ns;
     ++r.comm_events;
     r.comm_seconds += 1e-9 * static_cast<double>(e->duration_ns);
     r.comm_under_compute_seconds += 1e-9 * static_cast<double>(overlap_ns(a0, a1, compute));
     r.comm_under_wait_seconds += 1e-9 * static_cast<double>(overlap_ns(a0, a1, wait));
+    r.comm_under_start_seconds += 1e-9 * static_cast<double>(overlap_ns(a0, a1, start));
   }
   return r;
 }

@@ -37,13 +37,14 @@ TEST(CommOverlap, SplitsCommTimeIntoHiddenExposedAndGaps) {
 }
 
 TEST(CommOverlap, CommInsideAStartIsNeitherHiddenNorExposed) {
-  // The start op 0-20 wakes the comm thread, which runs 5-15 inside it, then 20-30 under compute.
+  // The start op 0-20 wakes the comm thread, which runs 5-20 inside it, then 20-30 under compute.
   std::vector<io::TraceEvent> events = {
       ev("train_step", "step", 0, 40, 1), ev("start0", "op", 0, 20, 1),
       ev("grad/conv", "op", 20, 20, 1), ev("all_reduce/bucket0", "comm", 5, 25, 2)};
   CommOverlap r = comm_overlap(events, nodes());
   EXPECT_NEAR(r.compute_seconds, 20e-6, 1e-12);
   EXPECT_NEAR(r.hidden_fraction(), 10.0 / 25, 1e-9);
+  EXPECT_NEAR(r.in_start_fraction(), 15.0 / 25, 1e-9);
   EXPECT_EQ(r.exposed_fraction(), 0);
 }
 

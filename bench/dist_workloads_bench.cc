@@ -324,11 +324,11 @@ int run(const Args& a) {
         ", \"trace\": {\"file\": \"%s\", \"steps\": %lld, \"thread_ids\": %s, "
         "\"comm_seconds_per_step\": %.6f, \"compute_seconds_per_step\": %.6f, "
         "\"wait_seconds_per_step\": %.6f, \"backward_seconds_per_step\": %.6f, "
-        "\"hidden_fraction\": %.4f, \"exposed_fraction\": %.4f}",
+        "\"hidden_fraction\": %.4f, \"exposed_fraction\": %.4f, \"in_start_fraction\": %.4f}",
         a.trace_path.c_str(), static_cast<long long>(ov.train_steps),
         ov.has_threads ? "true" : "false", ov.comm_seconds / ts, ov.compute_seconds / ts,
-        ov.wait_seconds / ts, ov.backward_seconds / ts, ov.hidden_fraction(),
-        ov.exposed_fraction());
+        ov.wait_seconds / ts, ov.backward_seconds / ts, ov.hidden_fraction(), ov.exposed_fraction(),
+        ov.in_start_fraction());
   }
   std::printf(", \"peak_rss_mb\": %.1f}\n", peak_rss_mb());
   return 0;

@@ -158,14 +158,14 @@ class Runner:
                 shlex.split(self.a.mpirun_args) + args
         else:  # pinned like a rank of mpirun --bind-to core and like ddp_torch.py's workers
             args = ["taskset", "-c", "0"] + args
-        self.record(f"tern {workers}w {reduction or ''}".strip(), [args])
+        self.record(f"{w}: tern {workers} worker{'s' if workers > 1 else ''} {reduction or ''}".strip(), [args])
         outs, meta = run_measured([args], self.a, MPI_ENV)
         return dict(last_json(outs[0]), **meta)
 
     def independent(self, w):
         """Two 1-worker processes at once, one per core."""
         cmds = [["taskset", "-c", str(core)] + self.tern_args(w) for core in (0, 1)]
-        self.record("tern 2x independent", cmds)
+        self.record(f"{w}: tern 2 independent processes", cmds)
         outs, meta = run_measured(cmds, self.a)
         rs = [last_json(o) for o in outs]
         return dict(rs[0], samples_per_second=sum(r["samples_per_second"] for r in rs),
@@ -176,7 +176,7 @@ class Runner:
         args = [TORCH_PYTHON, "-B", os.path.join(ROOT, "bench/ddp_torch.py"), "--workload", w,
                 "--world-size", str(world), "--threads", "1", "--steps", str(steps),
                 "--warmup", str(warmup)]
-        self.record(f"torch {world}w", [args])
+        self.record(f"{w}: PyTorch {world} worker{'s' if world > 1 else ''}", [args])
         outs, meta = run_measured([args], self.a)
         return dict(last_json(outs[0]), **meta)
 
@@ -186,7 +186,7 @@ class Runner:
             os.path.join(self.build, "bench/allreduce_bench"), "--sizes-mib",
             ",".join(f"{m:g}" for m in ALLREDUCE_MIB), "--repeats", "5" if self.a.quick else "20",
             "--json", path]
-        self.record("allreduce", [args])
+        self.record("all-reduce (tern)", [args])
         outs, meta = run_measured([args], self.a, MPI_ENV)
         log(outs[0])
         return dict(json.load(open(path)), **meta)
@@ -195,7 +195,7 @@ class Runner:
         args = [TORCH_PYTHON, "-B", os.path.join(ROOT, "bench/ddp_torch.py"), "--allreduce",
                 "--world-size", "2", "--bytes",
                 ",".join(str(int(m * (1 << 20))) for m in ALLREDUCE_MIB)]
-        self.record("torch allreduce", [args])
+        self.record("all-reduce (gloo)", [args])
         outs, meta = run_measured([args], self.a)
         return [json.loads(l) for l in outs[0].splitlines() if l.startswith("{")]
 
@@ -382,31 +382,40 @@ def report(a, res):
                          f"{met(rd >= r1)}, fast {met(rf >= r1)} |")
     else:
         lines += ["", "PyTorch DDP was not run (bench/ddp_torch.py missing or --skip-torch)."]
-    lines += ["", "Where a 2-worker step's time goes (tern, rank 0, per step; stats = the gradient "
-              "reducer's counters over the timed steps; trace = the 3 traced steps after them, "
-              "comm thread's all-reduce scopes against the main thread's ops; CPU = schedstat of "
-              "each thread, run-queue = runnable but waiting for the core):", "",
-              "| workload | reduction | step | all-reduce | exposed wait | hidden (stats) | hidden (trace) "
-              "| grad MB / buckets | main thread CPU / run-queue | comm thread CPU | 1-worker main CPU |",
-              "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines += ["", "Where a 2-worker step's time goes (tern, rank 0, per step). Stats: the gradient "
+              "reducer's counters over the timed steps (all-reduce = time on the comm thread, exposed "
+              "= time the step blocked in all_reduce_wait). Trace: the 3 traced steps after them, the "
+              "comm thread's all-reduce scopes against the main thread's ops: under compute (hidden), "
+              "inside all_reduce_start (the comm thread, just woken, preempted the main thread on their "
+              "shared core), under all_reduce_wait (exposed). CPU: each thread's schedstat; run-queue = "
+              "runnable but waiting for the core.", "",
+              "| workload | reduction | step (1 worker) | all-reduce | exposed | hidden, stats | "
+              "trace: not waited on / under compute / inside start / waited on | grad MB / buckets | "
+              "main thread CPU (1 worker) / run-queue | comm thread CPU |",
+              "|---|---|---|---|---|---|---|---|---|---|"]
     for w, runs in res["workloads"].items():
-        one_cpu = runs["tern 1w"]["threads_cpu"].get("main", {}).get("run_seconds_per_step", 0)
+        one = runs["tern 1w"]
+        one_cpu = one["threads_cpu"].get("main", {}).get("run_seconds_per_step", 0)
         for red in ("deterministic", "fast"):
             x = runs[f"tern 2w {red}"]
             th = x["threads_cpu"]
             mt, ct = th.get("main", {}), th.get("tern-allreduce", {})
             tr = x.get("trace", {})
             lines.append(
-                f"| {w.upper()} | {red} | {x['step_seconds'] * 1e3:.1f} ms | "
+                f"| {w.upper()} | {red} | {x['step_seconds'] * 1e3:.1f} ms ({one['step_seconds'] * 1e3:.1f}) | "
                 f"{x['allreduce_seconds_per_step'] * 1e3:.1f} ms | {x['exposed_seconds_per_step'] * 1e3:.1f} ms | "
-                f"{x['hidden_fraction']:.0%} | {tr.get('hidden_fraction', 0):.0%} | "
+                f"{x['hidden_fraction']:.0%} | {1 - tr.get('exposed_fraction', 0):.0%} / "
+                f"{tr.get('hidden_fraction', 0):.0%} / {tr.get('in_start_fraction', 0):.0%} / "
+                f"{tr.get('exposed_fraction', 0):.0%} | "
                 f"{x['grad_bytes_per_step'] / 1e6:.1f} / {x['buckets']} | "
-                f"{mt.get('run_seconds_per_step', 0) * 1e3:.1f} / {mt.get('runqueue_seconds_per_step', 0) * 1e3:.1f} ms | "
-                f"{ct.get('run_seconds_per_step', 0) * 1e3:.1f} ms | {one_cpu * 1e3:.1f} ms |")
-    lines += ["", "hidden (stats) = 1 - exposed / all-reduce; hidden (trace) = share of the comm "
-              "thread's all-reduce time that overlaps the main thread's compute ops. Overlap is in "
-              "wall time: with one core per worker the comm thread runs on the core the compute "
-              "needs, so hidden time is not free. Traces (Perfetto / chrome://tracing): "
+                f"{mt.get('run_seconds_per_step', 0) * 1e3:.1f} ms ({one_cpu * 1e3:.1f}) / "
+                f"{mt.get('runqueue_seconds_per_step', 0) * 1e3:.1f} ms | "
+                f"{ct.get('run_seconds_per_step', 0) * 1e3:.1f} ms |")
+    lines += ["", "\"hidden, stats\" (1 - exposed / all-reduce) is to be compared with the trace's \"not "
+              "waited on\" (taken on other steps, so they agree only roughly); the trace splits it into "
+              "time truly under compute and time inside all_reduce_start. Overlap is in wall time: with "
+              "one core per worker the comm thread runs on the core the compute needs, so no part of the "
+              "all-reduce is free here. Traces (Perfetto / chrome://tracing): "
               f"`{os.path.relpath(a.out_dir, ROOT)}/trace_*.json`.", ""]
     ar = res["allreduce"]
     rows = {(x["size_mib"], x["mode"]): x for x in ar["results"]}
