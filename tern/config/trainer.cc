@@ -95,7 +95,7 @@ train::History Trainer::fit() {
                  ": this Trainer was made without the training split (with_train = false)");
   nn::FitOptions options = config_.training.fit;
   options.validation_data = data_.validation;
-  for (auto& cb : make_callbacks(config_)) options.callbacks.push_back(std::move(cb));
+  for (auto& cb : make_callbacks(config_, is_chief())) options.callbacks.push_back(std::move(cb));
   return model_->fit(data_.train, options);
 }
 

@@ -222,9 +222,10 @@ TEST_F(DataParallelFit, AccumulationCommunicatesOnlyOnTheLastMicroStep) {
 
 TEST_F(DataParallelFit, MixedPrecisionAndClippingAfterTheAllReduce) {
   // Global-norm clipping of the summed gradient: bitwise the reference's (which clips its
-  // accumulated mean); mixed_bfloat16 computes in bf16 with f32 gradients.
+  // accumulated mean); mixed_bfloat16 computes in bf16 with f32 gradients, mixed_float16 in f16
+  // with dynamic loss scaling (a skipped step is skipped on every worker).
   Table t = table();
-  for (const char* precision : {"float32", "mixed_bfloat16"}) {
+  for (const char* precision : {"float32", "mixed_bfloat16", "mixed_float16"}) {
     RunResult dp = train(mine(t), {.precision = precision, .clip = true});
     RunResult ref = train(
         t, {.distributed = false, .accumulation = workers(), .precision = precision, .clip = true});

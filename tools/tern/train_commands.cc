@@ -162,13 +162,25 @@ std::string self_executable() {
 
 void print_header(config::Trainer& trainer) {
   const TrainConfig& cfg = trainer.config();
+  const int workers = trainer.workers();
   std::cout << "tern train " << cfg.path << ": model " << cfg.model.name << " ("
             << trainer.model().count_params() << " params), ";
   if (cfg.data.uses_pipeline()) std::cout << "data.source " << cfg.data.source << ", ";
-  if (trainer.data().train_samples >= 0)
-    std::cout << trainer.data().train_samples << " training samples, ";
-  std::cout << "batch " << cfg.training.fit.batch_size << ", " << cfg.training.fit.epochs
-            << " epochs, " << runtime::intra_op_threads() << " threads\n";
+  if (trainer.data().train_samples >= 0) {
+    std::cout << trainer.data().train_samples
+              << (workers > 1 ? " training samples per worker, " : " training samples, ");
+  }
+  std::cout << "batch " << cfg.training.fit.batch_size;
+  if (workers > 1) std::cout << " (" << cfg.training.fit.batch_size / workers << " per worker)";
+  std::cout << ", " << cfg.training.fit.epochs << " epochs, " << runtime::intra_op_threads()
+            << " threads";
+  if (workers > 1) {
+    std::cout << " per worker, " << workers << " workers ("
+              << dist::reduce_mode_name(cfg.distribute.options.buckets.mode) << " all-reduce)";
+  }
+  std::cout << "\n";
+  if (workers > 1 && !trainer.data().shard_description.empty())
+    std::cout << "rank 0 input: " << trainer.data().shard_description << "\n";
 }
 
 void resume(config::Trainer& trainer, const TrainFlags& f) {
