@@ -1,6 +1,8 @@
 // DataParallel and the watchdog.
 #include "tern/dist/data_parallel.h"
 
+#include <pthread.h>
+
 #include <algorithm>
 
 namespace tern::dist {
@@ -62,6 +64,7 @@ void Watchdog::resume() {
 }
 
 void Watchdog::loop() {
+  pthread_setname_np(pthread_self(), "tern-watchdog");
   for (;;) {
     const double timeout = timeout_seconds();
     std::unique_lock<std::mutex> lock(mu_);

@@ -1,6 +1,8 @@
 // GradientReducer: bucket plan, persistent buffers and the communication thread.
 #include "tern/dist/gradient_reducer.h"
 
+#include <pthread.h>
+
 #include <chrono>
 #include <cstring>
 #include <map>
@@ -158,6 +160,7 @@ void GradientReducer::reset_stats() {
 }
 
 void GradientReducer::loop() {
+  pthread_setname_np(pthread_self(), "tern-allreduce");  // its track's name in Chrome traces
   for (;;) {
     int b;
     {
