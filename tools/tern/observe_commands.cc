@@ -39,6 +39,7 @@ std::string describe(const io::SummaryValue& v) {
       }
       return "text \"" + (text.size() > 100 ? text.substr(0, 100) + "..." : text) + "\"";
     }
+    case io::SummaryKind::kPluginData:
     case io::SummaryKind::kOther:
       break;
   }
