@@ -10,6 +10,7 @@
 #include "tern/config/builders.h"
 #include "tern/config/training_data.h"
 #include "tern/io/event_file.h"
+#include "tern/io/hparams_plugin.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/checkpoint.h"
 #include "tern/train/profiler.h"
@@ -19,6 +20,57 @@
 
 namespace tern::tools {
 namespace {
+
+std::string format_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+std::string format_hparam(const io::HParamValue& v) {
+  if (const double* d = std::get_if<double>(&v)) return format_number(*d);
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return "\"" + std::get<std::string>(v) + "\"";
+}
+
+// One line for an hparams plugin value (docs/hparams_events.md).
+std::string describe_hparams(const io::SummaryValue& v) {
+  io::HParamsRecord r;
+  try {
+    io::decode_hparams_content(v.plugin_content, "hparams data", r);
+  } catch (const Error& e) {
+    return "(hparams data: " + e.message() + ")";
+  }
+  std::string out;
+  if (r.has_experiment) {
+    static const char* kType[] = {"float", "string", "bool"};
+    out = "hparams experiment:";
+    for (const auto& h : r.hparams) {
+      out += " " + h.name + " " + kType[static_cast<int>(h.type)];
+      std::string domain;
+      for (const auto& s : h.discrete_strings) domain += (domain.empty() ? "" : ",") + s;
+      for (double d : h.discrete_numbers) domain += (domain.empty() ? "" : ",") + format_number(d);
+      if (!domain.empty()) out += " {" + domain + "}";
+      if (h.interval)
+        out +=
+            " [" + format_number(h.interval->first) + "," + format_number(h.interval->second) + "]";
+      out += ";";
+    }
+    out += " metrics:";
+    for (const auto& m : r.metrics) out += " " + (m.group.empty() ? "" : m.group + "/") + m.tag;
+  }
+  if (r.has_session_start) {
+    out = "hparams session start:";
+    for (const auto& [name, value] : r.session.hparams)
+      out += " " + name + "=" + format_hparam(value);
+    if (!r.session.group_name.empty()) out += " (group " + r.session.group_name + ")";
+  }
+  if (r.has_session_end) {
+    static const char* kStatus[] = {"unknown", "success", "failure", "running"};
+    out = std::string("hparams session end: ") + kStatus[static_cast<int>(r.session.status)];
+  }
+  return out.empty() ? "(hparams data)" : out;
+}
 
 std::string describe(const io::SummaryValue& v) {
   char buf[256];
@@ -39,6 +91,9 @@ std::string describe(const io::SummaryValue& v) {
       }
       return "text \"" + (text.size() > 100 ? text.substr(0, 100) + "..." : text) + "\"";
     }
+    case io::SummaryKind::kPluginData:
+      if (v.plugin_name == io::kHParamsPluginName) return describe_hparams(v);
+      break;
     case io::SummaryKind::kOther:
       break;
   }

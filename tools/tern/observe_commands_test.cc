@@ -11,6 +11,7 @@
 
 #include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
+#include "tern/io/hparams_plugin.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
@@ -96,6 +97,34 @@ TEST_F(ObserveCommands, LogsPrintsTheFormatsVectors) {
   bad[bad.size() - 6] ^= 1;
   io::write_file_atomically(path, bad);
   EXPECT_TERN_ERROR(run({"logs", path}, cmd_logs), ErrorCode::kDataLoss, path);
+}
+
+TEST_F(ObserveCommands, LogsPrintsHParamsExperimentAndSessions) {
+  io::write_hparams_experiment(dir_ + "/sweep",
+                               {{.name = "lr", .interval = std::pair{0.001, 0.1}},
+                                {.name = "aug",
+                                 .type = io::HParamInfo::Type::kString,
+                                 .discrete_strings = {"none", "flip"}}},
+                               {{.tag = "val_accuracy"}}, 1.0);
+  io::HParamsSession s;
+  s.hparams = {{"lr", 0.01}, {"aug", std::string("flip")}, {"nesterov", true}};
+  s.status = io::HParamsSession::Status::kFailure;
+  s.metrics = {{"val_accuracy", 2, 0.5}};
+  io::write_hparams_session(dir_ + "/sweep/trial-0", s);
+  int rc = -1;
+  std::string out = captured({"logs", dir_ + "/sweep"}, cmd_logs, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("_hparams_/experiment          hparams experiment: lr float [0.001,0.1]; "
+                     "aug string {none,flip}; metrics: val_accuracy\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("hparams session start: aug=\"flip\" lr=0.01 nesterov=true\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("val_accuracy                  0.5\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("_hparams_/session_end_info    hparams session end: failure\n"),
+            std::string::npos)
+      << out;
 }
 
 TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
