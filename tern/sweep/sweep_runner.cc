@@ -232,7 +232,7 @@ class Runner {
     }
   }
 
-  void finish_trial(TrialRecord& t, TrialStatus status, const std::string& reason, double now) {
+  void finish_trial(TrialRecord& t, TrialStatus status, std::string reason, double now) {
     t.status = status;
     t.reason = reason;
     t.end_time = now;

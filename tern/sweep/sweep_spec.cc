@@ -3,6 +3,7 @@
 #include "tern/sweep/sweep_spec.h"
 
 #include <toml++/toml.h>
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -58,17 +59,27 @@ bool is_distribution(const toml::table& t) {
   return t.contains("uniform") || t.contains("log_uniform") || t.contains("choice");
 }
 
-// Leaves of a table as dotted keys: quoted ("a.b" = ...) and nested (a.b = ...) forms alike.
-void leaves(const toml::table& t, const std::string& prefix,
-            std::vector<std::pair<std::string, const toml::node*>>& out) {
+using Leaves = std::vector<std::pair<std::string, const toml::node*>>;
+
+void collect_leaves(const toml::table& t, const std::string& prefix, Leaves& out) {
   for (const auto& [k, v] : t) {
     std::string key = prefix.empty() ? std::string(k.str()) : prefix + "." + std::string(k.str());
     if (const toml::table* sub = v.as_table(); sub && !is_distribution(*sub)) {
-      leaves(*sub, key, out);
+      collect_leaves(*sub, key, out);
     } else {
       out.emplace_back(key, &v);
     }
   }
+}
+
+// Leaves of a table as dotted keys: quoted ("a.b" = ...) and nested (a.b = ...) forms alike, in
+// the file's order (toml++ sorts a table's keys; the grid's last key must vary fastest).
+void leaves(const toml::table& t, const std::string& prefix, Leaves& out) {
+  collect_leaves(t, prefix, out);
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    const toml::source_position pa = a.second->source().begin, pb = b.second->source().begin;
+    return pa.line != pb.line ? pa.line < pb.line : pa.column < pb.column;
+  });
 }
 
 RandomParam random_param(const std::string& key, const toml::node& n, const std::string& file) {
@@ -115,7 +126,7 @@ void read_search(Section& top, const toml::table& root, SweepSpec& s) {
               str_cat(s.path, ": give exactly one search space: [grid] or [random]"));
   if (has_grid) {
     top.sub("grid");  // its keys are config keys, read below
-    std::vector<std::pair<std::string, const toml::node*>> keys;
+    Leaves keys;
     leaves(*root["grid"].as_table(), "", keys);
     if (keys.empty()) top.error("grid", "[grid] is empty: give at least one key and its values");
     for (const auto& [key, node] : keys)
@@ -133,7 +144,7 @@ void read_search(Section& top, const toml::table& root, SweepSpec& s) {
   Section params = random.sub("params");
   random.finish();
   const toml::table* table = root["random"]["params"].as_table();
-  std::vector<std::pair<std::string, const toml::node*>> keys;
+  Leaves keys;
   if (table) leaves(*table, "", keys);
   if (keys.empty())
     random.error("params", "[random.params] is empty: give at least one key and its distribution");
@@ -334,7 +345,7 @@ SweepSpec load_sweep(const std::string& path) {
   read_launcher(top, s);
   top.sub("set");
   if (const toml::table* set = root["set"].as_table()) {
-    std::vector<std::pair<std::string, const toml::node*>> keys;
+    Leaves keys;
     leaves(*set, "", keys);
     for (const auto& [key, node] : keys)
       s.fixed.push_back({key, param_from_node(*node, path, "set." + key)});

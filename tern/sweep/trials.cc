@@ -93,9 +93,9 @@ std::vector<std::string> trial_overrides(const SweepSpec& spec, const TrialSpec&
                                          const TrialEnv& env) {
   TERN_CHECK_ARG(!env.dir.empty(), "trial_overrides: the trial folder is empty");
   std::vector<std::string> out;
+  if (env.epochs > 0) out.push_back("training.epochs=" + std::to_string(env.epochs));
   for (const auto& o : spec.fixed) out.push_back(o.key + "=" + o.value.toml);
   for (const auto& o : trial.overrides) out.push_back(o.key + "=" + o.value.toml);
-  if (env.epochs > 0) out.push_back("training.epochs=" + std::to_string(env.epochs));
   out.push_back("training.threads=" + std::to_string(env.threads));
   out.push_back("output.dir=" + toml_string(env.dir));
   out.push_back("callbacks.csv_logger.path=" + toml_string(trial_csv_path(env.dir)));

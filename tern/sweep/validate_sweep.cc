@@ -95,6 +95,19 @@ SweepPlan validate_sweep(const SweepSpec& spec, int cores) {
   plan.threads_per_trial =
       spec.threads_per_trial > 0 ? spec.threads_per_trial : std::max(1, cores / spec.parallel);
 
+  // The sweep sets these itself (training.epochs only when [budget] max_epochs is given).
+  std::vector<std::string> own = {"training.threads", "output.dir", "callbacks.csv_logger.path"};
+  if (spec.budget.max_epochs > 0) own.push_back("training.epochs");
+  std::vector<Override> keys = plan.trials.front().overrides;
+  keys.insert(keys.end(), spec.fixed.begin(), spec.fixed.end());
+  for (const auto& o : keys) {
+    if (std::find(own.begin(), own.end(), o.key) != own.end()) {
+      throw_error(ErrorCode::kInvalidArgument, spec.path, ": '", o.key,
+                  "' is set by the sweep itself (",
+                  o.key == "training.epochs" ? "budget.max_epochs" : "per trial",
+                  "); leave it out of [grid], [random] and [set]");
+    }
+  }
   const config::TrainConfig base = config::load_config(spec.base_config);
   plan.base_keys = base.effective;
   plan.epochs = spec.budget.max_epochs > 0 ? spec.budget.max_epochs : base.training.fit.epochs;
@@ -115,7 +128,9 @@ SweepPlan validate_sweep(const SweepSpec& spec, int cores) {
                  .epochs = plan.epochs,
                  .base_keys = plan.base_keys};
     try {
-      config::load_config(spec.base_config, trial_overrides(spec, t, env));
+      const config::TrainConfig cfg =
+          config::load_config(spec.base_config, trial_overrides(spec, t, env));
+      plan.epochs = std::max<int64_t>(plan.epochs, cfg.training.fit.epochs);  // searched epochs
     } catch (const Error& e) {
       throw_error(ErrorCode::kInvalidArgument, spec.path, ": trial ", t.id, " (", describe(t),
                   "): ", e.message());

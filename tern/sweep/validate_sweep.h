@@ -17,7 +17,7 @@ struct SweepPlan {
   std::vector<TrialSpec> trials;
   int parallel = 1;
   int threads_per_trial = 1;
-  int64_t epochs = 0;  // every trial's training.epochs
+  int64_t epochs = 0;  // training.epochs of the trials (the largest, when it is searched)
   std::map<std::string, std::string> base_keys;
 };
 
