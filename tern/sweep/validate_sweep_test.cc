@@ -96,5 +96,19 @@ TEST_F(ValidateSweep, ObjectiveParallelismAndEarlyStopping) {
   EXPECT_TERN_ERROR(mpirun_slots({"a:x"}), ErrorCode::kInvalidArgument, "'a:x'");
 }
 
+TEST(ExampleSweep, TheExampleValidates) {
+  // examples/fashion_mnist_sweep.toml: 27 trials, each a valid config (ctest runs this test from
+  // the source folder).
+  SweepSpec s = load_sweep("examples/fashion_mnist_sweep.toml");
+  SweepPlan p = validate_sweep(s, 2);
+  EXPECT_EQ(p.trials.size(), 27u);
+  EXPECT_EQ(p.parallel, 2);
+  EXPECT_EQ(p.threads_per_trial, 1);
+  EXPECT_EQ(p.epochs, 9);
+  EXPECT_EQ(p.trials[26].overrides[2].key, "data.transforms[2].max_delta");
+  EXPECT_EQ(p.trials[26].overrides[2].value.toml, "0.2");
+  EXPECT_EQ(s.early_stopping.rule, EarlyStoppingSpec::Rule::kAsha);
+}
+
 }  // namespace
 }  // namespace tern::sweep
