@@ -97,7 +97,7 @@ def report(a, results, steps, epochs, seconds, load):
     grid_best = max(seq["best"]["final_metric"], par["best"]["final_metric"])
     full = 27 * epochs
     cut = 1 - asha["epochs"] / full
-    rungs = " and ".join(str(r) for r in asha_rungs(1, 3, epochs))
+    rungs = ", ".join(str(r) for r in asha_rungs(1, 3, epochs))
     gap = (grid_best - asha["best"]["final_metric"]) * 100
     lines = [BEGIN, "## Hyperparameter sweeps: 27 trials sequential vs `--parallel 2` vs ASHA", ""]
     if a.quick:
@@ -129,7 +129,7 @@ def report(a, results, steps, epochs, seconds, load):
         f"- `--parallel 2` (1 thread per trial) against sequential trials with 2 threads each: "
         f"{seq['wall'] / par['wall']:.2f}x faster (goal > 1); best val_accuracy "
         f"{par['best']['final_metric']:.4f} against {seq['best']['final_metric']:.4f}.",
-        f"- ASHA (reduction factor 3, rungs at {rungs} epochs) ran {asha['epochs']} of "
+        f"- ASHA (reduction factor 3, rungs after epochs {rungs}; trials in a shuffled order) ran {asha['epochs']} of "
         f"{full} epochs ({cut * 100:.0f}% fewer; goal >= 50%) in {asha['wall']:.0f} s; its "
         f"best trial is {gap:.2f} pt below the grid's best val_accuracy (goal <= 0.5 pt).",
         END,

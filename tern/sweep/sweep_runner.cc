@@ -171,7 +171,8 @@ class Runner {
   void start_trials() {
     std::vector<TrialLaunch> batch;
     const bool queues = launcher_->queues();
-    for (auto& t : state_.trials) {
+    for (int id : launch_order(spec_, static_cast<int>(state_.trials.size()))) {
+      TrialRecord& t = state_.trials[static_cast<size_t>(id)];
       if (t.status != TrialStatus::kPending || launched(t.id)) continue;
       if (!queues && static_cast<int>(active_.size()) >= plan_.parallel) break;
       batch.push_back(launch_for(t));

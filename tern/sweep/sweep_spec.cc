@@ -153,12 +153,17 @@ void read_search(Section& top, const toml::table& root, SweepSpec& s) {
 
 void read_objective(Section& top, SweepSpec& s) {
   Section o = top.sub("objective");
-  std::string mode = "max";
+  std::string mode = "auto";
   o.read("metric", s.objective.metric);
   o.read("mode", mode);
   if (s.objective.metric.empty()) o.error("metric", "key 'objective.metric' is empty");
-  if (mode != "max" && mode != "min")
-    o.error("mode", str_cat("key 'objective.mode' = '", mode, "' is not one of max, min"));
+  if (mode != "max" && mode != "min" && mode != "auto")
+    o.error("mode", str_cat("key 'objective.mode' = '", mode, "' is not one of auto, max, min"));
+  if (mode == "auto") {  // as Keras: lower is better for losses and errors
+    const std::string& m = s.objective.metric;
+    mode =
+        m.find("loss") != std::string::npos || m.find("error") != std::string::npos ? "min" : "max";
+  }
   s.objective.mode = mode == "max" ? Objective::Mode::kMax : Objective::Mode::kMin;
   o.finish();
 }
@@ -343,6 +348,12 @@ SweepSpec load_sweep(const std::string& path) {
   par.finish();
   read_early_stopping(top, s);
   read_launcher(top, s);
+  std::string order = "auto";
+  top.read("order", order);
+  if (order != "auto" && order != "file" && order != "shuffled")
+    top.error("order", str_cat("key 'order' = '", order, "' is not one of auto, file, shuffled"));
+  s.shuffled_order = order == "shuffled" ||
+                     (order == "auto" && s.early_stopping.rule != EarlyStoppingSpec::Rule::kNone);
   top.sub("set");
   if (const toml::table* set = root["set"].as_table()) {
     Leaves keys;

@@ -57,6 +57,7 @@ struct SearchSpace {
 
 struct Objective {
   std::string metric = "val_accuracy";  // a per-epoch log (loss, val_accuracy, ...) or test_*
+  // The file's "auto" (its default): kMin for names holding "loss" or "error", else kMax.
   enum class Mode { kMax, kMin } mode = Mode::kMax;
   bool per_epoch() const { return metric.rfind("test_", 0) != 0; }
   // True when a is strictly better than b (NaN is worse than anything).
@@ -101,6 +102,10 @@ struct SweepSpec {
   int parallel = 1;           // trials at once
   int threads_per_trial = 0;  // 0: max(1, cores / parallel)
   bool checkpoints = true;    // [callbacks.checkpoint] per trial (resume continues from it)
+  // Launch order: the search space's (false) or a seeded shuffle of it (true; the file's
+  // `order = "auto"` shuffles when early stopping is on, so that a grid's order does not decide
+  // which trials reach a rung first).
+  bool shuffled_order = false;
   EarlyStoppingSpec early_stopping;
   LauncherSpec launcher;
   // Trial overrides from [set]: fixed keys applied to every trial (e.g. training.steps_per_epoch).

@@ -56,6 +56,7 @@ model.args.units = [16, 8]
                 .string());
   EXPECT_EQ(s.out_dir, "runs/x");
   EXPECT_FALSE(s.checkpoints);
+  EXPECT_TRUE(s.shuffled_order);  // order "auto" with early stopping
   ASSERT_EQ(s.search.grid.size(), 3u);
   // In the file's order.
   EXPECT_EQ(s.search.grid[0].key, "optimizer.learning_rate");
@@ -136,7 +137,7 @@ TEST(SweepSpec, BadFilesNameFileLineAndKey) {
       {"base = \"b.toml\"\n" + grid + "[early_stopping]\nrule = \"hyperband\"\n",
        "'hyperband' is not one of none, median, asha"},
       {"base = \"b.toml\"\n" + grid + "[objective]\nmode = \"maximize\"\n",
-       "'maximize' is not one of max, min"},
+       "'maximize' is not one of auto, max, min"},
       {"base = \"b.toml\"\n[random]\ntrials = 2\n[random.params]\nx = {log_uniform = [0, 1]}\n",
        "log_uniform needs low > 0"},
       {"base = \"b.toml\"\n" + grid + "[launcher]\nkind = \"mpirun\"\n", "needs 'launcher.hosts'"},
@@ -150,6 +151,20 @@ TEST(SweepSpec, BadFilesNameFileLineAndKey) {
   }
   EXPECT_TERN_ERROR(load_sweep("/nonexistent/sweep.toml"), ErrorCode::kNotFound,
                     "/nonexistent/sweep.toml");
+}
+
+TEST(SweepSpec, ModeAutoMinimizesLosses) {
+  const std::string grid = "base = \"b.toml\"\n[grid]\n\"optimizer.learning_rate\" = [0.1]\n";
+  EXPECT_EQ(load_sweep(write("auto1.toml", grid)).objective.mode, Objective::Mode::kMax);
+  EXPECT_FALSE(load_sweep(write("auto1.toml", grid)).shuffled_order);  // no early stopping
+  EXPECT_TRUE(load_sweep(write("order.toml", "order = \"shuffled\"\n" + grid)).shuffled_order);
+  EXPECT_EQ(
+      load_sweep(write("auto2.toml", grid + "[objective]\nmetric = \"val_loss\"\n")).objective.mode,
+      Objective::Mode::kMin);
+  EXPECT_EQ(
+      load_sweep(write("auto3.toml", grid + "[objective]\nmetric = \"val_loss\"\nmode = \"max\"\n"))
+          .objective.mode,
+      Objective::Mode::kMax);
 }
 
 TEST(SweepSpec, NumbersKeepTheirTomlType) {

@@ -67,6 +67,15 @@ std::vector<TrialSpec> expand_trials(const SweepSpec& spec) {
   return trials;
 }
 
+std::vector<int> launch_order(const SweepSpec& spec, int trials) {
+  std::vector<int> order(static_cast<size_t>(trials));
+  for (int i = 0; i < trials; ++i) order[static_cast<size_t>(i)] = i;
+  if (!spec.shuffled_order) return order;
+  PhiloxStream rng(spec.search.seed, /*stream=*/1);
+  for (size_t i = order.size(); i > 1; --i) std::swap(order[i - 1], order[rng.next_below(i)]);
+  return order;
+}
+
 std::string trial_name(int id) {
   char buf[32];
   std::snprintf(buf, sizeof(buf), "trial_%03d", id);

@@ -21,6 +21,10 @@ struct TrialSpec {
 // Philox stream seeded by `seed` (same file, same trials). Capped at budget.max_trials.
 std::vector<TrialSpec> expand_trials(const SweepSpec& spec);
 
+// The order trials start in: ids 0..n-1, or their Philox shuffle (seeded by the random search's
+// seed, 0 for a grid) when spec.shuffled_order.
+std::vector<int> launch_order(const SweepSpec& spec, int trials);
+
 // "trial_007".
 std::string trial_name(int id);
 

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -90,6 +91,18 @@ TEST(Trials, OverridesPutEveryOutputInTheTrialFolder) {
   EXPECT_EQ(sets, expected);
   EXPECT_EQ(trial_name(7), "trial_007");
   EXPECT_EQ(toml_string("a\"b\\c"), "\"a\\\"b\\\\c\"");
+}
+
+TEST(Trials, LaunchOrderIsASeededShuffleWhenAsked) {
+  SweepSpec s = grid_spec();
+  EXPECT_EQ(launch_order(s, 5), (std::vector<int>{0, 1, 2, 3, 4}));
+  s.shuffled_order = true;
+  std::vector<int> a = launch_order(s, 27);
+  EXPECT_EQ(a, launch_order(s, 27));
+  EXPECT_NE(a, launch_order(grid_spec(), 27));
+  std::vector<int> sorted = a;
+  std::sort(sorted.begin(), sorted.end());
+  for (int i = 0; i < 27; ++i) EXPECT_EQ(sorted[static_cast<size_t>(i)], i);
 }
 
 }  // namespace

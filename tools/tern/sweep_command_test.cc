@@ -227,6 +227,22 @@ TEST_F(SweepCommand, ResumeAfterKillingTheSweepRepeatsNoFinishedTrial) {
   EXPECT_NE(read_log(out + "/trials/trial_001/train.log").find("resuming from"), std::string::npos);
 }
 
+TEST_F(SweepCommand, TimeBudgetStopsRunningTrialsAndStartsNoMore) {
+  write_sweep(dir_ + "/s.toml",
+              "[grid]\n\"optimizer.learning_rate\" = [0.003, 0.01]\n[budget]\nmax_epochs = 50\n"
+              "max_time = 2\n[set]\n\"training.steps_per_epoch\" = 300\n");
+  ASSERT_EQ(tern({"sweep", dir_ + "/s.toml", "--out", dir_ + "/out"}, "sweep.log"), 0)
+      << read_log(dir_ + "/sweep.log");
+  EXPECT_NE(read_log(dir_ + "/sweep.log").find("the time budget (2s) is spent"), std::string::npos);
+  json r = results(dir_ + "/out");
+  json first = trial(r, "trial_000"), second = trial(r, "trial_001");
+  EXPECT_EQ(first["status"], "stopped") << first;
+  EXPECT_EQ(first["reason"], "time budget");
+  EXPECT_LT(first["epochs"].get<int>(), 50);
+  EXPECT_EQ(second["status"], "pending") << second;  // --resume would run it
+  EXPECT_LT(first["wall_seconds"].get<double>(), 10);
+}
+
 // 1e-6 learns nothing in 4 epochs and 10 diverges: both are stopped after their first epoch.
 void expect_bad_rates_stopped(const json& r, const std::string& rule) {
   int64_t epochs = 0;
@@ -247,6 +263,7 @@ void expect_bad_rates_stopped(const json& r, const std::string& rule) {
 
 TEST_F(SweepCommand, AshaStopsClearlyBadLearningRatesEarly) {
   write_sweep(dir_ + "/s.toml",
+              "order = \"file\"\n"  // the good trial first: the rules compare with it
               "[grid]\n\"optimizer.learning_rate\" = [0.003, 1e-6, 10.0]\n[budget]\n"
               "max_epochs = 4\n[early_stopping]\nrule = \"asha\"\nreduction_factor = 2\n"
               "min_epochs = 1\n[set]\n\"training.steps_per_epoch\" = 300\n");
@@ -257,6 +274,7 @@ TEST_F(SweepCommand, AshaStopsClearlyBadLearningRatesEarly) {
 
 TEST_F(SweepCommand, MedianRuleStopsClearlyBadLearningRatesEarly) {
   write_sweep(dir_ + "/s.toml",
+              "order = \"file\"\n"  // the good trial first: the rules compare with it
               "[grid]\n\"optimizer.learning_rate\" = [0.003, 1e-6, 10.0]\n[budget]\n"
               "max_epochs = 4\n[early_stopping]\nrule = \"median\"\ngrace_epochs = 1\n"
               "min_trials = 1\n[set]\n\"training.steps_per_epoch\" = 300\n");
