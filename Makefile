@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan fuzz train bench bench-serve format check-format clean
+.PHONY: all build test test-unit test-asan fuzz train bench bench-serve bench-sweep format check-format clean
 
 all: build
 
@@ -56,6 +56,15 @@ SERVE_BENCH_ARGS ?=
 bench-serve: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target tern serve_inprocess_bench
 	/usr/bin/python3 bench/run_serve_bench.py --build-dir $(BUILD) $(SERVE_BENCH_ARGS)
+
+# The seed's 27-trial sweep (learning rate x weight decay x augmentation strength) at a reduced
+# size: sequential trials (2 threads each) vs --parallel 2 (1 thread each) vs ASHA; writes the
+# "Hyperparameter sweeps" section of BENCHMARKS.md (~15 minutes on 2 idle cores).
+# Options: SWEEP_BENCH_ARGS="--quick" (a smoke run of a few minutes).
+SWEEP_BENCH_ARGS ?=
+bench-sweep: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tern
+	/usr/bin/python3 bench/run_sweep_bench.py --build-dir $(BUILD) $(SWEEP_BENCH_ARGS)
 
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i

@@ -153,8 +153,14 @@ struct TrainConfig {
 };
 
 // Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse
-// as TOML; bare words become strings).
+// as TOML; bare words become strings). A key component "name[i]" addresses the i-th table of an
+// array of tables: "data.transforms[2].max_delta=0.1".
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The TOML text of `path` with `overrides` applied (comments dropped, keys unchecked: load_config
+// checks them). `tern train` reads it back as the same config (what `tern sweep` writes as a
+// trial's config.toml and best.toml).
+std::string render_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // "512MiB", "2GiB", "500MB", "1.5GB", "4096" (bytes): units B, KB / MB / GB / TB (powers of 1000)
 // and KiB / MiB / GiB / TiB (powers of 1024), case-insensitive, a space allowed before the unit.

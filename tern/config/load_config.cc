@@ -28,7 +28,28 @@ void flatten(const toml::table& t, const std::string& prefix,
   }
 }
 
-// Applies "a.b.c=value" to the parsed table.
+// One component of an override key: "transforms" or "transforms[2]" (index -1: none).
+struct KeyPart {
+  std::string name;
+  int64_t index = -1;
+};
+
+KeyPart parse_key_part(const std::string& part, const std::string& spec) {
+  if (part.empty())
+    throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
+  size_t open = part.find('[');
+  if (open == std::string::npos) return {part, -1};
+  const std::string digits = part.substr(open + 1, part.size() - open - 2);
+  if (open == 0 || part.back() != ']' || digits.empty() ||
+      digits.find_first_not_of("0123456789") != std::string::npos || digits.size() > 9) {
+    throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part,
+                "' is not a key or key[index]");
+  }
+  return {part.substr(0, open), std::stoll(digits)};
+}
+
+// Applies "a.b.c=value" to the parsed table; "a.b[2].c" addresses the third table of the array
+// of tables a.b ([[a.b]]), "a.b[2]" replaces that element.
 void apply_override(toml::table& root, const std::string& spec, const std::string& file) {
   size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) {
@@ -42,29 +63,69 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
     parsed = toml::table{{"v", value}};  // a bare word is a string
   }
   toml::table* t = &root;
+  std::string path;  // the dotted key so far, for errors
   size_t start = 0;
   for (;;) {
     size_t dot = key.find('.', start);
-    std::string part =
-        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty())
-      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
-    if (dot == std::string::npos) {
-      t->insert_or_assign(part, *parsed.get("v"));
+    KeyPart part = parse_key_part(
+        key.substr(start, dot == std::string::npos ? std::string::npos : dot - start), spec);
+    path += (path.empty() ? "" : ".") + part.name;
+    const bool last = dot == std::string::npos;
+    if (part.index >= 0) {
+      toml::array* arr = t->get(part.name) ? t->get(part.name)->as_array() : nullptr;
+      if (!arr) {
+        throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", path, "' in ", file,
+                    " is not an array");
+      }
+      if (static_cast<size_t>(part.index) >= arr->size()) {
+        throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", path, "' in ", file,
+                    " has ", arr->size(), " entries (index ", part.index, ")");
+      }
+      path += str_cat("[", part.index, "]");
+      toml::node& element = *arr->get(static_cast<size_t>(part.index));
+      if (last) {
+        arr->replace(arr->cbegin() + part.index, *parsed.get("v"));
+        return;
+      }
+      if (!element.is_table()) {
+        throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", path, "' in ", file,
+                    " is not a table");
+      }
+      t = element.as_table();
+      start = dot + 1;
+      continue;
+    }
+    if (last) {
+      t->insert_or_assign(part.name, *parsed.get("v"));
       return;
     }
-    toml::node* next = t->get(part);
+    toml::node* next = t->get(part.name);
     if (!next) {
-      t->insert(part, toml::table{});
-      next = t->get(part);
+      t->insert(part.name, toml::table{});
+      next = t->get(part.name);
     }
     if (!next->is_table()) {
-      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part, "' in ", file,
+      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part.name, "' in ", file,
                   " is not a table");
     }
     t = next->as_table();
     start = dot + 1;
   }
+}
+
+toml::table parse_with_overrides(const std::string& path,
+                                 const std::vector<std::string>& overrides) {
+  if (!std::filesystem::exists(path))
+    throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
+  toml::table root;
+  try {
+    root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
+                e.source().begin.column, ": TOML syntax error: ", e.description());
+  }
+  for (const auto& o : overrides) apply_override(root, o, path);
+  return root;
 }
 
 // What checkpoints and TensorBoard record about the config (known once every key is read).
@@ -81,16 +142,7 @@ void finish_callbacks(TrainConfig& cfg) {
 }  // namespace
 
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
-  if (!std::filesystem::exists(path))
-    throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
-  toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
-                e.source().begin.column, ": TOML syntax error: ", e.description());
-  }
-  for (const auto& o : overrides) apply_override(root, o, path);
+  toml::table root = parse_with_overrides(path, overrides);
   TrainConfig cfg;
   cfg.path = path;
   Section top(&root, "", path);
@@ -114,6 +166,13 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   cfg.sha256 = hash.hex_digest();
   finish_callbacks(cfg);
   return cfg;
+}
+
+std::string render_config(const std::string& path, const std::vector<std::string>& overrides) {
+  toml::table root = parse_with_overrides(path, overrides);
+  std::ostringstream os;
+  os << toml::toml_formatter{root} << "\n";
+  return os.str();
 }
 
 }  // namespace tern::config

@@ -25,6 +25,7 @@ void print_usage(std::ostream& os) {
         "  profile    trace training steps of a config (Chrome trace) and rank ops by time\n"
         "  logs       print what TensorBoard event files hold\n"
         "  ckpt       inspect (validate and describe) a training checkpoint\n"
+        "  sweep      run a hyperparameter sweep (trials in parallel, early stopping); report\n"
         "\n'tern <command> --help' describes a command.\n";
 }
 
@@ -49,6 +50,7 @@ int main(int argc, char** argv) {
     if (cmd == "profile") return tern::tools::cmd_profile(argc - 1, argv + 1);
     if (cmd == "logs") return tern::tools::cmd_logs(argc - 1, argv + 1);
     if (cmd == "ckpt") return tern::tools::cmd_ckpt(argc - 1, argv + 1);
+    if (cmd == "sweep") return tern::tools::cmd_sweep(argc - 1, argv + 1);
     std::cerr << "tern: unknown command '" << cmd << "'\n";
     print_usage(std::cerr);
     return 2;
