@@ -16,6 +16,8 @@ PACKAGES=(
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
   # multi-process training
   libopenmpi-dev openmpi-bin
+  # `tern sweep`'s Slurm launcher, tested against a single-node slurmctld + slurmd the test starts
+  slurm-wlm
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # load generator for the serving tests and `make bench-serve`
