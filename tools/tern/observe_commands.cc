@@ -12,6 +12,7 @@
 #include "tern/io/event_file.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/checkpoint.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/profiler.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/cli_parse.h"
@@ -130,7 +131,9 @@ int cmd_ckpt(int argc, char** argv) {
             << ", learning rate " << s.learning_rate << " (" << s.lr_schedule << ")\n"
             << "  rng dropout offset " << s.rng_offset << ", data iterator state "
             << p.iterator_state.size() << " bytes\n"
-            << "  config_sha256 " << (s.config_sha256.empty() ? "(none)" : s.config_sha256) << "\n";
+            << "  config_sha256 " << (s.config_sha256.empty() ? "(none)" : s.config_sha256) << "\n"
+            << "  weights_sha256 " << train::weights_sha256(c.weights, s.weight_order)
+            << " (over the weights in model order, as tern train prints it: docs/formats.md)\n";
   for (const auto& [k, v] : s.logs) std::cout << "  log " << k << " = " << v << "\n";
   auto list = [](const char* title, const io::NamedTensors& ts) {
     int64_t bytes = 0;
