@@ -28,18 +28,29 @@ void flatten(const toml::table& t, const std::string& prefix,
   }
 }
 
-// Applies "a.b.c=value" to the parsed table.
+// Parses `text` as TOML whose nodes carry `source` as their source path.
+toml::table parse_with_source(const std::string& text, const std::string& source) {
+  return toml::parse(std::string_view(text), std::string_view(source));
+}
+
+// Applies "a.b.c=value" to the parsed table. The value, and any table the key creates, carry the
+// flag ("--set a.b.c=value") as their source path, so errors about them name the flag, not the
+// file (config_error).
 void apply_override(toml::table& root, const std::string& spec, const std::string& file) {
+  const std::string flag = kOverrideSourcePrefix + spec;
+  auto fail = [&](const std::string& why) {
+    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(flag, ": ", why));
+  };
   size_t eq = spec.find('=');
-  if (eq == std::string::npos || eq == 0) {
-    throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': expected key=value");
-  }
+  if (eq == std::string::npos || eq == 0) fail("expected key=value");
   std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
   toml::table parsed;
   try {
-    parsed = toml::parse("v = " + value);
+    parsed = parse_with_source("v = " + value, flag);
   } catch (const toml::parse_error&) {
-    parsed = toml::table{{"v", value}};  // a bare word is a string
+    std::ostringstream quoted;  // a bare word is a string
+    quoted << toml::value<std::string>(value);
+    parsed = parse_with_source("v = " + quoted.str(), flag);
   }
   toml::table* t = &root;
   size_t start = 0;
@@ -47,20 +58,21 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
     size_t dot = key.find('.', start);
     std::string part =
         key.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    if (part.empty())
-      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': empty key component");
+    if (part.empty()) fail("empty key component");
     if (dot == std::string::npos) {
-      t->insert_or_assign(part, *parsed.get("v"));
+      t->insert_or_assign(part, std::move(*parsed.get("v")));
       return;
     }
     toml::node* next = t->get(part);
     if (!next) {
-      t->insert(part, toml::table{});
+      toml::table made = parse_with_source("[t]", flag);
+      t->insert(part, std::move(*made.get("t")));
       next = t->get(part);
     }
     if (!next->is_table()) {
-      throw_error(ErrorCode::kInvalidArgument, "--set '", spec, "': '", part, "' in ", file,
-                  " is not a table");
+      const int line = static_cast<int>(next->source().begin.line);
+      fail(str_cat("'", key.substr(0, dot), "' is not a table (", file,
+                   line > 0 ? str_cat(":", line) : "", " sets it to a value)"));
     }
     t = next->as_table();
     start = dot + 1;
@@ -78,17 +90,18 @@ void finish_callbacks(TrainConfig& cfg) {
   if (callbacks.backup_and_restore) callbacks.backup_and_restore->config_sha256 = cfg.sha256;
 }
 
-}  // namespace
-
-TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+TrainConfig read_config(const std::string& path, const std::vector<std::string>& overrides) {
   if (!std::filesystem::exists(path))
-    throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
+    throw ConfigError(ErrorCode::kNotFound, str_cat("config file '", path, "' does not exist"));
+  if (!std::filesystem::is_regular_file(path))
+    throw ConfigError(ErrorCode::kInvalidArgument, str_cat("config file '", path, "' is not a file"));
   toml::table root;
   try {
     root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
-    throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
-                e.source().begin.column, ": TOML syntax error: ", e.description());
+    throw ConfigError(ErrorCode::kInvalidArgument,
+                      str_cat(path, ":", e.source().begin.line, ":", e.source().begin.column,
+                              ": TOML syntax error: ", e.description()));
   }
   for (const auto& o : overrides) apply_override(root, o, path);
   TrainConfig cfg;
@@ -114,6 +127,20 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   cfg.sha256 = hash.hex_digest();
   finish_callbacks(cfg);
   return cfg;
+}
+
+}  // namespace
+
+TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  try {
+    return read_config(path, overrides);
+  } catch (const ConfigError&) {
+    throw;
+  } catch (const Error& e) {
+    // A reader's library call refused a value: still an error in the config.
+    if (e.message().rfind(path, 0) == 0) throw ConfigError(e.code(), e.message());
+    throw ConfigError(e.code(), str_cat(path, ": ", e.message()));
+  }
 }
 
 }  // namespace tern::config

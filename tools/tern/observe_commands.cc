@@ -65,6 +65,7 @@ int cmd_logs(int argc, char** argv) {
   CLI::App app{
       "Print what TensorBoard event files hold: one line per value (step, wall time, tag, value).",
       "tern logs"};
+  init_app(app);
   std::string target, tag;
   app.add_option("path", target, "an event file, or a directory searched for *tfevents* files")
       ->required();
@@ -106,6 +107,7 @@ int cmd_ckpt(int argc, char** argv) {
       "and lists its state and tensors; DIR may also be a folder of ckpt-* checkpoints (the newest "
       "is shown).",
       "tern ckpt"};
+  init_app(app);
   app.require_subcommand(1);
   CLI::App* inspect = app.add_subcommand("inspect", "validate and describe a checkpoint");
   std::string dir;
@@ -155,14 +157,16 @@ int cmd_profile(int argc, char** argv) {
       "and "
       "prints ops ranked by total time and the input wait / compute / optimizer split.",
       "tern profile"};
+  init_app(app);
   std::string config, trace = "trace.json";
   std::vector<std::string> sets;
   int64_t steps = 10, warmup = 2;
   app.add_option("config", config, "training config (TOML)")->required();
   app.add_option("--set", sets, "override a config key (repeatable)");
-  app.add_option("--steps", steps, "training steps to profile")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "training steps to profile")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
   app.add_option("--warmup", warmup, "steps run first, untraced (the first one compiles)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
   app.add_option("--trace", trace, "where to write the trace JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   config::TrainConfig cfg = config::load_config(config, sets);

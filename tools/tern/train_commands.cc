@@ -19,6 +19,7 @@
 #include "tern/config/builders.h"
 #include "tern/config/resume.h"
 #include "tern/config/trainer.h"
+#include "tern/config/training_data.h"
 #include "tern/dist/communicator.h"
 #include "tern/io/atomic_file.h"
 #include "tern/runtime/runtime.h"
@@ -160,6 +161,26 @@ std::string self_executable() {
               workers, " tern train CONFIG");
 }
 
+// The batch part of the banner: the pipeline's effective batch (which may be a [[data.transforms]]
+// batch rather than training.batch_size), each worker's share, and the batch an update sees under
+// gradient accumulation.
+std::string describe_batch(const TrainConfig& cfg, int workers) {
+  const config::TrainBatch b = config::train_batch(cfg);
+  std::string out = str_cat("batch ", b.size);
+  if (b.key != "training.batch_size") {
+    out += str_cat(
+        " (", b.key,
+        b.size != cfg.training.fit.batch_size
+            ? str_cat("; training.batch_size = ", cfg.training.fit.batch_size, " does not apply")
+            : "",
+        ")");
+  }
+  if (workers > 1) out += str_cat(" (", b.size / workers, " per worker)");
+  const int k = cfg.training.fit.gradient_accumulation_steps;
+  if (k > 1) out += str_cat(" x ", k, " accumulated = ", b.size * k, " per update");
+  return out;
+}
+
 void print_header(config::Trainer& trainer) {
   const TrainConfig& cfg = trainer.config();
   const int workers = trainer.workers();
@@ -170,10 +191,8 @@ void print_header(config::Trainer& trainer) {
     std::cout << trainer.data().train_samples
               << (workers > 1 ? " training samples per worker, " : " training samples, ");
   }
-  std::cout << "batch " << cfg.training.fit.batch_size;
-  if (workers > 1) std::cout << " (" << cfg.training.fit.batch_size / workers << " per worker)";
-  std::cout << ", " << cfg.training.fit.epochs << " epochs, " << runtime::intra_op_threads()
-            << " threads";
+  std::cout << describe_batch(cfg, workers) << ", " << cfg.training.fit.epochs << " epochs, "
+            << runtime::intra_op_threads() << " threads";
   if (workers > 1) {
     std::cout << " per worker, " << workers << " workers ("
               << dist::reduce_mode_name(cfg.distribute.options.buckets.mode) << " all-reduce)";
@@ -202,7 +221,8 @@ int64_t samples_trained(const config::Trainer& trainer, const train::History& h)
   const nn::FitOptions& fit = trainer.config().training.fit;
   const int64_t n = trainer.data().train_samples;
   if (n < 0) return h.stats.samples;
-  const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * fit.batch_size : n;
+  const int64_t batch = config::train_batch(trainer.config()).size;
+  const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * batch : n;
   return std::min(n, per_epoch) * static_cast<int64_t>(h.epoch.size());
 }
 
@@ -241,6 +261,7 @@ void write_metrics_json(const std::string& path, const nlohmann::ordered_json& j
 
 int cmd_train(int argc, char** argv) {
   CLI::App app{"Train the model a config describes; prints the final test metrics.", "tern train"};
+  init_app(app);
   TrainFlags f;
   add_common(app, f.common);
   app.add_option(
@@ -258,9 +279,9 @@ int cmd_train(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (f.workers > 0 && dist::launched_by_mpi()) {
-    std::cerr << "tern train: --workers starts mpirun itself; this process already runs under an "
-                 "MPI launcher (leave --workers out)\n";
-    return 2;
+    usage_error(
+        "--workers starts mpirun itself; this process already runs under an MPI launcher (leave "
+        "--workers out)");
   }
   if (f.workers > 1) exec_workers(f.workers, argc, argv);
 
@@ -292,6 +313,7 @@ int cmd_train(int argc, char** argv) {
 
 int cmd_eval(int argc, char** argv) {
   CLI::App app{"Evaluate trained weights on the config's test split.", "tern eval"};
+  init_app(app);
   CommonFlags f;
   std::string weights;
   add_common(app, f);
@@ -313,6 +335,7 @@ int cmd_predict(int argc, char** argv) {
       "Predict classes for the config's test images; writes CSV (index, predicted, label, "
       "probabilities).",
       "tern predict"};
+  init_app(app);
   CommonFlags f;
   std::string weights, output;
   int64_t limit = 10;
@@ -320,9 +343,13 @@ int cmd_predict(int argc, char** argv) {
   app.add_option("--weights", weights, "weights file (default: <output.dir>/weights.safetensors)");
   app.add_option("--output", output, "CSV file to write (default: stdout)");
   app.add_option("--limit", limit, "number of test images (-1 = all)");
+  std::string model_dir;  // handled above; listed for --help and completion
+  app.add_option("--model", model_dir,
+                 "run an exported model directory instead of a config's weights (no CONFIG; "
+                 "'tern predict --model DIR --help' lists its options)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig cfg = setup(f);
-  TERN_CHECK_ARG(limit != 0, "predict: nothing to predict (--limit ", limit, ")");
+  if (limit == 0) usage_error("--limit 0: nothing to predict (-1 = all)");
   TestRows rows = test_rows(cfg, limit);
   std::shared_ptr<nn::Model> model = config::make_model(cfg, rows.sample_shape);
   model->load_weights(weights.empty() ? cfg.output.dir + "/weights.safetensors" : weights);
@@ -343,6 +370,7 @@ int cmd_predict(int argc, char** argv) {
 int cmd_summary(int argc, char** argv) {
   CLI::App app{"Print the model a config describes: layers, output shapes, parameter counts.",
                "tern summary"};
+  init_app(app);
   CommonFlags f;
   add_common(app, f);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
