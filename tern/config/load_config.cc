@@ -94,7 +94,8 @@ TrainConfig read_config(const std::string& path, const std::vector<std::string>&
   if (!std::filesystem::exists(path))
     throw ConfigError(ErrorCode::kNotFound, str_cat("config file '", path, "' does not exist"));
   if (!std::filesystem::is_regular_file(path))
-    throw ConfigError(ErrorCode::kInvalidArgument, str_cat("config file '", path, "' is not a file"));
+    throw ConfigError(ErrorCode::kInvalidArgument,
+                      str_cat("config file '", path, "' is not a file"));
   toml::table root;
   try {
     root = toml::parse_file(path);

@@ -63,9 +63,10 @@ void read_model(Section& top, TrainConfig& cfg) {
   for (const std::string& key : args.keys()) {
     if (std::find(arg_names.begin(), arg_names.end(), key) != arg_names.end()) continue;
     const std::string best = ops::closest_name(key, arg_names);
-    args.error(key, str_cat("unknown key '", args.full(key), "': model '", cfg.model.name,
-                            "' has no argument '", key, "'",
-                            best.empty() ? "" : str_cat(" (did you mean '", args.full(best), "'?)")));
+    args.error(key,
+               str_cat("unknown key '", args.full(key), "': model '", cfg.model.name,
+                       "' has no argument '", key, "'",
+                       best.empty() ? "" : str_cat(" (did you mean '", args.full(best), "'?)")));
   }
   cfg.model.args = args.all_as_attrs();
   model.finish();

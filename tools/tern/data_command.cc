@@ -4,8 +4,8 @@
 
 #include <charconv>
 #include <iomanip>
-#include <string_view>
 #include <iostream>
+#include <string_view>
 
 #include "tern/data/convert.h"
 #include "tern/data/inspect.h"
