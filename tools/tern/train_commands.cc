@@ -4,6 +4,8 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -23,6 +25,7 @@
 #include "tern/dist/communicator.h"
 #include "tern/io/atomic_file.h"
 #include "tern/runtime/runtime.h"
+#include "tern/train/interrupt.h"
 #include "tern/train/model_weights.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/cli_parse.h"
@@ -257,6 +260,44 @@ void write_metrics_json(const std::string& path, const nlohmann::ordered_json& j
   io::write_file_atomically(path, j.dump(2) + "\n");
 }
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+  }
+  return "a signal";
+}
+
+// fit stopped at a signal: says where the run was saved (the checkpoint the callbacks wrote, or
+// the weights when none is configured) and gives the exit status 128 + signal.
+int interrupted(config::Trainer& trainer, const train::History& h, const TrainFlags& f) {
+  const int status = train::interrupted_exit_status(h.interrupted_by);
+  if (!trainer.is_chief()) return status;
+  const train::FitProgress& p = trainer.model().training_state()->progress;
+  std::cout << "\ntern train: interrupted by " << signal_name(h.interrupted_by) << " after step "
+            << p.global_step << " (epoch " << p.epoch + 1 << ", batch " << p.step_in_epoch << ")\n";
+  const std::string resume_dir = config::checkpoint_dir(trainer.config());
+  if (!h.interrupt_checkpoint.empty() && h.interrupt_checkpoint.rfind(resume_dir, 0) == 0) {
+    std::cout << "checkpoint: " << h.interrupt_checkpoint << "\ncontinue exactly with: tern train "
+              << f.common.config << " --resume\n";
+  } else if (!h.interrupt_checkpoint.empty()) {
+    std::cout << "backup: " << h.interrupt_checkpoint
+              << " ([callbacks.backup_and_restore]: the next tern train continues from it)\n";
+  } else {
+    const std::string weights = trainer.weights_path();
+    trainer.model().save_weights(weights);
+    std::cout << "weights: " << weights
+              << " (no [callbacks.checkpoint] in the config, so --resume cannot continue this run "
+                 "exactly; add the table to checkpoint)\n";
+  }
+  std::cout << std::flush;
+  return status;
+}
+
 }  // namespace
 
 int cmd_train(int argc, char** argv) {
@@ -293,8 +334,14 @@ int cmd_train(int argc, char** argv) {
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
-  train::History h = trainer.fit();
+  train::History h;
+  {
+    // SIGINT / SIGTERM / SIGUSR1 stop fit after the current step (interrupt.h).
+    train::GracefulInterrupts interrupts;
+    h = trainer.fit();
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (h.interrupted_by != 0) return interrupted(trainer, h, f);
   if (!chief) return 0;
   nn::EvaluateResult test = trainer.evaluate();
   const std::string weights = trainer.weights_path();
