@@ -7,7 +7,6 @@
 #include <csignal>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -15,7 +14,6 @@
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
 #include <vector>
 
 #include "tern/config/builders.h"
@@ -30,6 +28,7 @@
 #include "tern/train/training_state.h"
 #include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
+#include "tools/tern/train_workers.h"
 
 namespace tern::tools {
 namespace {
@@ -120,49 +119,6 @@ struct TrainFlags {
   bool quiet = false, resume = false, ignore_config_change = false;
   int workers = 0;
 };
-
-// This program's path, for mpirun to start (argv[0] may be a bare name found on PATH).
-std::string self_executable() {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("tern") : p.string();
-}
-
-// `tern train ... --workers N`: the same command as N local MPI workers, through mpirun (which
-// then owns the job: a worker that dies takes the others down). Replaces this process.
-[[noreturn]] void exec_workers(int workers, int argc, char** argv) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::string> args = {"mpirun", "-np", std::to_string(workers)};
-  if (static_cast<unsigned>(workers) > cores) {
-    args.insert(args.end(), {"--oversubscribe", "--bind-to", "none"});
-  } else {
-    args.insert(args.end(), {"--bind-to", "core"});
-  }
-  if (geteuid() == 0) args.push_back("--allow-run-as-root");
-  args.push_back(self_executable());
-  args.push_back("train");
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--workers") {
-      ++i;  // and its value
-      continue;
-    }
-    if (a.rfind("--workers=", 0) == 0) continue;
-    args.push_back(a);
-  }
-  std::vector<char*> c_args;
-  for (auto& a : args) c_args.push_back(a.data());
-  c_args.push_back(nullptr);
-  std::cout << "tern train: starting " << workers << " workers:";
-  for (const auto& a : args) std::cout << " " << a;
-  std::cout << std::endl;
-  execvp("mpirun", c_args.data());
-  throw_error(ErrorCode::kNotFound, "--workers ", workers, ": cannot run mpirun (",
-              std::strerror(errno),
-              "); install Debian's openmpi-bin (scripts/install-deps.sh does) or start the "
-              "workers yourself: mpirun -np ",
-              workers, " tern train CONFIG");
-}
 
 // The batch part of the banner: the pipeline's effective batch (which may be a [[data.transforms]]
 // batch rather than training.batch_size), each worker's share, and the batch an update sees under
@@ -324,7 +280,7 @@ int cmd_train(int argc, char** argv) {
         "--workers starts mpirun itself; this process already runs under an MPI launcher (leave "
         "--workers out)");
   }
-  if (f.workers > 1) exec_workers(f.workers, argc, argv);
+  if (f.workers > 1) return run_workers(f.workers, argc, argv);
 
   TrainConfig cfg = config::load_config(f.common.config, f.common.sets);
   cfg.training.fit.verbose = f.quiet ? 0 : 1;
