@@ -156,8 +156,13 @@ void ProgressBar::finish(int64_t steps, int64_t samples, const OrderedLogs& logs
   double per_step_ms = steps > 0 ? elapsed * 1000 / static_cast<double>(steps) : 0;
   double sps = elapsed > 0 ? static_cast<double>(samples) / elapsed : 0;
   char time_per_step[64], throughput[64];
-  std::snprintf(time_per_step, sizeof(time_per_step), "%s %.0fms/step",
-                format_duration(elapsed).c_str(), per_step_ms);
+  if (per_step_ms < 1) {  // Keras too: "0s 431us/step"
+    std::snprintf(time_per_step, sizeof(time_per_step), "%s %.0fus/step",
+                  format_duration(elapsed).c_str(), per_step_ms * 1000);
+  } else {
+    std::snprintf(time_per_step, sizeof(time_per_step), "%s %.0fms/step",
+                  format_duration(elapsed).c_str(), per_step_ms);
+  }
   std::snprintf(throughput, sizeof(throughput), "%.0f samples/s", sps);
   const std::string timing = std::string(time_per_step) + " - " + throughput;
   if (interactive_) {
