@@ -1,12 +1,16 @@
 // `tern data inspect | convert | bench`: flags and printing around tern/data's inspect_data_file,
 // convert_image_dataset, parse_pipeline_line and bench_input_pipeline.
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <charconv>
 #include <iomanip>
 #include <iostream>
 #include <string_view>
 
+#include "tern/base/progress_line.h"
+#include "tern/base/terminal.h"
 #include "tern/data/convert.h"
 #include "tern/data/inspect.h"
 #include "tern/data/pipeline_bench.h"
@@ -91,7 +95,16 @@ int convert(ConvertFlags& f) {
     if (comma == std::string::npos) break;
     start = comma + 1;
   }
-  std::cout << data::convert_image_dataset(f.input, f.output, o).summary << "\n";
+  std::string summary;
+  {
+    ProgressLine line(std::cerr, "convert", "images", -1, is_interactive_terminal(STDERR_FILENO));
+    o.progress = [&](int64_t done, int64_t total) {
+      line.set_total(total);
+      line.update(done);
+    };
+    summary = data::convert_image_dataset(f.input, f.output, o).summary;
+  }
+  std::cout << summary << "\n";
   return 0;
 }
 
@@ -130,9 +143,26 @@ int bench(BenchFlags& f) {
   for (size_t i = 0; i < stages.size(); ++i) std::cout << (i ? " -> " : " ") << stages[i];
   std::cout << "\n";
   const bool batched = data::yields_batches(p.spec, mode);
-  const data::PipelineBenchResult r =
-      data::bench_input_pipeline(data::build_input_pipeline(p.spec, p.inputs, mode), batched,
-                                 f.epochs, f.warmup, f.max_batches);
+  const data::DatasetPtr ds = data::build_input_pipeline(p.spec, p.inputs, mode);
+  int64_t per_pass = ds->cardinality();
+  if (f.max_batches >= 0)
+    per_pass = per_pass < 0 ? f.max_batches : std::min(per_pass, f.max_batches);
+  data::PipelineBenchResult r;
+  {
+    // Counted over every pass (warm-up ones included), so the rate and ETA cover the whole run.
+    const int64_t passes = f.warmup + f.epochs;
+    ProgressLine line(std::cerr, "bench", batched ? "batches" : "elements",
+                      per_pass < 0 ? -1 : per_pass * passes,
+                      is_interactive_terminal(STDERR_FILENO));
+    int64_t before = 0, current_pass = 0, last = 0;
+    r = data::bench_input_pipeline(
+        ds, batched, f.epochs, f.warmup, f.max_batches, [&](int64_t pass, int64_t, int64_t taken) {
+          if (pass != current_pass) before += last, current_pass = pass;
+          last = taken;
+          line.update(before + taken,
+                      str_cat("pass ", pass + 1, "/", passes, pass < f.warmup ? " (warm-up)" : ""));
+        });
+  }
   std::cout << std::fixed << std::setprecision(2) << r.rows
             << (batched ? " rows in " : " elements in ") << r.batches
             << (batched ? " batches" : " steps") << ", " << r.seconds

@@ -1,5 +1,6 @@
 // `tern export` (a config's trained model as a served model directory) and `tern predict --model`
 // (an exported model run on IDX images, no config needed).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tern/base/progress_line.h"
+#include "tern/base/terminal.h"
 #include "tern/config/export.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/serve/model_dir.h"
@@ -60,7 +63,14 @@ int cmd_export(int argc, char** argv) {
     return 1;
   }
   config::TrainConfig cfg = config::load_config(config, sets);
-  serve::ExportReport r = config::export_from_config(cfg, p.string(), weights);
+  serve::ExportReport r;
+  {
+    ProgressLine line(std::cerr, "export", "steps", config::kExportSteps,
+                      is_interactive_terminal(STDERR_FILENO));
+    r = config::export_from_config(
+        cfg, p.string(), weights,
+        [&](int step, const std::string& what) { line.update(step - 1, what); });
+  }
   for (const auto& d : r.dropped) std::cout << "dropped random augmentation: " << d << "\n";
   std::cout << "exported " << p.string() << " (signatures:";
   for (const auto& s : r.signatures) std::cout << " " << s;
