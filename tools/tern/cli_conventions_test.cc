@@ -224,5 +224,30 @@ TEST_F(CliConventions, BannerStatesTheEffectiveBatch) {
       << out_;
 }
 
+// docs/formats.md's recipe for weights_sha256, run on a weights file tern wrote, gives the hash
+// tern printed.
+TEST_F(CliConventions, TheFormatsDocRecomputesWeightsSha256) {
+  ASSERT_EQ(tern({"train", config_, "--quiet", "--metrics-json", dir_ + "/m.json"}), 0) << out_;
+  std::ifstream doc("docs/formats.md");
+  std::stringstream text;
+  text << doc.rdbuf();
+  const std::string md = text.str();
+  const size_t at = md.find("```python\n", md.find("To recompute it from a weights file"));
+  ASSERT_NE(at, std::string::npos);
+  std::string code = md.substr(at + 10, md.find("```", at + 10) - at - 10);
+  const std::string path = "runs/fashion_mnist/weights.safetensors";
+  ASSERT_NE(code.find(path), std::string::npos) << code;
+  code.replace(code.find(path), path.size(), dir_ + "/run/weights.safetensors");
+  std::ofstream(dir_ + "/recipe.py") << code;
+  const std::string cmd = "python3 " + dir_ + "/recipe.py > " + dir_ + "/recipe.txt";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << code;
+  std::ifstream m(dir_ + "/m.json"), r(dir_ + "/recipe.txt");
+  std::stringstream ms, rs;
+  ms << m.rdbuf();
+  rs << r.rdbuf();
+  const std::string want = ms.str().substr(ms.str().find("\"weights_sha256\": \"") + 19, 64);
+  EXPECT_EQ(rs.str(), want + "\n");
+}
+
 }  // namespace
 }  // namespace tern::tools

@@ -1,4 +1,4 @@
-// `tern logs` (FORMATS.md event vectors read back), `tern ckpt inspect`, `tern profile` (trace
+// `tern logs` (docs/formats.md event vectors read back), `tern ckpt inspect`, `tern profile` (trace
 // JSON and ranking), `tern train --resume` refusing a changed config, and the config keys of the
 // observability callbacks.
 #include <gtest/gtest.h>
