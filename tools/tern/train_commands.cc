@@ -259,6 +259,10 @@ int interrupted(config::Trainer& trainer, const train::History& h, const TrainFl
 int cmd_train(int argc, char** argv) {
   CLI::App app{"Train the model a config describes; prints the final test metrics.", "tern train"};
   init_app(app);
+  app.footer(
+      "Ctrl-C (SIGINT) or SIGTERM stops training after the current step: a checkpoint of that "
+      "step goes to [callbacks.checkpoint] dir (--resume continues exactly), or without one the "
+      "weights to output.dir; exit status 130 / 143. A second Ctrl-C quits at once.");
   TrainFlags f;
   add_common(app, f.common);
   app.add_option(
