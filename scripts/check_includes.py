@@ -33,6 +33,7 @@ VENDORS = {
     "oneapi/dnnl": ["tern/backends/cpu"],
     "dnnl": ["tern/backends/cpu"],
     "omp.h": ["tern/backends/cpu"],
+    "openssl/": ["tern/base"],
     "zlib.h": ["tern/format", "tern/data", "tern/io"],
     "jpeglib.h": ["tern/data"],
     "png.h": ["tern/data"],

@@ -11,6 +11,8 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
   # engine
   libdnnl-dev zlib1g-dev
+  # SHA-256 (tern/base/sha256.cc: OpenSSL's libcrypto)
+  libssl-dev
   # data formats, configs, CLI, serving
   libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev

@@ -13,14 +13,17 @@
 namespace tern::config {
 namespace {
 
-// Runs `fn`, naming the config file in errors that do not already.
+// Runs `fn`, naming the config file in errors that do not already; what the config asks for
+// cannot be built: a ConfigError.
 template <typename Fn>
 auto naming_config(const TrainConfig& cfg, const char* section, Fn&& fn) {
   try {
     return fn();
+  } catch (const ConfigError&) {
+    throw;
   } catch (const Error& e) {
-    if (e.message().rfind(cfg.path, 0) == 0) throw;
-    throw_error(e.code(), cfg.path, section, e.message());
+    if (e.message().rfind(cfg.path, 0) == 0) throw ConfigError(e.code(), e.message());
+    throw ConfigError(e.code(), str_cat(cfg.path, section, e.message()));
   }
 }
 
@@ -55,9 +58,10 @@ optim::SchedulePtr make_schedule(const TrainConfig& cfg, int64_t steps_per_epoch
   } else if (schedule_cfg.name == "cosine_restarts") {
     schedule = std::make_shared<optim::CosineDecayRestarts>(lr, schedule_cfg.cosine_restarts);
   } else {
-    throw_error(ErrorCode::kInvalidArgument, cfg.path, ": key 'schedule.name' = '",
-                schedule_cfg.name,
-                "' is not one of constant, piecewise, exponential, cosine, cosine_restarts");
+    throw ConfigError(
+        ErrorCode::kInvalidArgument,
+        str_cat(cfg.path, ": key 'schedule.name' = '", schedule_cfg.name,
+                "' is not one of constant, piecewise, exponential, cosine, cosine_restarts"));
   }
   if (schedule_cfg.warmup_steps > 0)
     schedule = std::make_shared<optim::LinearWarmup>(schedule_cfg.warmup_steps, schedule);
@@ -77,8 +81,9 @@ std::shared_ptr<optim::Optimizer> make_optimizer(const TrainConfig& cfg, int64_t
   } else if (optimizer.name == "rmsprop") {
     opt = std::make_shared<optim::RMSprop>(schedule, optimizer.rmsprop);
   } else {
-    throw_error(ErrorCode::kInvalidArgument, cfg.path, ": key 'optimizer.name' = '", optimizer.name,
-                "' is not one of sgd, adam, adamw, rmsprop");
+    throw ConfigError(ErrorCode::kInvalidArgument,
+                      str_cat(cfg.path, ": key 'optimizer.name' = '", optimizer.name,
+                              "' is not one of sgd, adam, adamw, rmsprop"));
   }
   opt->clip = optimizer.clip;
   return opt;

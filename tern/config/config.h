@@ -152,9 +152,19 @@ struct TrainConfig {
   std::string sha256;
 };
 
+// An error in what a config says: TOML syntax, an unknown key, a value of the wrong type or out
+// of range, an unknown model / optimizer / schedule name or model argument, a bad --set flag, a
+// config file that does not exist. The message names the file and line ("fashion.toml:12: unknown
+// key 'training.batch_sise' ...") or, for a key set on the command line, the flag ("--set
+// optimizer.learing_rate=0.1: unknown key ..."). `tern` exits 2 on it, as on any usage error.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
 // Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse
 // as TOML; bare words become strings). A key component "name[i]" addresses the i-th table of an
-// array of tables: "data.transforms[2].max_delta=0.1".
+// array of tables: "data.transforms[2].max_delta=0.1". Every error is a ConfigError.
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // The TOML text of `path` with `overrides` applied (comments dropped, keys unchecked: load_config

@@ -17,11 +17,18 @@
 
 namespace tern::config {
 
+// Values given by --set carry the flag as their source path (load_config.cc): an error there
+// names the flag, not the file.
+constexpr const char* kOverrideSourcePrefix = "--set ";
+
+// A ConfigError at `where`: "file:line: msg", "--set key=value: msg", or "file: msg".
 [[noreturn]] inline void config_error(const std::string& file, const toml::source_region& where,
                                       const std::string& msg) {
+  if (where.path && where.path->rfind(kOverrideSourcePrefix, 0) == 0)
+    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(*where.path, ": ", msg));
   if (where.begin.line > 0)
-    throw_error(ErrorCode::kInvalidArgument, file, ":", where.begin.line, ": ", msg);
-  throw_error(ErrorCode::kInvalidArgument, file, ": ", msg);
+    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ":", where.begin.line, ": ", msg));
+  throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ": ", msg));
 }
 
 // A table whose keys are read one by one; finish() rejects the keys nobody read.

@@ -274,14 +274,21 @@ dynamic = true
 }
 
 TEST(Config, ModelArgsAreCheckedAgainstTheZoo) {
+  // Names when the config is read, at their lines; kinds when the model is built.
   std::string p =
       write_config("args.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilter = [8]\n");
-  TrainConfig c = load_config(p);
-  EXPECT_TERN_ERROR(make_model(c, Shape{28, 28, 1}), ErrorCode::kInvalidArgument,
-                    "model 'cnn' has no argument 'filter' (did you mean 'filters'?)");
+  EXPECT_TERN_ERROR(load_config(p), ErrorCode::kInvalidArgument,
+                    p + ":4: unknown key 'model.args.filter': model 'cnn' has no argument 'filter' "
+                        "(did you mean 'model.args.filters'?)");
   std::string q = write_config("zoo.toml", "[model]\nname = \"cnnn\"\n");
-  EXPECT_TERN_ERROR(make_model(load_config(q), Shape{28, 28, 1}), ErrorCode::kNotFound,
-                    "did you mean 'cnn'");
+  EXPECT_TERN_ERROR(load_config(q), ErrorCode::kInvalidArgument,
+                    q + ":2: key 'model.name': unknown model 'cnnn' (did you mean 'cnn'");
+  std::string k =
+      write_config("kind.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilters = \"8\"\n");
+  EXPECT_TERN_ERROR(make_model(load_config(k), Shape{28, 28, 1}), ErrorCode::kInvalidArgument,
+                    "model 'cnn' argument 'filters' must be");
+  EXPECT_THROW(load_config(q), ConfigError);  // `tern` exits 2 on these
+  EXPECT_THROW(load_config(p, {"training.epochs=x"}), ConfigError);
 }
 
 TEST(Config, MissingDataNamesThePackage) {

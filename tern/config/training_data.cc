@@ -111,6 +111,24 @@ Shape peek_sample_shape(const TrainConfig& cfg, const DatasetPtr& test) {
   return Shape(std::vector<int64_t>(dims.begin() + 1, dims.end()));
 }
 
+}  // namespace
+
+TrainBatch train_batch(const TrainConfig& cfg) {
+  TrainBatch b{cfg.training.fit.batch_size, "training.batch_size"};
+  if (!cfg.data.uses_pipeline()) return b;
+  const auto& ts = cfg.data.pipeline.transforms;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].kind != data::TransformKind::kBatch || ts[i].apply_to == data::ApplyTo::kEval)
+      continue;
+    // The batch load_config adds (when the pipeline has none) is the last transform but one.
+    const bool added = ts[i].origin.find("(training.batch_size, added)") != std::string::npos;
+    b = {ts[i].size, added ? "training.batch_size" : str_cat("data.transforms[", i, "]")};
+  }
+  return b;
+}
+
+namespace {
+
 // The worker's training form of the pipeline; a batch of training.batch_size that the workers do
 // not divide is an error naming that key.
 data::PipelineSpec worker_spec(const TrainConfig& cfg, data::WorkerShard shard) {

@@ -81,6 +81,7 @@ ConvertResult idx_to_tfrecord(const std::string& input, const std::string& outpu
   const IdxInput in = read_idx_input(input, o);
   const std::string format = o.image_format.empty() ? "png" : o.image_format;
   std::vector<std::string> records(static_cast<size_t>(in.n));
+  convert_internal::ConvertProgress progress(o, in.n);
   parallel_for(in.n, [&](int64_t i) {
     const Tensor img = convert_image(idx_row(in, i), o);
     const std::string encoded = encode_image_as(img, format, o.jpeg_quality);
@@ -89,6 +90,7 @@ ConvertResult idx_to_tfrecord(const std::string& input, const std::string& outpu
     if (in.labels.defined())
       ex.features["image/class/label"] = Feature::int64s({static_cast<int64_t>(in.labels.get(i))});
     records[static_cast<size_t>(i)] = serialize_example(ex);
+    progress.one_done();
   });
   TFRecordWriter w(output, parse_compression(o.compression));
   for (const std::string& r : records) w.write(r);
@@ -117,12 +119,14 @@ ConvertResult idx_to_folder(const std::string& input, const std::string& output,
                                           : o.class_names[static_cast<size_t>(k)]);
   for (const std::string& name : names) fs::create_directories(fs::path(output) / name);
   const std::string format = o.image_format.empty() ? "png" : o.image_format;
+  convert_internal::ConvertProgress progress(o, in.n);
   parallel_for(in.n, [&](int64_t i) {
     const Tensor img = convert_image(idx_row(in, i), o);
     const auto label = static_cast<size_t>(in.labels.get(i));
     const fs::path file =
         fs::path(output) / names[label] / (zero_padded(i, in.n - 1) + extension_for(format));
     write_file_bytes(file.string(), encode_image_as(img, format, o.jpeg_quality));
+    progress.one_done();
   });
   return {in.n, str_cat("wrote ", in.n, " ", format, " images into ", names.size(),
                         " class folders under ", output)};

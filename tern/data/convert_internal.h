@@ -2,6 +2,7 @@
 // interface of its own.
 #pragma once
 
+#include <mutex>
 #include <string>
 
 #include "tern/data/convert.h"
@@ -17,6 +18,24 @@ inline bool changes_pixels(const ConvertOptions& o) {
 inline Tensor convert_image(const Tensor& image, const ConvertOptions& o) {
   return convert_image_u8(image, o.channels, o.height, o.width);
 }
+
+// Reports finished images to ConvertOptions::progress from parallel_for's threads, serialized.
+class ConvertProgress {
+ public:
+  ConvertProgress(const ConvertOptions& o, int64_t total) : fn_(o.progress), total_(total) {
+    if (fn_) fn_(0, total_);
+  }
+  void one_done() {
+    if (!fn_) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    fn_(++done_, total_);
+  }
+
+ private:
+  const std::function<void(int64_t, int64_t)>& fn_;
+  int64_t total_, done_ = 0;
+  std::mutex mu_;
+};
 
 inline std::string extension_for(const std::string& format) {
   return format == "jpeg" ? ".jpg" : ".png";

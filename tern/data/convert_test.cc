@@ -89,6 +89,22 @@ TEST(DataConvert, IdxToImageFolderAndBack) {
   EXPECT_THROW(convert_image_dataset(folder, dir.file("y"), {}), Error);  // folder->folder
 }
 
+TEST(DataConvert, ReportsProgressOncePerImage) {
+  TempDir dir;
+  write_idx(dir);
+  for (const std::string& out : {dir.file("p.tfrecord"), dir.file("folder")}) {
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    ConvertOptions o{.labels = dir.file("labels.idx")};
+    o.progress = [&](int64_t done, int64_t total) { calls.push_back({done, total}); };
+    convert_image_dataset(dir.file("images.idx"), out, o);
+    ASSERT_EQ(calls.size(), 13u) << out;  // (0, 12), then one per image
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].first, static_cast<int64_t>(i)) << out;
+      EXPECT_EQ(calls[i].second, 12) << out;
+    }
+  }
+}
+
 TEST(DataConvert, BadOptionsNameTheOption) {
   TempDir dir;
   write_idx(dir);

@@ -48,6 +48,7 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
   int64_t n = static_cast<int64_t>(folder.files.size());
   if (o.limit >= 0) n = std::min(n, o.limit);
   std::vector<std::string> records(static_cast<size_t>(n));
+  ConvertProgress progress(o, n);
   parallel_for(n, [&](int64_t i) {
     const std::string& path = folder.files[static_cast<size_t>(i)];
     std::string bytes = read_file_bytes(path);
@@ -67,6 +68,7 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
         Feature::bytes({folder.class_names[static_cast<size_t>(label)]});
     ex.features["image/filename"] = Feature::bytes({fs::relative(path, input).string()});
     records[static_cast<size_t>(i)] = serialize_example(ex);
+    progress.one_done();
   });
   TFRecordWriter w(output, parse_compression(o.compression));
   for (const std::string& r : records) w.write(r);
@@ -87,6 +89,7 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
   const int64_t n = static_cast<int64_t>(records.size());
   std::mutex mu;
   std::map<std::string, int64_t> per_class;
+  ConvertProgress progress(o, n);
   parallel_for(n, [&](int64_t i) {
     const std::string what = str_cat(input, " record ", i);
     const Example ex = parse_example_proto(records[static_cast<size_t>(i)], what);
@@ -128,6 +131,7 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
     write_file_bytes(
         (fs::path(output) / cls / (zero_padded(i, n - 1) + extension_for(format))).string(),
         out_bytes);
+    progress.one_done();
   });
   return {n,
           str_cat("wrote ", n, " images into ", per_class.size(), " class folders under ", output)};

@@ -31,7 +31,7 @@ TEST(TFRecord, WriterEmitsTheFormatFrames) {
     w.write("");
     w.write("hello");
   }
-  // tfrecord_frame_test.cc checks these frames against the FORMATS.md vectors.
+  // tfrecord_frame_test.cc checks these frames against the docs/formats.md vectors.
   EXPECT_EQ(read_file(dir.file("plain")), tfrecord_frame("") + tfrecord_frame("hello"));
 }
 

@@ -1,10 +1,10 @@
-// TensorBoard event files (FORMATS.md §3.3): a TFRecord stream of Event protos, the first one
-// carrying file_version "brain.Event:2". Summaries hold scalars (simple_value), histograms
-// (HistogramProto), text (a string tensor tagged for the "text" plugin) and plugin data (an empty
-// tensor; the value lives in metadata.plugin_data.content, as the hparams plugin writes it:
-// hparams_plugin.h). The writer names files
-// like TensorBoard's own writer, events.out.tfevents.<10-digit secs>.<host>.<pid>.<n>; the reader
-// decodes what tern writes plus TF2-style scalar tensors.
+// TensorBoard event files (docs/formats.md, "TensorBoard event files"): a TFRecord stream of Event
+// protos, the first one carrying file_version "brain.Event:2". Summaries hold scalars
+// (simple_value), histograms (HistogramProto), text (a string tensor tagged for the "text" plugin)
+// and plugin data (an empty tensor; the value lives in metadata.plugin_data.content, as the
+// hparams plugin writes it: hparams_plugin.h). The writer names files like TensorBoard's own
+// writer, events.out.tfevents.<10-digit secs>.<host>.<pid>.<n>; the reader decodes what tern
+// writes plus TF2-style scalar tensors.
 #pragma once
 
 #include <cstdint>

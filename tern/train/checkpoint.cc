@@ -80,6 +80,32 @@ json state_to_json(const CheckpointState& s) {
   return j;
 }
 
+// manifest.json.sha256 in `sha256sum` format: "<64 hex>  manifest.json\n", so that
+// `sha256sum -c manifest.json.sha256` checks the manifest (docs/formats.md, "Checkpoints").
+std::string manifest_hash_line(const std::string& manifest_text) {
+  return str_cat(sha256_hex(manifest_text), "  ", kManifestFile, "\n");
+}
+
+// The hex digest of a manifest.json.sha256: the sha256sum line above (text " " or binary " *"
+// mode), or the bare digest written before it.
+std::string parse_manifest_hash(const std::string& text, const std::string& path) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::string digest = line.substr(0, 64);
+  const bool hex = digest.size() == 64 && std::all_of(digest.begin(), digest.end(), [](char ch) {
+                     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+                   });
+  const std::string rest = line.substr(digest.size());
+  const bool named =
+      rest.empty() || rest == str_cat("  ", kManifestFile) || rest == str_cat(" *", kManifestFile);
+  if (!hex || !named) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint hash file '", path,
+                "' is not a sha256sum line for ", kManifestFile, " (got '", line.substr(0, 100),
+                "')");
+  }
+  return digest;
+}
+
 [[noreturn]] void bad_manifest(const std::string& path, const std::string& why) {
   throw_error(ErrorCode::kDataLoss, "checkpoint manifest '", path, "': ", why);
 }
@@ -224,7 +250,7 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   manifest["files"] = files;
   std::string text = manifest.dump(2) + "\n";
   io::write_new_file_synced(tmp + "/" + kManifestFile, text);
-  io::write_new_file_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
+  io::write_new_file_synced(tmp + "/" + kManifestHashFile, manifest_hash_line(text));
   io::fsync_directory(tmp);
   if (::rename(tmp.c_str(), final_dir.c_str()) != 0) {
     int e = errno;
@@ -255,9 +281,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
   } catch (const Error&) {
     throw_error(ErrorCode::kDataLoss, "checkpoint '", dir, "' has no readable ", kManifestHashFile);
   }
-  while (!stored_hash.empty() && (stored_hash.back() == '\n' || stored_hash.back() == ' '))
-    stored_hash.pop_back();
-  if (sha256_hex(c.manifest) != stored_hash) {
+  if (sha256_hex(c.manifest) != parse_manifest_hash(stored_hash, hash_path)) {
     throw_error(ErrorCode::kDataLoss, "checkpoint manifest '", manifest_path,
                 "' does not match its SHA-256 in ", hash_path, ": the file is corrupt");
   }

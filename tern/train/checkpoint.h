@@ -7,7 +7,9 @@
 //     data_iterator.bin      the training iterator's saved state (mid-epoch checkpoints)
 //     manifest.json          step, epoch, optimizer iterations, LR schedule, loss scale, RNG
 //                            offset, config hash, logs, and bytes + SHA-256 of every file above
-//     manifest.json.sha256   SHA-256 of manifest.json
+//     manifest.json.sha256   SHA-256 of manifest.json as a `sha256sum` line
+//                            ("<hex>  manifest.json"; `sha256sum -c manifest.json.sha256` checks
+//                            it; the bare hex digest of older checkpoints is still read)
 //
 // Writing: files go to <root>/.tmp-ckpt-<step>-<pid>/, each fsync'ed, the manifest last; the
 // directory is fsync'ed, renamed to ckpt-<step>, and <root> is fsync'ed. Reading validates every

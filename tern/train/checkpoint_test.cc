@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -205,6 +206,21 @@ TEST_F(CorruptCheckpointTest, FlippedIteratorAndManifestBytes) {
   m[m.find("global_step") + 14] ^= 1;
   io::write_file_atomically(file("manifest.json"), m);
   expect_data_loss("manifest.json", "corrupt");
+}
+
+TEST_F(CorruptCheckpointTest, ManifestHashIsASha256sumLineAndTheOldFormatStillReads) {
+  const std::string line = io::read_file(file("manifest.json.sha256"));
+  EXPECT_EQ(line, sha256_hex(io::read_file(file("manifest.json"))) + "  manifest.json\n");
+  const std::string check = "cd '" + ckpt_ + "' && sha256sum --check --status manifest.json.sha256";
+  EXPECT_EQ(std::system(check.c_str()), 0) << check;
+  // Checkpoints written before: the bare digest; sha256sum's binary mode marker is read too.
+  const std::string digest = line.substr(0, 64);
+  for (const std::string& old : {digest + "\n", digest, digest + " *manifest.json\n"}) {
+    io::write_file_atomically(file("manifest.json.sha256"), old);
+    EXPECT_NO_THROW(read_checkpoint(ckpt_)) << old;
+  }
+  io::write_file_atomically(file("manifest.json.sha256"), digest + "  other.json\n");
+  expect_data_loss("manifest.json.sha256", "not a sha256sum line");
 }
 
 TEST_F(CorruptCheckpointTest, HugeHeaderSize) {

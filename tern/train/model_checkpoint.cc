@@ -67,9 +67,11 @@ void ModelCheckpoint::on_train_begin(Logs&) {
   }
 }
 
-void ModelCheckpoint::maybe_save(const Logs& logs) {
+void ModelCheckpoint::maybe_save(const Logs& logs, bool always) {
   CheckpointState state = capture_checkpoint_state(*model());
-  if (options_.save_best_only) {
+  if (options_.save_best_only && always) {
+    if (have_best_) state.extra[kBestKey] = exact(best_);  // carried on to the resumed run
+  } else if (options_.save_best_only) {
     auto it = logs.find(options_.monitor);
     if (it == logs.end()) {
       log_warning("ModelCheckpoint: monitored metric '", options_.monitor,
@@ -99,6 +101,12 @@ void ModelCheckpoint::on_epoch_end(int, Logs& logs) {
   if (options_.save_freq == 0) maybe_save(logs);
 }
 
+void ModelCheckpoint::on_train_interrupted(Logs& logs) {
+  maybe_save(logs, /*always=*/true);
+  // ModelCheckpoint's is the checkpoint `tern train --resume` reads: it names the interrupt's.
+  if (!last_saved_.empty()) model()->training_state()->progress.interrupt_checkpoint = last_saved_;
+}
+
 // --- BackupAndRestore ---
 
 BackupAndRestore::BackupAndRestore(BackupAndRestoreOptions options) : options_(std::move(options)) {
@@ -125,12 +133,13 @@ void BackupAndRestore::on_train_begin(Logs&) {
            ", step ", c.state.position.global_step, ")");
 }
 
-void BackupAndRestore::save() {
+std::string BackupAndRestore::save() {
   CheckpointState state = capture_checkpoint_state(*model());
   state.config_sha256 = options_.config_sha256;
-  if (!is_chief(*model())) return;  // rank 0 writes for every worker
-  save_checkpoint(options_.backup_dir, *model(), state);
+  if (!is_chief(*model())) return "";  // rank 0 writes for every worker
+  std::string path = save_checkpoint(options_.backup_dir, *model(), state);
   prune_checkpoints(options_.backup_dir, options_.keep_last);
+  return path;
 }
 
 void BackupAndRestore::on_train_batch_end(int64_t, Logs&) {
@@ -143,7 +152,15 @@ void BackupAndRestore::on_epoch_end(int, Logs&) {
   if (options_.save_freq == 0) save();
 }
 
+void BackupAndRestore::on_train_interrupted(Logs&) {
+  const std::string path = save();
+  std::string& named = model()->training_state()->progress.interrupt_checkpoint;
+  if (named.empty()) named = path;
+}
+
 void BackupAndRestore::on_train_end(Logs&) {
+  // An interrupted run keeps its backups: the next run continues from them.
+  if (model()->training_state()->progress.interrupted_by != 0) return;
   if (!options_.delete_checkpoint || !is_chief(*model())) return;
   std::error_code ec;
   std::filesystem::remove_all(options_.backup_dir, ec);

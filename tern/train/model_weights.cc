@@ -73,7 +73,22 @@ namespace train {
 std::string weights_sha256(const nn::Model& model) {
   Sha256 h;
   for (const auto& w : model.weights()) {
-    const Tensor& t = model.variables().get(w.name);
+    const Tensor t = model.variables().get(w.name).to_host();
+    h.update(t.type().to_string());
+    h.update(t.raw_data(), t.nbytes());
+  }
+  return h.hex_digest();
+}
+
+std::string weights_sha256(const io::NamedTensors& tensors, const std::vector<std::string>& order) {
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [name, t] : tensors) by_name[name] = &t;
+  Sha256 h;
+  for (const auto& name : order) {
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw_error(ErrorCode::kNotFound, "weights_sha256: no tensor '", name, "'");
+    const Tensor t = it->second->to_host();
     h.update(t.type().to_string());
     h.update(t.raw_data(), t.nbytes());
   }

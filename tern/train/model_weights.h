@@ -6,14 +6,24 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
+#include "tern/io/safetensors.h"
 #include "tern/nn/model.h"
 
 namespace tern::train {
 
-// SHA-256 over the model's weights in layer order: dtype, shape and bytes of each, names left out
-// (auto-generated names depend on what the process built before), so two runs that trained the
-// same values compare equal.
+// weights_sha256, precisely (docs/formats.md, "weights_sha256", recomputes it from a weights
+// file in a few lines of Python): SHA-256 over the concatenation, for each weight in the model's
+// layer order (Model::weights(); the "weight_order" metadata of a saved weights file), of its
+// type as ASCII text -- dtype name and shape, e.g. "f32[784, 128]", "f32[10]", "i64[]" -- followed
+// by its raw bytes (row-major, little-endian). Names, safetensors headers and metadata are left
+// out (auto-generated names depend on what the process built before), so two runs that trained
+// the same values compare equal. It is therefore NOT `sha256sum weights.safetensors`.
 std::string weights_sha256(const nn::Model& model);
+
+// The same hash over tensors by name in the given order (a weights file or a checkpoint's
+// weights.safetensors, ordered by its weight order); NotFound when a name is missing.
+std::string weights_sha256(const io::NamedTensors& tensors, const std::vector<std::string>& order);
 
 }  // namespace tern::train

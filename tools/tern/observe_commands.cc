@@ -13,6 +13,7 @@
 #include "tern/io/hparams_plugin.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/checkpoint.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/profiler.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/cli_parse.h"
@@ -119,6 +120,7 @@ int cmd_logs(int argc, char** argv) {
   CLI::App app{
       "Print what TensorBoard event files hold: one line per value (step, wall time, tag, value).",
       "tern logs"};
+  init_app(app);
   std::string target, tag;
   app.add_option("path", target, "an event file, or a directory searched for *tfevents* files")
       ->required();
@@ -160,6 +162,7 @@ int cmd_ckpt(int argc, char** argv) {
       "and lists its state and tensors; DIR may also be a folder of ckpt-* checkpoints (the newest "
       "is shown).",
       "tern ckpt"};
+  init_app(app);
   app.require_subcommand(1);
   CLI::App* inspect = app.add_subcommand("inspect", "validate and describe a checkpoint");
   std::string dir;
@@ -185,7 +188,9 @@ int cmd_ckpt(int argc, char** argv) {
             << ", learning rate " << s.learning_rate << " (" << s.lr_schedule << ")\n"
             << "  rng dropout offset " << s.rng_offset << ", data iterator state "
             << p.iterator_state.size() << " bytes\n"
-            << "  config_sha256 " << (s.config_sha256.empty() ? "(none)" : s.config_sha256) << "\n";
+            << "  config_sha256 " << (s.config_sha256.empty() ? "(none)" : s.config_sha256) << "\n"
+            << "  weights_sha256 " << train::weights_sha256(c.weights, s.weight_order)
+            << " (over the weights in model order, as tern train prints it: docs/formats.md)\n";
   for (const auto& [k, v] : s.logs) std::cout << "  log " << k << " = " << v << "\n";
   auto list = [](const char* title, const io::NamedTensors& ts) {
     int64_t bytes = 0;
@@ -207,14 +212,16 @@ int cmd_profile(int argc, char** argv) {
       "and "
       "prints ops ranked by total time and the input wait / compute / optimizer split.",
       "tern profile"};
+  init_app(app);
   std::string config, trace = "trace.json";
   std::vector<std::string> sets;
   int64_t steps = 10, warmup = 2;
   app.add_option("config", config, "training config (TOML)")->required();
   app.add_option("--set", sets, "override a config key (repeatable)");
-  app.add_option("--steps", steps, "training steps to profile")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "training steps to profile")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
   app.add_option("--warmup", warmup, "steps run first, untraced (the first one compiles)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
   app.add_option("--trace", trace, "where to write the trace JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   config::TrainConfig cfg = config::load_config(config, sets);

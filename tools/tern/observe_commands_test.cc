@@ -1,8 +1,10 @@
-// `tern logs` (FORMATS.md event vectors read back), `tern ckpt inspect`, `tern profile` (trace
+// `tern logs` (docs/formats.md event vectors read back), `tern ckpt inspect`, `tern profile` (trace
 // JSON and ranking), `tern train --resume` refusing a changed config, and the config keys of the
 // observability callbacks.
 #include <gtest/gtest.h>
+
 #include <unistd.h>
+#include <regex>
 
 #include <cstdlib>
 #include <filesystem>
@@ -154,7 +156,10 @@ TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
   EXPECT_NE(out.find("global step 12, epoch 1 (complete)"), std::string::npos) << out;
   // Layer names are numbered per process (dense, dense_1, ...): other tests in this binary may
   // have built models first, so only the kernel's shape line is fixed.
-  EXPECT_NE(out.find("/kernel                           f32[16, 8]"), std::string::npos) << out;
+  EXPECT_TRUE(std::regex_search(out, std::regex("/kernel +f32\\[16, 8\\]"))) << out;
+  // The last checkpoint holds the final weights: the same weights_sha256 as metrics.json.
+  EXPECT_NE(out.find("weights_sha256 " + j["weights_sha256"].get<std::string>()), std::string::npos)
+      << out;
 
   // Resuming at the end trains nothing more and gives the same weights.
   std::string m2 = dir_ + "/m2.json";

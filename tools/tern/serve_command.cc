@@ -23,6 +23,7 @@ namespace tern::tools {
 
 int cmd_serve(int argc, char** argv) {
   CLI::App app{"Serve exported models over TensorFlow Serving's REST and gRPC APIs.", "tern serve"};
+  init_app(app);
   serve::ServerCoreOptions core;
   serve::RestOptions rest;
   serve::GrpcOptions grpc;
@@ -58,9 +59,9 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--tensorflow_intra_op_parallelism,--threads", threads,
                  "intra-op threads per model run (default 1; 0 = all cores)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TERN_CHECK_ARG(rest_port > 0 || grpc_port > 0,
-                 "serve: both --port and --rest_api_port are 0: nothing to serve on");
-  TERN_CHECK_ARG(rest_port != grpc_port, "serve: --port and --rest_api_port are both ", rest_port);
+  if (rest_port <= 0 && grpc_port <= 0)
+    usage_error("both --port and --rest_api_port are 0: nothing to serve on");
+  if (rest_port == grpc_port) usage_error("--port and --rest_api_port are both ", rest_port);
   runtime::set_intra_op_threads(threads);
 
   if (!monitoring_config_file.empty()) {
