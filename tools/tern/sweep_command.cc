@@ -29,6 +29,7 @@ std::string self_binary() {
 int cmd_sweep_report(int argc, char** argv) {
   CLI::App app{"Print the ranked table of a sweep folder again; optionally plot it as a PNG.",
                "tern sweep report"};
+  init_app(app);
   std::string dir, plot;
   int top = 0, curves = 5;
   app.add_option("dir", dir, "the sweep folder (holds sweep_state.json)")->required();
@@ -65,6 +66,7 @@ int cmd_sweep(int argc, char** argv) {
       "trials, results.csv / results.json / best.toml and TensorBoard HParams in the sweep "
       "folder (docs/sweeps.md). `tern sweep report DIR` prints the table again.",
       "tern sweep"};
+  init_app(app);
   std::string file;
   sweep::RunOptions options;
   int parallel = 0;
