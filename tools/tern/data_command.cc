@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tern/base/thread_pool.h"
 #include "tern/data/convert.h"
 #include "tern/data/inspect.h"
 #include "tern/data/pipeline_bench.h"
@@ -101,6 +102,12 @@ int bench(int argc, char** argv) {
   app.add_option("--warmup-epochs", warmup, "untimed passes first (default 0)");
   app.add_option("--max-batches", max_batches, "stop each pass after this many elements");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
+  if (po.map_threads != 0) {
+    if (std::string why = thread_count_problem(po.map_threads, false, true); !why.empty()) {
+      std::cerr << "tern data bench: --threads " << why << " (0: on the consumer's thread)\n";
+      return 2;
+    }
+  }
   const data::PipelineLine p = data::parse_pipeline_line(line, po);
   const auto mode = data::PipelineMode::kTrain;
   const std::vector<std::string> stages = data::describe_pipeline(p.spec, mode);
