@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -12,6 +13,7 @@
 #include "tern/base/sha256.h"
 #include "tern/io/atomic_file.h"
 #include "tern/train/model_checkpoint.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/observe_test_util.h"
 
 namespace tern::train {
@@ -139,6 +141,47 @@ TEST_F(CheckpointTest, KeepLastAndSaveBestOnly) {
   EXPECT_EQ(last.state.logs.at("val_loss"), *std::min_element(val.begin(), val.end()));
   EXPECT_TRUE(last.state.position.epoch_complete);
   EXPECT_TRUE(last.state.position.iterator_state.empty());
+}
+
+// Sets every value of the model's first weight to NaN after global batch `at` (weights that a
+// NaN input or a huge learning rate ruined).
+class PoisonAt : public Callback {
+ public:
+  explicit PoisonAt(int64_t at) : at_(at) {}
+  void on_train_batch_end(int64_t, Logs&) override {
+    if (model()->training_state()->progress.global_step != at_) return;
+    const std::string name = model()->weights().front().name;
+    Tensor w = model()->variables().get(name).clone();
+    for (int64_t i = 0; i < w.num_elements(); ++i) w.set(i, std::nan(""));
+    model()->variables().assign(name, w);
+  }
+
+ private:
+  int64_t at_;
+};
+
+// Bad-input report F4: checkpoints of NaN weights were written (and, with keep_last, pruned the
+// good ones; --resume then restored NaN weights). Now saves of non-finite weights are skipped and
+// BackupAndRestore keeps its backups after such a run.
+TEST_F(CheckpointTest, NonFiniteWeightsAreNeverCheckpointed) {
+  std::string dir = fresh_dir("nan");
+  auto m = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.steps_per_epoch = 8;
+  o.callbacks = {std::make_shared<PoisonAt>(5),
+                 std::make_shared<ModelCheckpoint>(
+                     ModelCheckpointOptions{.dir = dir + "/ckpt", .save_freq = 2, .keep_last = 1}),
+                 std::make_shared<BackupAndRestore>(
+                     BackupAndRestoreOptions{.backup_dir = dir + "/backup", .save_freq = 2})};
+  m->fit(make_pipeline(x_, y_), o);
+  std::vector<std::string> kept = list_checkpoints(dir + "/ckpt");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_NE(kept[0].find("ckpt-0000000004"), std::string::npos) << kept[0];
+  std::vector<std::string> backups = list_checkpoints(dir + "/backup");
+  ASSERT_FALSE(backups.empty()) << "the backups of a run that ruined its weights were deleted";
+  EXPECT_NE(backups.back().find("ckpt-0000000004"), std::string::npos) << backups.back();
+  EXPECT_EQ(first_non_finite_weight(*make_model()), "");
+  EXPECT_NE(first_non_finite_weight(*m).find("values NaN or Inf"), std::string::npos);
 }
 
 // --- corrupt checkpoints ---

@@ -11,6 +11,7 @@
 #include "tern/nn/model.h"
 #include "tern/train/checkpoint.h"
 #include "tern/train/distributed.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/training_state.h"
 
 namespace tern::train {
@@ -34,6 +35,16 @@ std::string exact(double v) {
   os.precision(17);
   os << v;
   return os.str();
+}
+
+// True (after a warning) if the model's weights hold NaN or Inf: such a checkpoint would be
+// restored by --resume and, with keep_last, prune the good ones (bad-input report F4).
+bool weights_ruined(const nn::Model& model, const char* who) {
+  std::string bad = first_non_finite_weight(model);
+  if (bad.empty()) return false;
+  log_warning(who, ": not saving step ", model.training_state()->progress.global_step, ": weight ",
+              bad, "; the checkpoints written before are kept");
+  return true;
 }
 
 }  // namespace
@@ -86,6 +97,7 @@ void ModelCheckpoint::maybe_save(const Logs& logs) {
   state.config_sha256 = options_.config_sha256;
   for (const auto& [k, v] : logs) state.logs[k] = v;
   if (!is_chief(*model())) return;  // rank 0 writes for every worker
+  if (weights_ruined(*model(), "ModelCheckpoint")) return;
   last_saved_ = save_checkpoint(options_.dir, *model(), state);
   prune_checkpoints(options_.dir, options_.keep_last);
 }
@@ -129,6 +141,7 @@ void BackupAndRestore::save() {
   CheckpointState state = capture_checkpoint_state(*model());
   state.config_sha256 = options_.config_sha256;
   if (!is_chief(*model())) return;  // rank 0 writes for every worker
+  if (weights_ruined(*model(), "BackupAndRestore")) return;
   save_checkpoint(options_.backup_dir, *model(), state);
   prune_checkpoints(options_.backup_dir, options_.keep_last);
 }
@@ -145,6 +158,12 @@ void BackupAndRestore::on_epoch_end(int, Logs&) {
 
 void BackupAndRestore::on_train_end(Logs&) {
   if (!options_.delete_checkpoint || !is_chief(*model())) return;
+  // Training that ruined the weights did not finish: its last good backup is what is left.
+  if (!first_non_finite_weight(*model()).empty()) {
+    log_warning("BackupAndRestore: the weights hold NaN or Inf; keeping the backups in ",
+                options_.backup_dir);
+    return;
+  }
   std::error_code ec;
   std::filesystem::remove_all(options_.backup_dir, ec);
   if (ec)

@@ -217,6 +217,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
                  options.epochs, ") must exceed initial_epoch (", options.initial_epoch, ")");
   TERN_CHECK_ARG(options.gradient_accumulation_steps >= 1,
                  "fit: gradient_accumulation_steps must be >= 1");
+  TERN_CHECK_ARG(options.steps_per_epoch == -1 || options.steps_per_epoch >= 1,
+                 "fit: steps_per_epoch must be -1 (until the data is exhausted) or >= 1, got ",
+                 options.steps_per_epoch);
   if (s.gradient_accumulation_steps != options.gradient_accumulation_steps) {
     s.gradient_accumulation_steps = options.gradient_accumulation_steps;
     s.steps.clear();
@@ -386,6 +389,13 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       for (const auto& cb : options.callbacks) cb->on_train_batch_end(step - 1, batch_logs);
       s.progress.batch = nullptr;
       if (bar) bar->update(step, current_logs(s, loss_sum, samples));
+    }
+    // An epoch without a step trained nothing: an empty training split (an empty file, a CSV
+    // with only its header, repeat count 0) is an error, as an empty test split is, not a
+    // "successful" fit that saves the untrained weights (bad-input report F8).
+    if (step == 0 && !stop_training) {
+      throw_error(ErrorCode::kInvalidArgument, "fit: the training data yielded no batch in epoch ",
+                  epoch + 1, " (an empty training split?)");
     }
     if (dp) train::average_non_trainable(*this, s);
     train::OrderedLogs ordered = current_logs(s, loss_sum, samples);

@@ -83,5 +83,95 @@ TEST_F(BadInputCommand, HugeThreadCountsAreUsageErrors) {
   EXPECT_NE(err.find("--threads must be -1 (AUTOTUNE), 1..1024"), std::string::npos) << err;
 }
 
+// A CSV of two Gaussian classes over 8 features (class 1 around +1, class 0 around -1), with the
+// cell (nan_row, 3) "nan" when nan_row >= 0; `rows` = 0 writes only the header.
+void write_csv(const std::string& path, int rows, uint64_t seed, int nan_row = -1) {
+  std::ofstream os(path);
+  for (int i = 0; i < 8; ++i) os << "t" << i << ",";
+  os << "label\n";
+  PhiloxStream rng(seed);
+  for (int r = 0; r < rows; ++r) {
+    int y = static_cast<int>(rng.next_below(2));
+    for (int i = 0; i < 8; ++i) {
+      if (r == nan_row && i == 3) {
+        os << "nan,";
+      } else {
+        os << (y ? 1.0 : -1.0) + (rng.next_double() - 0.5) << ",";
+      }
+    }
+    os << y << "\n";
+  }
+}
+
+std::string csv_config(const std::string& dir, const std::string& train) {
+  std::string path = dir + "/csv.toml";
+  std::ofstream(path) << "[model]\nname = \"mlp\"\n[model.args]\nunits = [16]\n"
+                      << "[data]\nsource = \"csv\"\ntrain_files = \"" << train << "\"\n"
+                      << "test_files = \"" << dir << "/test.csv\"\nnum_classes = 2\n"
+                      << "[data.csv]\ncolumns = [\"float\", \"float\", \"float\", \"float\", "
+                      << "\"float\", \"float\", \"float\", \"float\", \"int64\"]\n"
+                      << "[training]\nepochs = 2\nbatch_size = 16\n"
+                      << "[output]\ndir = \"" << dir << "/run\"\n";
+  return path;
+}
+
+// F1 + F4: one "nan" cell in a CSV. The fused matmul+bias+relu mapped it to 0: a finite loss,
+// TerminateOnNaN silent, NaN weights saved, exit 0. Now the loss is NaN, training stops, the run
+// is an error and the good weights of the run before stay.
+TEST_F(BadInputCommand, OneNaNCellFailsTheRunAndKeepsTheGoodWeights) {
+  write_csv(dir_ + "/train.csv", 400, 1);
+  write_csv(dir_ + "/train_nan.csv", 400, 1, /*nan_row=*/150);
+  write_csv(dir_ + "/test.csv", 100, 2);
+  const std::string good = csv_config(dir_, dir_ + "/train.csv");
+  ASSERT_EQ(run({"train", good, "--quiet"}, cmd_train), 0);
+  const std::string before = io::read_file(weights());
+  for (const char* deterministic : {"false", "true"}) {  // fused (oneDNN epilogue) and unfused
+    SCOPED_TRACE(str_cat("training.deterministic=", deterministic));
+    EXPECT_TERN_ERROR(
+        run({"train", good, "--quiet", "--set", "data.train_files=\"" + dir_ + "/train_nan.csv\"",
+             "--set", str_cat("training.deterministic=", deterministic)},
+            cmd_train),
+        ErrorCode::kFailedPrecondition, "training failed: the loss of epoch 1 is nan");
+    EXPECT_EQ(io::read_file(weights()), before) << "the good weights were overwritten";
+  }
+}
+
+// F4: a learning rate of 1e30 blows the weights up; TerminateOnNaN stopped training, then tern
+// train saved 2,525 NaN weights over the good ones and exited 0.
+TEST_F(BadInputCommand, DivergedTrainingFailsAndKeepsTheGoodWeights) {
+  ASSERT_EQ(run({"train", config_, "--quiet"}, cmd_train), 0);
+  const std::string before = io::read_file(weights());
+  EXPECT_TERN_ERROR(run({"train", config_, "--quiet", "--set", "optimizer.learning_rate=1e30",
+                         "--metrics-json", dir_ + "/m.json"},
+                        cmd_train),
+                    ErrorCode::kFailedPrecondition, "weights not saved");
+  EXPECT_EQ(io::read_file(weights()), before);
+  EXPECT_FALSE(fs::exists(dir_ + "/m.json"));
+  // Without TerminateOnNaN the run goes on to the end with ruined weights: the same error.
+  EXPECT_TERN_ERROR(run({"train", config_, "--quiet", "--set", "optimizer.learning_rate=1e30",
+                         "--set", "callbacks.terminate_on_nan=false"},
+                        cmd_train),
+                    ErrorCode::kFailedPrecondition, "from before is kept");
+  EXPECT_EQ(io::read_file(weights()), before);
+}
+
+// F8: no training data "succeeded": exit 0, loss 0.0000, untrained weights over the good ones.
+TEST_F(BadInputCommand, NoTrainingDataIsAnError) {
+  write_csv(dir_ + "/train.csv", 200, 1);
+  write_csv(dir_ + "/header_only.csv", 0, 1);
+  write_csv(dir_ + "/test.csv", 100, 2);
+  const std::string cfg = csv_config(dir_, dir_ + "/train.csv");
+  ASSERT_EQ(run({"train", cfg, "--quiet"}, cmd_train), 0);
+  const std::string before = io::read_file(weights());
+  EXPECT_TERN_ERROR(
+      run({"train", cfg, "--quiet", "--set", "training.steps_per_epoch=0"}, cmd_train),
+      ErrorCode::kInvalidArgument, "key 'training.steps_per_epoch' must be -1 (the whole split)");
+  EXPECT_TERN_ERROR(
+      run({"train", cfg, "--quiet", "--set", "data.train_files=\"" + dir_ + "/header_only.csv\""},
+          cmd_train),
+      ErrorCode::kInvalidArgument, "the training data yielded no batch in epoch 1");
+  EXPECT_EQ(io::read_file(weights()), before);
+}
+
 }  // namespace
 }  // namespace tern::tools

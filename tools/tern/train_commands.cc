@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -231,6 +232,26 @@ nlohmann::ordered_json run_summary(const nn::EvaluateResult& test, const train::
   return j;
 }
 
+// A run whose loss or weights went NaN or Inf (TerminateOnNaN stopped it, or it diverged without
+// that callback) failed: an error, and the weights file of an earlier run is not overwritten
+// (bad-input report F4: exit 0 with 2,525 NaN weights written over the good ones).
+void check_trained(config::Trainer& trainer, const train::History& h, const std::string& weights) {
+  std::string why;
+  if (auto it = h.history.find("loss");
+      it != h.history.end() && !it->second.empty() && !std::isfinite(it->second.back())) {
+    why = str_cat("the loss of epoch ", h.epoch.back() + 1, " is ", it->second.back());
+  }
+  if (std::string bad = train::first_non_finite_weight(trainer.model()); !bad.empty()) {
+    why += str_cat(why.empty() ? "" : " and ", "weight ", bad);
+  }
+  if (why.empty()) return;
+  std::error_code ec;
+  throw_error(ErrorCode::kFailedPrecondition, "training failed: ", why, "; weights not saved (",
+              std::filesystem::exists(weights, ec) ? str_cat(weights, " from before is kept")
+                                                   : "no weights file written",
+              "). Lower optimizer.learning_rate, or look for NaN / Inf in the input data");
+}
+
 void write_metrics_json(const std::string& path, const nlohmann::ordered_json& j) {
   std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
@@ -275,8 +296,9 @@ int cmd_train(int argc, char** argv) {
   train::History h = trainer.fit();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!chief) return 0;
-  nn::EvaluateResult test = trainer.evaluate();
   const std::string weights = trainer.weights_path();
+  check_trained(trainer, h, weights);
+  nn::EvaluateResult test = trainer.evaluate();
   trainer.model().save_weights(weights);
   const std::string sha = train::weights_sha256(trainer.model());
   const int64_t samples = trainer.workers() > 1 ? h.stats.samples : samples_trained(trainer, h);
