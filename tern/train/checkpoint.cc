@@ -189,7 +189,6 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
     throw_error(ErrorCode::kUnavailable, "cannot create checkpoint directory '", root,
                 "': ", ec.message());
   std::string final_dir = root + "/" + step_dir_name(state.position.global_step);
-  if (fs::exists(final_dir)) return final_dir;
   remove_leftovers(root);
   std::string tmp =
       str_cat(root, "/.tmp-", step_dir_name(state.position.global_step), "-", ::getpid());
@@ -226,6 +225,21 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   io::write_new_file_synced(tmp + "/" + kManifestFile, text);
   io::write_new_file_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
   io::fsync_directory(tmp);
+  // An existing directory of this step is moved aside only now that the new one is complete, so a
+  // kill at any moment leaves a checkpoint of this step (the old or the new) or the trash.
+  std::string replaced;
+  if (fs::exists(final_dir, ec)) {
+    replaced =
+        str_cat(root, "/.trash-", step_dir_name(state.position.global_step), "-", ::getpid());
+    remove_quietly(replaced);
+    if (::rename(final_dir.c_str(), replaced.c_str()) != 0) {
+      int e = errno;
+      remove_quietly(tmp);
+      throw_error(ErrorCode::kUnavailable, "cannot replace the existing checkpoint '", final_dir,
+                  "': ", std::strerror(e));
+    }
+    log_info("replaced the existing checkpoint directory '", final_dir, "'");
+  }
   if (::rename(tmp.c_str(), final_dir.c_str()) != 0) {
     int e = errno;
     remove_quietly(tmp);
@@ -233,6 +247,7 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
                 "': ", std::strerror(e));
   }
   io::fsync_directory(root);
+  if (!replaced.empty()) remove_quietly(replaced);
   return final_dir;
 }
 
@@ -303,17 +318,39 @@ std::vector<std::string> list_checkpoints(const std::string& root) {
   return out;
 }
 
-std::optional<std::string> latest_checkpoint(const std::string& root) {
+CheckpointScan scan_checkpoints(const std::string& root) {
+  CheckpointScan scan;
   std::vector<std::string> all = list_checkpoints(root);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     try {
       read_checkpoint(*it);
-      return *it;
+      scan.latest = *it;
+      break;
     } catch (const Error& e) {
-      log_warning("skipping damaged checkpoint: ", e.message());
+      scan.damaged.emplace_back(*it, e.message());
     }
   }
-  return std::nullopt;
+  return scan;
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& root) {
+  CheckpointScan scan = scan_checkpoints(root);
+  for (const auto& [dir, why] : scan.damaged) log_warning("skipping damaged checkpoint: ", why);
+  return scan.latest;
+}
+
+void set_aside_damaged(const CheckpointScan& scan) {
+  for (const auto& [dir, why] : scan.damaged) {
+    fs::path p(dir);
+    fs::path aside = p.parent_path() / str_cat("damaged-", p.filename().string(), "-", ::getpid());
+    std::error_code ec;
+    fs::rename(p, aside, ec);
+    if (ec) {
+      log_warning("could not set the damaged checkpoint '", dir, "' aside: ", ec.message());
+    } else {
+      log_warning("damaged checkpoint '", dir, "' set aside as '", aside.string(), "'");
+    }
+  }
 }
 
 void prune_checkpoints(const std::string& root, int keep_last) {

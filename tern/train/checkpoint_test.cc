@@ -15,6 +15,7 @@
 #include "tern/train/model_checkpoint.h"
 #include "tern/train/model_weights.h"
 #include "tern/train/observe_test_util.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::train {
 namespace {
@@ -182,6 +183,38 @@ TEST_F(CheckpointTest, NonFiniteWeightsAreNeverCheckpointed) {
   EXPECT_NE(backups.back().find("ckpt-0000000004"), std::string::npos) << backups.back();
   EXPECT_EQ(first_non_finite_weight(*make_model()), "");
   EXPECT_NE(first_non_finite_weight(*m).find("values NaN or Inf"), std::string::npos);
+}
+
+// Bad-input report F5: a step directory that already existed (an earlier run's, or a damaged one)
+// made save_checkpoint return without writing; a fresh run over an earlier run's folder wrote no
+// checkpoint at all.
+TEST_F(CheckpointTest, AnExistingStepDirectoryIsReplacedAndAFreshRunRefusesOldCheckpoints) {
+  std::string dir = fresh_dir("replace");
+  auto m = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.steps_per_epoch = 2;
+  m->fit(make_pipeline(x_, y_), o);
+  const std::string step2 = dir + "/ckpt-0000000002";
+  std::filesystem::create_directories(step2);
+  std::ofstream(step2 + "/manifest.json") << "left by a run that died";
+  EXPECT_EQ(save_checkpoint(dir, *m, capture_checkpoint_state(*m)), step2);
+  Checkpoint c = read_checkpoint(step2);
+  EXPECT_EQ(c.state.position.global_step, 2);
+  EXPECT_EQ(list_checkpoints(dir).size(), 1u);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string(), "ckpt-0000000002") << "leftover " << e.path();
+  }
+  // A new run (no resume) with a ModelCheckpoint on that folder: an error naming the way out.
+  auto fresh = make_model();
+  o.callbacks = {
+      std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{.dir = dir, .save_freq = 1})};
+  EXPECT_TERN_ERROR(fresh->fit(make_pipeline(x_, y_), o), ErrorCode::kFailedPrecondition,
+                    "holds 1 checkpoint(s) of an earlier run (newest ckpt-0000000002)");
+  // Continuing that run is fine, and its checkpoints replace nothing silently.
+  restore_checkpoint(*fresh, read_checkpoint(step2));
+  o.epochs = 2;
+  fresh->fit(make_pipeline(x_, y_), o);
+  EXPECT_EQ(list_checkpoints(dir).size(), 3u);  // steps 2, 3, 4
 }
 
 // --- corrupt checkpoints ---

@@ -62,6 +62,18 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std:
 
 void ModelCheckpoint::on_train_begin(Logs&) {
   have_best_ = false;
+  // A run that does not continue from a checkpoint would mix its checkpoints with an earlier
+  // run's, and --resume would later pick whichever is newest (bad-input report F5).
+  if (!model()->training_state()->resume && is_chief(*model())) {
+    std::vector<std::string> earlier = list_checkpoints(options_.dir);
+    if (!earlier.empty()) {
+      throw_error(ErrorCode::kFailedPrecondition, "ModelCheckpoint: ", options_.dir, " holds ",
+                  earlier.size(), " checkpoint(s) of an earlier run (newest ",
+                  std::filesystem::path(earlier.back()).filename().string(),
+                  "): continue that run (tern train --resume), or remove them or choose another "
+                  "callbacks.checkpoint.dir to start a new one");
+    }
+  }
   // A resumed run keeps comparing against the best value saved before the interruption.
   if (!options_.save_best_only) return;
   std::vector<std::string> all = list_checkpoints(options_.dir);
@@ -121,8 +133,17 @@ BackupAndRestore::BackupAndRestore(BackupAndRestoreOptions options) : options_(s
 
 void BackupAndRestore::on_train_begin(Logs&) {
   restored_from_.clear();
-  std::optional<std::string> latest = latest_checkpoint(options_.backup_dir);
-  if (!latest) return;
+  CheckpointScan scan = scan_checkpoints(options_.backup_dir);
+  for (const auto& [dir, why] : scan.damaged) log_warning("skipping damaged backup: ", why);
+  const std::optional<std::string>& latest = scan.latest;
+  if (!latest) {
+    if (!scan.damaged.empty()) {
+      throw_error(ErrorCode::kDataLoss, "BackupAndRestore: every backup in ", options_.backup_dir,
+                  " is damaged (newest: ", scan.damaged.front().second,
+                  "); repair or remove them to start over");
+    }
+    return;
+  }
   Checkpoint c = read_checkpoint(*latest);
   if (!options_.config_sha256.empty() && !c.state.config_sha256.empty() &&
       c.state.config_sha256 != options_.config_sha256) {
@@ -133,6 +154,7 @@ void BackupAndRestore::on_train_begin(Logs&) {
   }
   restore_checkpoint(*model(), c);
   restored_from_ = *latest;
+  set_aside_damaged(scan);
   log_info("BackupAndRestore: continuing from ", *latest, " (epoch ", c.state.position.epoch,
            ", step ", c.state.position.global_step, ")");
 }

@@ -12,6 +12,7 @@
 #include "tern/base/philox.h"
 #include "tern/io/atomic_file.h"
 #include "tern/io/safetensors.h"
+#include "tern/train/checkpoint.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
@@ -171,6 +172,40 @@ TEST_F(BadInputCommand, NoTrainingDataIsAnError) {
           cmd_train),
       ErrorCode::kInvalidArgument, "the training data yielded no batch in epoch 1");
   EXPECT_EQ(io::read_file(weights()), before);
+}
+
+// Flips one byte in the middle of a file.
+void flip_a_byte(const std::string& path) {
+  std::string bytes = io::read_file(path);
+  bytes[bytes.size() / 2] ^= 0x55;
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+}
+
+// F5: a fresh run over an earlier run's checkpoints wrote none of its own (exit 0), and --resume
+// over a damaged only checkpoint restarted from scratch (exit 0), after which keep_last pruned the
+// new good checkpoints in favour of the damaged one.
+TEST_F(BadInputCommand, CheckpointsOfAnEarlierRunAndDamagedOnesAreExplicit) {
+  const std::vector<std::string> ckpt = {"--quiet", "--set", "callbacks.checkpoint.save_freq=2",
+                                         "--set", "callbacks.checkpoint.keep_last=0"};
+  auto train = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = {"train", config_};
+    args.insert(args.end(), ckpt.begin(), ckpt.end());
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args, cmd_train);
+  };
+  ASSERT_EQ(train({}), 0);  // 2 epochs of 4 steps: ckpt-2 ... ckpt-8
+  const std::string dir = dir_ + "/run/checkpoints";
+  EXPECT_TERN_ERROR(train({"--set", "training.seed=2"}), ErrorCode::kFailedPrecondition,
+                    "holds 4 checkpoint(s) of an earlier run (newest ckpt-0000000008)");
+  // The newest is damaged: --resume continues from ckpt-6 and sets ckpt-8 aside.
+  flip_a_byte(dir + "/ckpt-0000000008/weights.safetensors");
+  EXPECT_EQ(train({"--resume"}), 0);
+  EXPECT_TRUE(fs::is_directory(dir + "/damaged-ckpt-0000000008-" + std::to_string(::getpid())));
+  EXPECT_NO_THROW(train::read_checkpoint(dir + "/ckpt-0000000008"));  // this run's own
+  // Every checkpoint damaged: --resume is an error, not a silent start from scratch.
+  for (const std::string& c : train::list_checkpoints(dir)) flip_a_byte(c + "/manifest.json");
+  EXPECT_TERN_ERROR(train({"--resume"}), ErrorCode::kDataLoss,
+                    "--resume: no checkpoint in " + dir + " reads back whole (4 damaged)");
 }
 
 }  // namespace
