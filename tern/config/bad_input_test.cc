@@ -6,6 +6,8 @@
 #include <fstream>
 
 #include "tern/config/config.h"
+#include "tern/config/training_data.h"
+#include "tern/data/image_codec.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern::config {
@@ -59,6 +61,58 @@ parallel = 100000
 )");
   EXPECT_TERN_ERROR(load_config(i), ErrorCode::kInvalidArgument,
                     "key 'data.image_dir.parallel' must be -1 (AUTOTUNE), 1..1024");
+}
+
+// root/<class>/{0,1}.png for each class: 4x4 gray images.
+void write_image_folder(const std::string& root, const std::vector<std::string>& classes) {
+  for (size_t k = 0; k < classes.size(); ++k) {
+    std::filesystem::create_directories(root + "/" + classes[k]);
+    for (int i = 0; i < 2; ++i) {
+      Tensor image(DType::kU8, Shape{4, 4, 1});
+      for (int64_t p = 0; p < 16; ++p) image.set(p, static_cast<double>(40 * k + 3 * p + i));
+      data::write_file_bytes(str_cat(root, "/", classes[k], "/", i, ".png"),
+                             data::encode_png(image));
+    }
+  }
+}
+
+// F6: each split was labelled by its own subfolders: one extra empty folder in test_dir took test
+// accuracy from 0.844 to 0.098, a renamed one to 0.004, with exit 0. Now every split takes the
+// training folder's classes and must hold exactly those folders.
+TEST(BadInputConfig, ImageFoldersShareTheTrainingSplitsClassMap) {
+  std::string root = ::testing::TempDir() + "/tern_bad_input_image_dirs";
+  std::filesystem::remove_all(root);
+  write_image_folder(root + "/train", {"0", "1", "2"});
+  write_image_folder(root + "/same", {"0", "1", "2"});
+  write_image_folder(root + "/extra", {"00_unused", "0", "1", "2"});
+  write_image_folder(root + "/renamed", {"zero", "1", "2"});
+  std::string p = write_config("images.toml", str_cat(R"([data]
+source = "image_dir"
+train_dir = ")",
+                                                      root, R"(/train"
+test_dir = ")",
+                                                      root, R"(/same"
+num_classes = 3
+[data.image_dir]
+image_size = [4, 4]
+channels = 1
+[[data.transforms]]
+op = "map"
+fn = "scale"
+)"));
+  TrainConfig cfg = load_config(p);
+  TrainingData d = make_training_data(cfg, true, {});
+  EXPECT_EQ(d.train_samples, 6);
+  for (const char* bad : {"extra", "renamed"}) {
+    SCOPED_TRACE(bad);
+    TrainConfig c = load_config(p, {str_cat("data.test_dir=\"", root, "/", bad, "\"")});
+    const std::string folder = std::string(bad) == "extra" ? "00_unused" : "zero";
+    EXPECT_TERN_ERROR(make_training_data(c, true, {}), ErrorCode::kInvalidArgument,
+                      str_cat("subfolder '", folder, "' is not one of the 3 classes (0, 1, 2)"));
+    // tern eval / predict read only the test split: the same class map.
+    EXPECT_TERN_ERROR(make_training_data(c, /*with_train=*/false, {}), ErrorCode::kInvalidArgument,
+                      "is not one of the 3 classes");
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tern/config/training_data.h"
+#include "tern/data/image_folder.h"
 #include "tern/data/iterator.h"
 #include "tern/data/pipeline_spec.h"
 
@@ -124,6 +125,15 @@ data::PipelineSpec worker_spec(const TrainConfig& cfg, data::WorkerShard shard) 
 }
 
 TrainingData pipeline_data(const TrainConfig& cfg, bool with_train, data::WorkerShard shard) {
+  if (cfg.data.pipeline.source.kind == data::SourceKind::kImageDir &&
+      cfg.data.pipeline.source.class_names.empty() && !cfg.data.train_inputs.empty()) {
+    // One class map for every split: the training folder's subfolders (each split's own listing
+    // shifted labels when a test folder had a class more or less: bad-input report F6).
+    TrainConfig resolved = cfg;
+    resolved.data.pipeline.source.class_names =
+        in_config(cfg, [&] { return data::image_folder_classes(cfg.data.train_inputs[0]); });
+    return pipeline_data(resolved, with_train, shard);
+  }
   const DataConfig& data_config = cfg.data;
   const data::PipelineSpec& spec = data_config.pipeline;
   const bool idx = spec.source.kind == data::SourceKind::kIdx;
