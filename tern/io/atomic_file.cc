@@ -174,6 +174,22 @@ std::string read_file(const std::string& path, uint64_t max_bytes) {
   return out;
 }
 
+void check_writable_directory(const std::string& dir, const std::string& what) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    throw_error(ErrorCode::kUnavailable, what, " '", dir, "': cannot create it: ", ec.message());
+  }
+  const std::string probe = str_cat(dir, "/.tern-write-check-", ::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    throw_error(ErrorCode::kUnavailable, what, " '", dir,
+                "' is not writable: ", std::strerror(errno));
+  }
+  ::close(fd);
+  ::unlink(probe.c_str());
+}
+
 void write_new_file_synced(const std::string& path, std::string_view contents) {
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
   if (fd < 0)

@@ -28,5 +28,9 @@ std::string read_file(const std::string& path,
 void write_new_file_synced(const std::string& path, std::string_view contents);
 // fsync a directory (after renames inside it).
 void fsync_directory(const std::string& dir);
+// Creates `dir` (and its parents) if missing and checks that a file can be created in it, for a
+// check before long work whose output goes there. Unavailable naming `what` (a config key), the
+// folder and the reason (a read-only file system, permissions).
+void check_writable_directory(const std::string& dir, const std::string& what);
 
 }  // namespace tern::io

@@ -155,5 +155,16 @@ TEST(ReadFile, FollowsSymlinksAndChecksTheSizeFirst) {
   EXPECT_TERN_ERROR(read_file(dir + "/missing"), ErrorCode::kNotFound, "missing");
 }
 
+TEST(CheckWritableDirectory, CreatesTheFolderAndLeavesNothingBehind) {
+  std::string dir = temp_dir("writable") + "/a/b";
+  check_writable_directory(dir, "output.dir");
+  EXPECT_TRUE(fs::is_directory(dir));
+  EXPECT_TRUE(fs::is_empty(dir));
+  std::string file = temp_dir("writable_file") + "/f";
+  write_file_atomically(file, "x");
+  EXPECT_TERN_ERROR(check_writable_directory(file + "/sub", "output.dir"), ErrorCode::kUnavailable,
+                    "output.dir '" + file + "/sub': cannot create it");
+}
+
 }  // namespace
 }  // namespace tern::io

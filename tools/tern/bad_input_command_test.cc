@@ -2,9 +2,12 @@
 // per finding, each with inputs the test writes itself: every case here crashed, hung, lost data
 // or exited 0 where an error was due before its fix.
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -206,6 +209,42 @@ TEST_F(BadInputCommand, CheckpointsOfAnEarlierRunAndDamagedOnesAreExplicit) {
   for (const std::string& c : train::list_checkpoints(dir)) flip_a_byte(c + "/manifest.json");
   EXPECT_TERN_ERROR(train({"--resume"}), ErrorCode::kDataLoss,
                     "--resume: no checkpoint in " + dir + " reads back whole (4 damaged)");
+}
+
+// F9: on a full disk the CSV logger (50 epochs) and predict --output left 0-byte files and exited
+// 0. /dev/full fails every write with ENOSPC (neither writer creates or renames anything).
+TEST_F(BadInputCommand, AFullDiskIsAnErrorForTheCsvLogAndPredictions) {
+  ASSERT_EQ(run({"train", config_, "--quiet"}, cmd_train), 0);
+  EXPECT_TERN_ERROR(
+      run({"train", config_, "--quiet", "--set", "callbacks.csv_logger.path=\"/dev/full\""},
+          cmd_train),
+      ErrorCode::kUnavailable, "CSVLogger: cannot write '/dev/full': No space left on device");
+  EXPECT_TERN_ERROR(
+      run({"predict", config_, "--output", "/dev/full", "--limit", "-1"}, cmd_predict),
+      ErrorCode::kUnavailable, "predict: cannot write '/dev/full': No space left on device");
+}
+
+// F12: a read-only output.dir was found after 30 epochs, when the weights were saved. A read-only
+// tmpfs mounted over the folder (root only; skipped where mounting is not permitted).
+TEST_F(BadInputCommand, AReadOnlyOutputDirFailsBeforeTraining) {
+  const std::string out = dir_ + "/run";
+  fs::create_directories(out);
+  if (::mount("tmpfs", out.c_str(), "tmpfs", MS_RDONLY, "size=64k") != 0) {
+    GTEST_SKIP() << "cannot mount a read-only tmpfs here: " << std::strerror(errno);
+  }
+  ::testing::internal::CaptureStdout();
+  std::string error;
+  try {
+    run({"train", config_}, cmd_train);
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  const std::string printed = ::testing::internal::GetCapturedStdout();
+  ::umount(out.c_str());
+  EXPECT_NE(error.find("output.dir '" + out + "' is not writable: Read-only file system"),
+            std::string::npos)
+      << error;
+  EXPECT_EQ(printed.find("Epoch 1/"), std::string::npos) << "it trained first:\n" << printed;
 }
 
 }  // namespace

@@ -290,6 +290,9 @@ int cmd_train(int argc, char** argv) {
   config::Trainer trainer(std::move(cfg));
   const bool chief = trainer.is_chief();  // data-parallel: only rank 0 prints and writes
   if (!chief) f.quiet = true;
+  // Before the first step, not after the last: a read-only output.dir was found only when the
+  // weights were saved (bad-input report F12).
+  if (chief) io::check_writable_directory(trainer.config().output.dir, "output.dir");
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
@@ -358,7 +361,17 @@ int cmd_predict(int argc, char** argv) {
     file.open(output);
     TERN_CHECK_ARG(file.good(), "predict: cannot write '", output, "'");
   }
-  write_predictions(output.empty() ? std::cout : file, logits, rows.y, n);
+  std::ostream& os = output.empty() ? std::cout : file;
+  write_predictions(os, logits, rows.y, n);
+  // A full disk left a 0-byte file and exit 0 (bad-input report F9): check the flush and close.
+  errno = 0;
+  os.flush();
+  if (file.is_open()) file.close();
+  if (os.fail()) {
+    throw_error(ErrorCode::kUnavailable, "predict: cannot write '",
+                output.empty() ? "standard output" : output,
+                "': ", errno != 0 ? std::strerror(errno) : "write error");
+  }
   return 0;
 }
 
