@@ -63,6 +63,35 @@ parallel = 100000
                     "key 'data.image_dir.parallel' must be -1 (AUTOTUNE), 1..1024");
 }
 
+// F10: a directory or a device as the config parsed as an empty table: tern train trained the
+// default model under runs/default and exited 0 (/dev/zero never finished reading).
+TEST(BadInputConfig, TheConfigMustBeARegularFile) {
+  std::string dir = ::testing::TempDir() + "/tern_bad_input_config_dir";
+  std::filesystem::create_directories(dir);
+  EXPECT_TERN_ERROR(load_config(dir), ErrorCode::kInvalidArgument,
+                    "config file: '" + dir + "' is not a regular file (a directory)");
+  EXPECT_TERN_ERROR(load_config("/dev/null"), ErrorCode::kInvalidArgument,
+                    "config file: '/dev/null' is not a regular file (a character device)");
+  EXPECT_TERN_ERROR(load_config(dir + "/missing.toml"), ErrorCode::kNotFound, "does not exist");
+}
+
+// F15: int fields were filled by a cast from int64: epochs = 4294967298 ran 2 epochs,
+// gradient_accumulation_steps = 2147483648 said "must be >= 1".
+TEST(BadInputConfig, IntegersOutsideTheirFieldAreErrors) {
+  std::string p = write_config("big.toml", "[training]\n\nepochs = 4294967298\n");
+  EXPECT_TERN_ERROR(load_config(p), ErrorCode::kInvalidArgument,
+                    "big.toml:3: key 'training.epochs' = 4294967298 is out of range "
+                    "(-2147483648 to 2147483647)");
+  std::string q = write_config("ok.toml", "[training]\nepochs = 2\n");
+  EXPECT_TERN_ERROR(load_config(q, {"training.gradient_accumulation_steps=2147483648"}),
+                    ErrorCode::kInvalidArgument,
+                    "key 'training.gradient_accumulation_steps' = 2147483648 is out of range");
+  EXPECT_TERN_ERROR(load_config(q, {"callbacks.early_stopping.patience=4294967297"}),
+                    ErrorCode::kInvalidArgument,
+                    "key 'callbacks.early_stopping.patience' = 4294967297 is out of range");
+  EXPECT_EQ(load_config(q, {"training.epochs=2147483647"}).training.fit.epochs, 2147483647);
+}
+
 // root/<class>/{0,1}.png for each class: 4x4 gray images.
 void write_image_folder(const std::string& root, const std::vector<std::string>& classes) {
   for (size_t k = 0; k < classes.size(); ++k) {

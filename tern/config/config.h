@@ -152,8 +152,10 @@ struct TrainConfig {
   std::string sha256;
 };
 
-// Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse
-// as TOML; bare words become strings).
+// Reads and checks `path` (a regular file of at most 16 MiB: a directory or a device is an
+// error); `overrides` are "dotted.key=value" strings applied first (values parse as TOML; bare
+// words become strings). Integer keys are range-checked against their field (an int field with
+// 4294967298 is an error, not 2).
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // "512MiB", "2GiB", "500MB", "1.5GB", "4096" (bytes): units B, KB / MB / GB / TB (powers of 1000)

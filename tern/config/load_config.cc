@@ -9,9 +9,13 @@
 
 #include "tern/base/sha256.h"
 #include "tern/config/read_sections.h"
+#include "tern/io/atomic_file.h"
 
 namespace tern::config {
 namespace {
+
+// Configs are a few KiB; anything past this is not one.
+constexpr uint64_t kMaxConfigBytes = 16 << 20;
 
 // Every leaf of `t` as "a.b.c" -> its TOML text.
 void flatten(const toml::table& t, const std::string& prefix,
@@ -83,9 +87,17 @@ void finish_callbacks(TrainConfig& cfg) {
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides) {
   if (!std::filesystem::exists(path))
     throw_error(ErrorCode::kNotFound, "config file '", path, "' does not exist");
+  // A regular file of a sane size: a directory or a device (/dev/null, /dev/zero) parsed as an
+  // empty table and trained the default model (bad-input report F10); /dev/zero never ended.
+  std::string text;
+  try {
+    text = io::read_file(path, kMaxConfigBytes);
+  } catch (const Error& e) {
+    throw_error(e.code(), "config file: ", e.message());
+  }
   toml::table root;
   try {
-    root = toml::parse_file(path);
+    root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
                 e.source().begin.column, ": TOML syntax error: ", e.description());
