@@ -4,6 +4,7 @@
 #include "tern/data/image_codec.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "tern/data/image_test_vectors.h"
 #include "tern/data/test_util.h"
@@ -213,6 +214,17 @@ TEST(ImageCodec, TinyFilesClaimingHugeDataFailBeforeAllocating) {
   EXPECT_NE(got.find("sof.jpg: corrupt JPEG (its header claims 18000x18000 pixels"),
             std::string::npos)
       << got;
+}
+
+// Bad-input report F14: whole-file reads of a FIFO blocked forever and of /dev/zero (a .jpg link
+// to it) grew to the memory limit. read_file_bytes takes regular files only, without blocking.
+TEST(ImageCodec, ReadFileBytesRefusesFifosAndDevices) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("pipe.jpg").c_str(), 0600), 0);
+  EXPECT_TERN_ERROR(read_file_bytes(dir.file("pipe.jpg")), ErrorCode::kInvalidArgument,
+                    "pipe.jpg: not a regular file");
+  EXPECT_TERN_ERROR(read_image_file("/dev/null"), ErrorCode::kInvalidArgument,
+                    "/dev/null: not a regular file");
 }
 
 TEST(ImageCodec, FilesNameThemselvesInErrors) {
