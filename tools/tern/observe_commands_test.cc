@@ -12,6 +12,7 @@
 #include "tern/base/strings.h"
 #include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
+#include "tern/io/event_file.h"
 #include "tests/support/idx_writer.h"
 #include "tests/support/random_tensor.h"
 #include "tools/tern/commands.h"
@@ -97,6 +98,28 @@ TEST_F(ObserveCommands, LogsPrintsTheFormatsVectors) {
   bad[bad.size() - 6] ^= 1;
   io::write_file_atomically(path, bad);
   EXPECT_TERN_ERROR(run({"logs", path}, cmd_logs), ErrorCode::kDataLoss, path);
+}
+
+// Bad-input report F20: tags and texts from an event file were printed raw: ESC[2J cleared the
+// screen, newlines faked output lines.
+TEST_F(ObserveCommands, LogsEscapeWhatTheTerminalWouldRun) {
+  std::string path = dir_ + "/events.out.tfevents.0000000001.hostile";
+  io::Event first{.wall_time = 1.0, .file_version = "brain.Event:2\x1b]0;title\x07"};
+  io::Event scalar{.wall_time = 2.0, .step = 3, .has_summary = true};
+  scalar.summary.push_back(
+      {.tag = "\x1b[2Jloss\nstep 9  fake", .kind = io::SummaryKind::kScalar, .scalar = 0.5});
+  scalar.summary.push_back(
+      {.tag = "note", .kind = io::SummaryKind::kText, .text = "red\x1b[31m\x9b"});
+  io::write_file_atomically(path, format::tfrecord_frame(io::encode_event(first)) +
+                                      format::tfrecord_frame(io::encode_event(scalar)));
+  int rc = -1;
+  std::string out = captured({"logs", path}, cmd_logs, &rc);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x07'), std::string::npos) << out;
+  EXPECT_NE(out.find("\\x1b[2Jloss\\nstep 9  fake"), std::string::npos) << out;
+  EXPECT_NE(out.find("text \"red\\x1b[31m"), std::string::npos) << out;
+  EXPECT_EQ(split_lines(out).size(), 3u) << out;  // the file line and one line per value
 }
 
 TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
