@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "tern/base/sha256.h"
@@ -243,6 +244,15 @@ class CorruptCheckpointTest : public CheckpointTest {
     io::write_file_atomically(file("manifest.json"), text);
     io::write_file_atomically(file("manifest.json.sha256"), sha256_hex(text) + "\n");
   }
+  // Changes the manifest with `edit` and re-signs it (every hash right, the content forged).
+  template <typename Edit>
+  void forge_manifest(Edit edit) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(io::read_file(file("manifest.json")));
+    edit(j);
+    std::string text = j.dump(2) + "\n";
+    io::write_file_atomically(file("manifest.json"), text);
+    io::write_file_atomically(file("manifest.json.sha256"), sha256_hex(text) + "\n");
+  }
   void expect_data_loss(const std::string& names_file, const std::string& says) {
     try {
       read_checkpoint(ckpt_);
@@ -309,6 +319,58 @@ TEST_F(CorruptCheckpointTest, MissingManifestAndWrongModel) {
   // latest_checkpoint skips the damaged one; an incomplete directory is never picked.
   std::optional<std::string> latest = latest_checkpoint(dir_);
   EXPECT_FALSE(latest.has_value());
+}
+
+// Bad-input report F16: checkpoints whose hashes were all recomputed but whose content no run
+// writes were accepted: a global step of 2^63-1 (the counter overflowed), step_in_epoch 10^12, a
+// negative learning rate or RNG offset, an iterator blob whose own checksum fails (ckpt inspect
+// said "all files verified"), a missing optimizer slot (silently zero: resume not exact), and a
+// resume point past the run's last epoch (nothing trained, exit 0).
+TEST_F(CorruptCheckpointTest, ForgedButWellSignedContentIsRefused) {
+  const std::string good = io::read_file(file("manifest.json"));
+  auto restore_good = [&] {
+    io::write_file_atomically(file("manifest.json"), good);
+    io::write_file_atomically(file("manifest.json.sha256"), sha256_hex(good) + "\n");
+  };
+  forge_manifest([](auto& j) { j["global_step"] = std::numeric_limits<int64_t>::max(); });
+  expect_data_loss("manifest.json", "is beyond any run");
+  restore_good();
+  forge_manifest([](auto& j) { j["step_in_epoch"] = int64_t{1000000000000}; });
+  expect_data_loss("manifest.json", "step_in_epoch 1000000000000 exceeds global_step 2");
+  restore_good();
+  forge_manifest([](auto& j) { j["lr_schedule"]["learning_rate"] = -0.5; });
+  expect_data_loss("manifest.json", "learning_rate -0.5");
+  restore_good();
+  forge_manifest([](auto& j) { j["rng"]["dropout_offset"] = -3; });
+  expect_data_loss("manifest.json", "negative micro_step, dropout RNG offset");
+  restore_good();
+  std::string it = io::read_file(file("data_iterator.bin"));
+  it[it.size() / 2] ^= 1;
+  replace_and_resign("data_iterator.bin", it);
+  expect_data_loss("data_iterator.bin", "iterator state: checksum mismatch");
+}
+
+TEST_F(CorruptCheckpointTest, AMissingOptimizerSlotOrAPointPastTheRunIsRefused) {
+  io::NamedTensors slots = read_checkpoint(ckpt_).optimizer;
+  const std::string dropped = slots.front().first;
+  slots.erase(slots.begin());
+  replace_and_resign("optimizer.safetensors", io::encode_safetensors(slots, {}));
+  auto m = make_model();
+  EXPECT_TERN_ERROR(restore_checkpoint(*m, read_checkpoint(ckpt_)), ErrorCode::kDataLoss,
+                    "has no optimizer slot '" + dropped + "' after 2 iterations");
+  // A resume point at epoch 50 (complete) of a 2-epoch run.
+  std::string other = fresh_dir("past_end");
+  auto a = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.callbacks = {std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{.dir = other})};
+  a->fit(make_pipeline(x_, y_), o);
+  Checkpoint c = read_checkpoint(*latest_checkpoint(other));
+  c.state.position.epoch = 49;
+  auto b = make_model();
+  restore_checkpoint(*b, c);
+  EXPECT_TERN_ERROR(b->fit(make_pipeline(x_, y_), fit_options(2)), ErrorCode::kInvalidArgument,
+                    "the resume point (epoch 50, complete) is past the last epoch of this run "
+                    "(epochs = 2)");
 }
 
 TEST_F(CheckpointTest, AutoNamedLayersMatchByPosition) {

@@ -265,6 +265,11 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   if (resume) {
     first_epoch = resume->epoch + (resume->epoch_complete ? 1 : 0);
     s.progress.global_step = resume->global_step;
+    // A resume point past the run's end, or past its epoch's last batch, is not this run's: a
+    // checkpoint at epoch 50 of 2 trained nothing and "succeeded" (bad-input report F16).
+    TERN_CHECK_ARG(first_epoch <= options.epochs, "fit: the resume point (epoch ",
+                   resume->epoch + 1, resume->epoch_complete ? ", complete" : "",
+                   ") is past the last epoch of this run (epochs = ", options.epochs, ")");
   }
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) {
@@ -295,6 +300,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     double loss_sum = 0;
     int64_t samples = 0, step = 0;
     if (resume && !resume->epoch_complete && resume->epoch == epoch) {
+      TERN_CHECK_ARG(known_steps < 0 || resume->step_in_epoch <= known_steps,
+                     "fit: the resume point is batch ", resume->step_in_epoch, " of epoch ",
+                     epoch + 1, ", which has ", known_steps, " batches");
       it.restore_state(resume->iterator_state);
       step = resume->step_in_epoch;
       loss_sum = resume->epoch_loss_sum;
