@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tern/config/builders.h"
 #include "tern/config/config.h"
 #include "tern/config/training_data.h"
 #include "tern/data/image_codec.h"
@@ -90,6 +91,46 @@ TEST(BadInputConfig, IntegersOutsideTheirFieldAreErrors) {
                     ErrorCode::kInvalidArgument,
                     "key 'callbacks.early_stopping.patience' = 4294967297 is out of range");
   EXPECT_EQ(load_config(q, {"training.epochs=2147483647"}).training.fit.epochs, 2147483647);
+}
+
+// F19: nonsense values that were accepted silently (exit 0).
+TEST(BadInputConfig, NonsenseValuesAreErrors) {
+  std::string p = write_config("nonsense.toml", "[training]\nepochs = 1\n");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"optimizer.learning_rate=inf", "key 'optimizer.learning_rate' must be positive and finite"},
+      {"training.steps_per_epoch=-5", "key 'training.steps_per_epoch' must be -1"},
+      {"training.threads=-1", "key 'training.threads' must be 0 (all cores) or 1..1024"},
+  };
+  for (const auto& [set, says] : cases) {
+    SCOPED_TRACE(set);
+    EXPECT_TERN_ERROR(load_config(p, {set}), ErrorCode::kInvalidArgument, says);
+  }
+  EXPECT_TERN_ERROR(load_config(p, {"schedule.name=\"cosine\"", "schedule.alpha=-5.0"}),
+                    ErrorCode::kInvalidArgument, "key 'schedule.alpha' must be in [0, 1], got -5");
+  EXPECT_TERN_ERROR(load_config(p, {"schedule.name=\"piecewise\"", "schedule.boundaries=[10]",
+                                    "schedule.values=[-1.0, 0.1]"}),
+                    ErrorCode::kInvalidArgument, "key 'schedule.values' must be finite learning");
+  std::string scale = write_config("scale.toml", std::string(kTfrecordData) + R"(
+[[data.transforms]]
+op = "parse"
+[[data.transforms]]
+op = "map"
+fn = "scale"
+factor = nan
+)");
+  EXPECT_TERN_ERROR(load_config(scale), ErrorCode::kInvalidArgument,
+                    "key 'data.transforms[1].factor' must be finite, got nan");
+  // Model arguments: a rate <= 0 or NaN added no Dropout layer (whose check never ran); a
+  // negative dense_units dropped the hidden layer.
+  TrainConfig mlp = load_config(p, {"model.name=\"mlp\"", "model.args.dropout=-0.5"});
+  EXPECT_TERN_ERROR(make_model(mlp, Shape{8}), ErrorCode::kInvalidArgument,
+                    "mlp: dropout must be in [0, 1), got -0.5");
+  mlp = load_config(p, {"model.name=\"mlp\"", "model.args.dropout=nan"});
+  EXPECT_TERN_ERROR(make_model(mlp, Shape{8}), ErrorCode::kInvalidArgument,
+                    "mlp: dropout must be in [0, 1), got nan");
+  TrainConfig cnn = load_config(p, {"model.name=\"cnn\"", "model.args.dense_units=-1"});
+  EXPECT_TERN_ERROR(make_model(cnn, Shape{8, 8, 1}), ErrorCode::kInvalidArgument,
+                    "cnn: dense_units must be >= 0");
 }
 
 // root/<class>/{0,1}.png for each class: 4x4 gray images.

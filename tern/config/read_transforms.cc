@@ -1,5 +1,6 @@
 // [[data.transforms]] -> data::TransformSpec, checked key by key (read_sections.h).
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
 #include "tern/base/thread_pool.h"
@@ -61,6 +62,9 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& cfg) {
   switch (f.kind) {
     case ElementFnKind::kScale:
       t.read("factor", f.factor);
+      if (!std::isfinite(f.factor)) {
+        t.error("factor", str_cat("key '", t.full("factor"), "' must be finite, got ", f.factor));
+      }
       break;
     case ElementFnKind::kCast:
       f.dtype = read_dtype(t, "dtype");
