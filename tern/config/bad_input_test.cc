@@ -133,6 +133,26 @@ factor = nan
                     "cnn: dense_units must be >= 0");
 }
 
+// F13 (site 7): the config hash printed arrays through toml++'s formatter, whose width estimate
+// casts log10 of each float to size_t (undefined below 1 and for nan: schedule.values = [0.1]).
+// Arrays holding floats are printed element by element; others exactly as before (same hashes).
+TEST(BadInputConfig, TheConfigHashPrintsFloatArraysWithoutTheFormatter) {
+  std::string p = write_config("hash.toml", R"([model]
+name = "mlp"
+[model.args]
+units = [64, 32]
+[schedule]
+name = "piecewise"
+boundaries = [10]
+values = [0.1, 0.01]
+)");
+  TrainConfig c = load_config(p);
+  EXPECT_EQ(c.effective.at("schedule.values"), "[ 0.10000000000000001, 0.01 ]");
+  EXPECT_EQ(c.effective.at("model.args.units"), "[ 64, 32 ]");
+  EXPECT_EQ(c.effective.at("schedule.boundaries"), "[ 10 ]");
+  EXPECT_EQ(c.effective.at("schedule.name"), "'piecewise'");
+}
+
 // root/<class>/{0,1}.png for each class: 4x4 gray images.
 void write_image_folder(const std::string& root, const std::vector<std::string>& classes) {
   for (size_t k = 0; k < classes.size(); ++k) {

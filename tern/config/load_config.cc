@@ -17,6 +17,49 @@ namespace {
 // Configs are a few KiB; anything past this is not one.
 constexpr uint64_t kMaxConfigBytes = 16 << 20;
 
+// True if a float is anywhere inside `n` (an array or inline table holding one).
+bool holds_float(const toml::node& n) {
+  if (n.is_floating_point()) return true;
+  if (const toml::array* arr = n.as_array()) {
+    for (const toml::node& e : *arr) {
+      if (holds_float(e)) return true;
+    }
+  }
+  if (const toml::table* t = n.as_table()) {
+    for (const auto& [k, v] : *t) {
+      if (holds_float(v)) return true;
+    }
+  }
+  return false;
+}
+
+// The TOML text of a value, as toml++'s formatter prints it inline. Arrays and inline tables that
+// hold a float are printed here element by element: the formatter's width estimate takes
+// log10 of each float and casts it to size_t, undefined for values below 1 and for nan
+// (schedule.values = [0.1], the normal piecewise usage: UBSan, bad-input report F13), and the
+// config hash that --resume compares went through it. Everything else is printed as before, so
+// the hashes of configs without such arrays are unchanged.
+std::string toml_text(const toml::node& n) {
+  if (n.is_array() || n.is_table()) {
+    if (holds_float(n)) {
+      std::string out;
+      if (const toml::array* arr = n.as_array()) {
+        if (arr->empty()) return "[]";
+        for (const toml::node& e : *arr) out += (out.empty() ? "[ " : ", ") + toml_text(e);
+        return out + " ]";
+      }
+      const toml::table& t = *n.as_table();
+      for (const auto& [k, v] : t) {
+        out += (out.empty() ? "{ " : ", ") + std::string(k.str()) + " = " + toml_text(v);
+      }
+      return out.empty() ? "{}" : out + " }";
+    }
+  }
+  std::ostringstream os;
+  n.visit([&](const auto& node) { os << toml::toml_formatter{node}; });
+  return os.str();
+}
+
 // Every leaf of `t` as "a.b.c" -> its TOML text.
 void flatten(const toml::table& t, const std::string& prefix,
              std::map<std::string, std::string>& out) {
@@ -26,9 +69,7 @@ void flatten(const toml::table& t, const std::string& prefix,
       flatten(*sub, key, out);
       continue;
     }
-    std::ostringstream os;
-    v.visit([&](const auto& node) { os << toml::toml_formatter{node}; });
-    out[key] = os.str();
+    out[key] = toml_text(v);
   }
 }
 

@@ -56,8 +56,12 @@ DatasetPtr check_labels(const TrainConfig& cfg, DatasetPtr ds) {
     for (int64_t i = 0; i < y.num_elements(); ++i) {
       const double v = y.get(i);
       if (v < 0 || v >= static_cast<double>(classes)) {
-        throw_error(ErrorCode::kInvalidArgument, path, ": [data]: label ", static_cast<int64_t>(v),
-                    " (row ", i, " of a batch) is outside [0, ", classes, ") (data.num_classes)");
+        // The exact integer (int64 labels near 2^63 do not fit a double's cast back: UBSan).
+        const std::string label = y.dtype() == DType::kI64
+                                      ? std::to_string(y.data<int64_t>()[i])
+                                      : std::to_string(static_cast<int64_t>(v));
+        throw_error(ErrorCode::kInvalidArgument, path, ": [data]: label ", label, " (row ", i,
+                    " of a batch) is outside [0, ", classes, ") (data.num_classes)");
       }
     }
     return e;

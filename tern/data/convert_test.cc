@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "tern/data/test_util.h"
+#include "tern/data/tfrecord_writer.h"
 #include "tests/support/idx_writer.h"
 
 namespace tern::data {
@@ -98,6 +99,31 @@ TEST(DataConvert, BadOptionsNameTheOption) {
   EXPECT_TERN_ERROR(
       convert_image_dataset(dir.file("images.idx"), dir.file("o.tfrecord"), {.channels = 2}),
       ErrorCode::kInvalidArgument, "--channels must be 1 or 3");
+}
+
+// Bad-input report F13: a raw image with h = 2^62, w = 4 made h * w * c wrap to the byte count
+// and pass the size check (signed overflow, UBSan); the check now divides.
+TEST(DataConvert, RawImageSizesThatOverflowAreRefused) {
+  TempDir dir;
+  Example ex;
+  ex.features["image/encoded"] = Feature::bytes({std::string(16, '\x7f')});
+  ex.features["image/class/label"] = Feature::int64s({1});
+  ex.features["image/height"] = Feature::int64s({int64_t{1} << 62});
+  ex.features["image/width"] = Feature::int64s({4});
+  ex.features["image/channels"] = Feature::int64s({1});
+  {
+    TFRecordWriter w(dir.file("raw.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("raw.tfrecord"), dir.file("folder"), {}),
+                    ErrorCode::kInvalidArgument,
+                    "16 raw bytes for a 4611686018427387904x4x1 image");
+  ex.features["image/height"] = Feature::int64s({4});
+  {
+    TFRecordWriter w(dir.file("ok.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_EQ(convert_image_dataset(dir.file("ok.tfrecord"), dir.file("folder"), {}).written, 1);
 }
 
 }  // namespace

@@ -110,7 +110,9 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
         const int64_t h = int_feature(ex, {"image/height", "height"}, what);
         const int64_t w = int_feature(ex, {"image/width", "width"}, what);
         const int64_t c = int_feature(ex, {"image/channels", "channels", "depth"}, what, 1);
-        TERN_CHECK_ARG(h > 0 && w > 0 && c > 0 && static_cast<int64_t>(bytes.size()) == h * w * c,
+        // Divisions, not h * w * c: h = 2^62, w = 4 wrapped past the check (UBSan).
+        const auto n = static_cast<int64_t>(bytes.size());
+        TERN_CHECK_ARG(h > 0 && w > 0 && c > 0 && n % c == 0 && (n / c) % w == 0 && n / c / w == h,
                        what, ": ", bytes.size(), " raw bytes for a ", h, "x", w, "x", c, " image");
         img = Tensor(DType::kU8, Shape{h, w, c});
         std::memcpy(img.raw_data(), bytes.data(), bytes.size());

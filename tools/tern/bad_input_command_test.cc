@@ -224,6 +224,24 @@ TEST_F(BadInputCommand, AFullDiskIsAnErrorForTheCsvLogAndPredictions) {
       ErrorCode::kUnavailable, "predict: cannot write '/dev/full': No space left on device");
 }
 
+// F13 (sites 1 and 3): a label of INT64_MAX was printed through a double cast back to int64
+// (-9223372036854775808, undefined: UBSan); steps_per_epoch = 2^63-1 overflowed the samples count.
+TEST_F(BadInputCommand, HugeLabelsAndStepCountsAreHandledExactly) {
+  write_csv(dir_ + "/test.csv", 40, 2);
+  std::ofstream(dir_ + "/huge_label.csv") << "t0,t1,t2,t3,t4,t5,t6,t7,label\n"
+                                          << "1,1,1,1,1,1,1,1,9223372036854775807\n";
+  const std::string cfg = csv_config(dir_, dir_ + "/huge_label.csv");
+  EXPECT_TERN_ERROR(run({"train", cfg, "--quiet"}, cmd_train), ErrorCode::kInvalidArgument,
+                    "label 9223372036854775807 (row 0 of a batch) is outside [0, 2)");
+  write_csv(dir_ + "/train.csv", 64, 1);
+  EXPECT_EQ(
+      run({"train", csv_config(dir_, dir_ + "/train.csv"), "--quiet", "--set",
+           "training.steps_per_epoch=9223372036854775807", "--metrics-json", dir_ + "/m.json"},
+          cmd_train),
+      0);
+  EXPECT_NE(io::read_file(dir_ + "/m.json").find("\"epochs\": 2"), std::string::npos);
+}
+
 // F12: a read-only output.dir was found after 30 epochs, when the weights were saved. A read-only
 // tmpfs mounted over the folder (root only; skipped where mounting is not permitted).
 TEST_F(BadInputCommand, AReadOnlyOutputDirFailsBeforeTraining) {

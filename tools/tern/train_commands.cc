@@ -203,8 +203,10 @@ int64_t samples_trained(const config::Trainer& trainer, const train::History& h)
   const nn::FitOptions& fit = trainer.config().training.fit;
   const int64_t n = trainer.data().train_samples;
   if (n < 0) return h.stats.samples;
-  const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * fit.batch_size : n;
-  return std::min(n, per_epoch) * static_cast<int64_t>(h.epoch.size());
+  // min(n, steps * batch) without the product (2^63-1 steps overflowed: UBSan).
+  const bool capped = fit.steps_per_epoch > 0 && fit.steps_per_epoch <= (n - 1) / fit.batch_size;
+  const int64_t per_epoch = capped ? fit.steps_per_epoch * fit.batch_size : n;
+  return per_epoch * static_cast<int64_t>(h.epoch.size());
 }
 
 // The --metrics-json object (key order as the e2e tests and scripts read it).
