@@ -112,8 +112,18 @@ void write_file_bytes(const std::string& path, std::string_view bytes) {
   if (f == nullptr) {
     throw_error(ErrorCode::kUnavailable, path, ": cannot create (", std::strerror(errno), ")");
   }
+  errno = 0;
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) throw_error(ErrorCode::kUnavailable, path, ": write error");
+  int e = ok ? 0 : errno;
+  if (std::fclose(f) != 0 && e == 0) e = errno;
+  if (!ok || e != 0) {
+    // The reason (ENOSPC: "No space left on device"), and no partial file left behind (only a
+    // regular file is removed: never a device node such as /dev/full).
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
+    throw_error(ErrorCode::kUnavailable, path, ": cannot write (",
+                e != 0 ? std::strerror(e) : "write error", ")");
+  }
 }
 
 Tensor read_image_file(const std::string& path, const DecodeImageOptions& options) {
