@@ -34,8 +34,12 @@ CSVLogger::CSVLogger(CSVLoggerOptions options) : options_(std::move(options)) {
 void CSVLogger::on_train_begin(Logs&) {
   columns_.clear();
   std::filesystem::path p(options_.path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (ec) {
+    throw_error(ErrorCode::kUnavailable, "CSVLogger: cannot create the folder of '",
+                options_.path, "': ", ec.message());
+  }
   if (options_.append && std::filesystem::is_regular_file(p, ec) &&
       std::filesystem::file_size(p) > 0) {
     std::ifstream in(options_.path);
