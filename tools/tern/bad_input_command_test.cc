@@ -219,6 +219,12 @@ TEST_F(BadInputCommand, AFullDiskIsAnErrorForTheCsvLogAndPredictions) {
       run({"train", config_, "--quiet", "--set", "callbacks.csv_logger.path=\"/dev/full\""},
           cmd_train),
       ErrorCode::kUnavailable, "CSVLogger: cannot write '/dev/full': No space left on device");
+  // F23: a folder that cannot be made was "filesystem error: cannot create directories".
+  EXPECT_TERN_ERROR(run({"train", config_, "--quiet", "--set",
+                         "callbacks.csv_logger.path=\"/proc/no/such/log.csv\""},
+                        cmd_train),
+                    ErrorCode::kUnavailable,
+                    "CSVLogger: cannot create the folder of '/proc/no/such/log.csv'");
   EXPECT_TERN_ERROR(
       run({"predict", config_, "--output", "/dev/full", "--limit", "-1"}, cmd_predict),
       ErrorCode::kUnavailable, "predict: cannot write '/dev/full': No space left on device");
