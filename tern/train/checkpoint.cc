@@ -240,35 +240,42 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   fs::create_directories(tmp, ec);
   if (ec) throw_error(ErrorCode::kUnavailable, "cannot create '", tmp, "': ", ec.message());
 
-  runtime::VariableStore& store = model.variables();
-  io::NamedTensors weights, others;
-  std::vector<std::string> weight_names;
-  for (const auto& w : model.weights()) {
-    weights.push_back({w.name, store.get(w.name)});
-    weight_names.push_back(w.name);
-  }
-  for (const auto& name : store.names()) {
-    if (std::find(weight_names.begin(), weight_names.end(), name) == weight_names.end()) {
-      others.push_back({name, store.get(name)});
+  // A failed write (a full disk) removes the temp directory: it filled the disk until the next
+  // run swept it (bad-input report F20).
+  try {
+    runtime::VariableStore& store = model.variables();
+    io::NamedTensors weights, others;
+    std::vector<std::string> weight_names;
+    for (const auto& w : model.weights()) {
+      weights.push_back({w.name, store.get(w.name)});
+      weight_names.push_back(w.name);
     }
+    for (const auto& name : store.names()) {
+      if (std::find(weight_names.begin(), weight_names.end(), name) == weight_names.end()) {
+        others.push_back({name, store.get(name)});
+      }
+    }
+    json manifest = state_to_json(state);
+    manifest["model"] = model.name();
+    json files = json::object();
+    auto add_file = [&](const char* name, const std::string& bytes) {
+      io::write_new_file_synced(tmp + "/" + name, bytes);
+      files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+    };
+    add_file(kWeightsFile,
+             io::encode_safetensors(weights, {{"format", "tern"}, {"model", model.name()}}));
+    add_file(kOptimizerFile, io::encode_safetensors(others, {{"format", "tern"},
+                                                             {"optimizer", state.optimizer_name}}));
+    if (!state.position.epoch_complete) add_file(kIteratorFile, state.position.iterator_state);
+    manifest["files"] = files;
+    std::string text = manifest.dump(2) + "\n";
+    io::write_new_file_synced(tmp + "/" + kManifestFile, text);
+    io::write_new_file_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
+    io::fsync_directory(tmp);
+  } catch (...) {
+    remove_quietly(tmp);
+    throw;
   }
-  json manifest = state_to_json(state);
-  manifest["model"] = model.name();
-  json files = json::object();
-  auto add_file = [&](const char* name, const std::string& bytes) {
-    io::write_new_file_synced(tmp + "/" + name, bytes);
-    files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
-  };
-  add_file(kWeightsFile,
-           io::encode_safetensors(weights, {{"format", "tern"}, {"model", model.name()}}));
-  add_file(kOptimizerFile, io::encode_safetensors(
-                               others, {{"format", "tern"}, {"optimizer", state.optimizer_name}}));
-  if (!state.position.epoch_complete) add_file(kIteratorFile, state.position.iterator_state);
-  manifest["files"] = files;
-  std::string text = manifest.dump(2) + "\n";
-  io::write_new_file_synced(tmp + "/" + kManifestFile, text);
-  io::write_new_file_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
-  io::fsync_directory(tmp);
   // An existing directory of this step is moved aside only now that the new one is complete, so a
   // kill at any moment leaves a checkpoint of this step (the old or the new) or the trash.
   std::string replaced;

@@ -4,6 +4,9 @@
 #include "tern/train/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
 
 #include <cmath>
 #include <cstring>
@@ -216,6 +219,38 @@ TEST_F(CheckpointTest, AnExistingStepDirectoryIsReplacedAndAFreshRunRefusesOldCh
   o.epochs = 2;
   fresh->fit(make_pipeline(x_, y_), o);
   EXPECT_EQ(list_checkpoints(dir).size(), 3u);  // steps 2, 3, 4
+}
+
+// Bad-input report F20: a checkpoint that failed on a full disk left its .tmp-ckpt-* directory
+// filling the disk until the next run. A 16 KiB tmpfs (root only; skipped where mounting is not
+// permitted): the weights do not fit, the save fails, nothing is left.
+TEST_F(CheckpointTest, AFailedSaveLeavesNoTemporaryDirectory) {
+  std::string dir = fresh_dir("full") + "/ckpt";
+  std::filesystem::create_directories(dir);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  {
+    std::ofstream filler(dir + "/filler", std::ios::binary);
+    filler << std::string(12 << 10, 'x');
+  }
+  auto m = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.steps_per_epoch = 2;
+  m->fit(make_pipeline(x_, y_), o);
+  std::string error;
+  try {
+    save_checkpoint(dir, *m, capture_checkpoint_state(*m));
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    left.push_back(e.path().filename().string());
+  }
+  ::umount(dir.c_str());
+  EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;
+  EXPECT_EQ(left, std::vector<std::string>{"filler"});
 }
 
 // --- corrupt checkpoints ---
