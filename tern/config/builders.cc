@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "tern/base/checked_math.h"
 #include "tern/models/zoo.h"
 #include "tern/optim/adam.h"
 #include "tern/optim/rmsprop.h"
@@ -51,8 +52,10 @@ optim::SchedulePtr make_schedule(const TrainConfig& cfg, int64_t steps_per_epoch
   } else if (schedule_cfg.name == "cosine") {
     optim::CosineDecayOptions cosine = schedule_cfg.cosine;
     if (steps_per_epoch > 0) {
-      cosine.decay_steps = std::max<int64_t>(
-          1, steps_per_epoch * cfg.training.fit.epochs - schedule_cfg.warmup_steps);
+      cosine.decay_steps =
+          std::max<int64_t>(1, checked_mul(steps_per_epoch, cfg.training.fit.epochs,
+                                           "schedule: training.steps_per_epoch * training.epochs") -
+                                   schedule_cfg.warmup_steps);
     }
     schedule = std::make_shared<optim::CosineDecay>(lr, cosine);
   } else if (schedule_cfg.name == "cosine_restarts") {

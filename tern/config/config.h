@@ -162,9 +162,11 @@ class ConfigError : public Error {
   using Error::Error;
 };
 
-// Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse
-// as TOML; bare words become strings). A key component "name[i]" addresses the i-th table of an
-// array of tables: "data.transforms[2].max_delta=0.1". Every error is a ConfigError.
+// Reads and checks `path` (a regular file of at most 16 MiB: a directory or a device is an
+// error); `overrides` are "dotted.key=value" strings applied first (values parse as TOML; bare
+// words become strings). A key component "name[i]" addresses the i-th table of an array of
+// tables: "data.transforms[2].max_delta=0.1". Integer keys are range-checked against their field
+// (an int field with 4294967298 is an error, not 2). Every error is a ConfigError.
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // The TOML text of `path` with `overrides` applied (comments dropped, keys unchecked: load_config

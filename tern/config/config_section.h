@@ -4,10 +4,12 @@
 #pragma once
 
 #include <toml++/toml.h>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tern/base/error.h"
@@ -190,7 +192,16 @@ class Section {
       if (auto v = n.value_exact<bool>()) return *v;
       type_error(n, key, "a boolean (true or false)");
     } else if constexpr (std::is_integral_v<T>) {
-      if (auto v = n.value_exact<int64_t>()) return static_cast<T>(*v);
+      if (auto v = n.value_exact<int64_t>()) {
+        // Range-checked: a 32-bit field took 4294967298 as 2 (bad-input report F15).
+        if (!std::in_range<T>(*v)) {
+          config_error(file_, n.source(),
+                       str_cat("key '", full(key), "' = ", *v, " is out of range (",
+                               static_cast<int64_t>(std::numeric_limits<T>::min()), " to ",
+                               static_cast<uint64_t>(std::numeric_limits<T>::max()), ")"));
+        }
+        return static_cast<T>(*v);
+      }
       type_error(n, key, "an integer");
     } else if constexpr (std::is_same_v<T, double>) {
       if (auto v = n.value_exact<double>()) return *v;

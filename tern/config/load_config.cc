@@ -9,9 +9,56 @@
 
 #include "tern/base/sha256.h"
 #include "tern/config/read_sections.h"
+#include "tern/io/atomic_file.h"
 
 namespace tern::config {
 namespace {
+
+// Configs are a few KiB; anything past this is not one.
+constexpr uint64_t kMaxConfigBytes = 16 << 20;
+
+// True if a float is anywhere inside `n` (an array or inline table holding one).
+bool holds_float(const toml::node& n) {
+  if (n.is_floating_point()) return true;
+  if (const toml::array* arr = n.as_array()) {
+    for (const toml::node& e : *arr) {
+      if (holds_float(e)) return true;
+    }
+  }
+  if (const toml::table* t = n.as_table()) {
+    for (const auto& [k, v] : *t) {
+      if (holds_float(v)) return true;
+    }
+  }
+  return false;
+}
+
+// The TOML text of a value, as toml++'s formatter prints it inline. Arrays and inline tables that
+// hold a float are printed here element by element: the formatter's width estimate takes
+// log10 of each float and casts it to size_t, undefined for values below 1 and for nan
+// (schedule.values = [0.1], the normal piecewise usage: UBSan, bad-input report F13), and the
+// config hash that --resume compares went through it. Everything else is printed as before, so
+// the hashes of configs without such arrays are unchanged.
+std::string toml_text(const toml::node& n) {
+  if (n.is_array() || n.is_table()) {
+    if (holds_float(n)) {
+      std::string out;
+      if (const toml::array* arr = n.as_array()) {
+        if (arr->empty()) return "[]";
+        for (const toml::node& e : *arr) out += (out.empty() ? "[ " : ", ") + toml_text(e);
+        return out + " ]";
+      }
+      const toml::table& t = *n.as_table();
+      for (const auto& [k, v] : t) {
+        out += (out.empty() ? "{ " : ", ") + std::string(k.str()) + " = " + toml_text(v);
+      }
+      return out.empty() ? "{}" : out + " }";
+    }
+  }
+  std::ostringstream os;
+  n.visit([&](const auto& node) { os << toml::toml_formatter{node}; });
+  return os.str();
+}
 
 // Every leaf of `t` as "a.b.c" -> its TOML text.
 void flatten(const toml::table& t, const std::string& prefix,
@@ -22,9 +69,7 @@ void flatten(const toml::table& t, const std::string& prefix,
       flatten(*sub, key, out);
       continue;
     }
-    std::ostringstream os;
-    v.visit([&](const auto& node) { os << toml::toml_formatter{node}; });
-    out[key] = os.str();
+    out[key] = toml_text(v);
   }
 }
 
@@ -122,12 +167,17 @@ toml::table parse_with_overrides(const std::string& path,
                                  const std::vector<std::string>& overrides) {
   if (!std::filesystem::exists(path))
     throw ConfigError(ErrorCode::kNotFound, str_cat("config file '", path, "' does not exist"));
-  if (!std::filesystem::is_regular_file(path))
-    throw ConfigError(ErrorCode::kInvalidArgument,
-                      str_cat("config file '", path, "' is not a file"));
+  // A regular file of a sane size: a directory or a device (/dev/null, /dev/zero) parsed as an
+  // empty table and trained the default model (bad-input report F10); /dev/zero never ended.
+  std::string text;
+  try {
+    text = io::read_file(path, kMaxConfigBytes);
+  } catch (const Error& e) {
+    throw ConfigError(e.code(), str_cat("config file: ", e.message()));
+  }
   toml::table root;
   try {
-    root = toml::parse_file(path);
+    root = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     throw ConfigError(ErrorCode::kInvalidArgument,
                       str_cat(path, ":", e.source().begin.line, ":", e.source().begin.column,

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "tern/base/thread_pool.h"
 #include "tern/config/config_readers.h"
 #include "tern/config/read_sections.h"
 #include "tern/models/zoo.h"
@@ -87,6 +88,12 @@ void read_training(Section& top, TrainConfig& cfg) {
   table.read_memory_size("memory_limit", training.fit.memory_limit_bytes);
   check(table, training.fit.epochs >= 1, "epochs", "must be >= 1");
   check(table, training.fit.batch_size >= 1, "batch_size", "must be >= 1");
+  check(table, training.fit.steps_per_epoch == -1 || training.fit.steps_per_epoch >= 1,
+        "steps_per_epoch",
+        str_cat("must be -1 (the whole split) or >= 1, got ", training.fit.steps_per_epoch));
+  if (std::string why = thread_count_problem(training.threads, /*zero_ok=*/true); !why.empty()) {
+    check(table, false, "threads", why);
+  }
   check(table, training.fit.gradient_accumulation_steps >= 1, "gradient_accumulation_steps",
         "must be >= 1");
   check(table,

@@ -4,6 +4,8 @@
 
 #include <mutex>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "tern/data/convert.h"
 #include "tern/data/image_convert.h"
@@ -37,9 +39,23 @@ class ConvertProgress {
   std::mutex mu_;
 };
 
+// A class name usable as one folder inside the output: not empty, no '/', NUL, "." or "..".
+// Names from records were checked; --class-names was not, and "../x" wrote outside the output
+// folder (bad-input report F20).
+inline bool is_folder_name(std::string_view name) {
+  return !name.empty() && name.find('/') == std::string_view::npos &&
+         name.find('\0') == std::string_view::npos && name != "." && name != "..";
+}
+
 inline std::string extension_for(const std::string& format) {
   return format == "jpeg" ? ".jpg" : ".png";
 }
+
+// Writes `records` to the TFRecord file `output`; on any failure (a full disk) the partial file
+// is removed before the error goes on: a failed conversion left half a TFRecord behind
+// (bad-input report F9).
+void write_records(const std::string& output, const std::string& compression,
+                   const std::vector<std::string>& records);
 
 ConvertResult folder_to_tfrecord(const std::string& input, const std::string& output,
                                  const ConvertOptions& o);

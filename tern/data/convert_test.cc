@@ -3,10 +3,16 @@
 #include "tern/data/convert.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
+#include <fstream>
 
 #include "tern/data/test_util.h"
+#include "tern/data/tfrecord_writer.h"
 #include "tests/support/idx_writer.h"
 
 namespace tern::data {
@@ -114,6 +120,84 @@ TEST(DataConvert, BadOptionsNameTheOption) {
   EXPECT_TERN_ERROR(
       convert_image_dataset(dir.file("images.idx"), dir.file("o.tfrecord"), {.channels = 2}),
       ErrorCode::kInvalidArgument, "--channels must be 1 or 3");
+}
+
+// Bad-input report F20: --class-names "../escaped0,..." wrote a class folder outside the output.
+TEST(DataConvert, ClassNamesMustBeFolderNamesInsideTheOutput) {
+  TempDir dir;
+  write_idx(dir);
+  for (const char* bad : {"../escaped", "..", "a/b", ""}) {
+    SCOPED_TRACE(bad);
+    EXPECT_TERN_ERROR(
+        convert_image_dataset(dir.file("images.idx"), dir.file("folder"),
+                              {.labels = dir.file("labels.idx"), .class_names = {bad, "b", "c"}}),
+        ErrorCode::kInvalidArgument, "is not a folder name");
+  }
+  EXPECT_TERN_ERROR(
+      convert_image_dataset(dir.file("images.idx"), dir.file("folder"),
+                            {.labels = dir.file("labels.idx"), .class_names = {"a", "b", "a"}}),
+      ErrorCode::kInvalidArgument, "'a' is given twice");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("escaped")));
+}
+
+// Bad-input report F9: on a full disk, conversion to a folder said only "write error" and a
+// conversion to TFRecord left a partial file. A full 8 KiB tmpfs (root only; skipped where
+// mounting is not permitted).
+TEST(DataConvert, AFullDiskIsNamedAndLeavesNoPartialOutput) {
+  TempDir dir;
+  write_idx(dir);
+  const std::string small = dir.file("small");
+  std::filesystem::create_directories(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=8k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  {
+    std::ofstream filler(small + "/filler", std::ios::binary);
+    filler << std::string(64 << 10, 'x');  // more than fits: the disk is full after this
+  }
+  std::string folder_error, tfrecord_error;
+  try {
+    convert_image_dataset(dir.file("images.idx"), small + "/folder",
+                          {.labels = dir.file("labels.idx")});
+  } catch (const Error& e) {
+    folder_error = e.what();
+  }
+  try {
+    convert_image_dataset(dir.file("images.idx"), small + "/out.tfrecord",
+                          {.labels = dir.file("labels.idx")});
+  } catch (const Error& e) {
+    tfrecord_error = e.what();
+  }
+  const bool partial = std::filesystem::exists(small + "/out.tfrecord");
+  ::umount(small.c_str());
+  EXPECT_NE(folder_error.find("No space left on device"), std::string::npos) << folder_error;
+  EXPECT_NE(tfrecord_error.find("No space left on device"), std::string::npos) << tfrecord_error;
+  EXPECT_FALSE(partial) << "a partial out.tfrecord was left behind";
+}
+
+// Bad-input report F13: a raw image with h = 2^62, w = 4 made h * w * c wrap to the byte count
+// and pass the size check (signed overflow, UBSan); the check now divides.
+TEST(DataConvert, RawImageSizesThatOverflowAreRefused) {
+  TempDir dir;
+  Example ex;
+  ex.features["image/encoded"] = Feature::bytes({std::string(16, '\x7f')});
+  ex.features["image/class/label"] = Feature::int64s({1});
+  ex.features["image/height"] = Feature::int64s({int64_t{1} << 62});
+  ex.features["image/width"] = Feature::int64s({4});
+  ex.features["image/channels"] = Feature::int64s({1});
+  {
+    TFRecordWriter w(dir.file("raw.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("raw.tfrecord"), dir.file("folder"), {}),
+                    ErrorCode::kInvalidArgument,
+                    "16 raw bytes for a 4611686018427387904x4x1 image");
+  ex.features["image/height"] = Feature::int64s({4});
+  {
+    TFRecordWriter w(dir.file("ok.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_EQ(convert_image_dataset(dir.file("ok.tfrecord"), dir.file("folder"), {}).written, 1);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/base/thread_pool.h"
 #include "tern/data/convert_internal.h"
 #include "tern/data/image_codec.h"
@@ -41,6 +42,21 @@ int64_t int_feature(const Example& ex, std::initializer_list<const char*> names,
 
 namespace convert_internal {
 
+void write_records(const std::string& output, const std::string& compression,
+                   const std::vector<std::string>& records) {
+  try {
+    TFRecordWriter w(output, parse_compression(compression));
+    for (const std::string& r : records) w.write(r);
+    w.close();
+  } catch (...) {
+    std::error_code ec;
+    // Only a regular file this wrote: never a device such as /dev/full (as root, removing it
+    // would delete the node).
+    if (fs::is_regular_file(fs::symlink_status(output, ec))) fs::remove(output, ec);
+    throw;
+  }
+}
+
 // --- image folder -> TFRecord ---
 ConvertResult folder_to_tfrecord(const std::string& input, const std::string& output,
                                  const ConvertOptions& o) {
@@ -70,9 +86,7 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
     records[static_cast<size_t>(i)] = serialize_example(ex);
     progress.one_done();
   });
-  TFRecordWriter w(output, parse_compression(o.compression));
-  for (const std::string& r : records) w.write(r);
-  w.close();
+  convert_internal::write_records(output, o.compression, records);
   return {n, str_cat("wrote ", n, " tf.train.Examples from ", folder.class_names.size(),
                      " classes to ", output)};
 }
@@ -102,8 +116,8 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
     const std::string cls = text != nullptr && text->kind == FeatureKind::kBytes
                                 ? text->bytes_list[0]
                                 : zero_padded(label, 9);
-    TERN_CHECK_ARG(!cls.empty() && cls.find('/') == std::string::npos && cls != "." && cls != "..",
-                   what, ": class name '", cls, "' is not a folder name");
+    TERN_CHECK_ARG(is_folder_name(cls), what, ": class name '", printable(cls),
+                   "' is not a folder name");
     std::string format(image_format_name(detect_image_format(bytes)));
     std::string out_bytes = bytes;
     const bool raw = format == "unknown";
@@ -113,7 +127,9 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
         const int64_t h = int_feature(ex, {"image/height", "height"}, what);
         const int64_t w = int_feature(ex, {"image/width", "width"}, what);
         const int64_t c = int_feature(ex, {"image/channels", "channels", "depth"}, what, 1);
-        TERN_CHECK_ARG(h > 0 && w > 0 && c > 0 && static_cast<int64_t>(bytes.size()) == h * w * c,
+        // Divisions, not h * w * c: h = 2^62, w = 4 wrapped past the check (UBSan).
+        const auto n = static_cast<int64_t>(bytes.size());
+        TERN_CHECK_ARG(h > 0 && w > 0 && c > 0 && n % c == 0 && (n / c) % w == 0 && n / c / w == h,
                        what, ": ", bytes.size(), " raw bytes for a ", h, "x", w, "x", c, " image");
         img = Tensor(DType::kU8, Shape{h, w, c});
         std::memcpy(img.raw_data(), bytes.data(), bytes.size());

@@ -219,6 +219,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
                  options.epochs, ") must exceed initial_epoch (", options.initial_epoch, ")");
   TERN_CHECK_ARG(options.gradient_accumulation_steps >= 1,
                  "fit: gradient_accumulation_steps must be >= 1");
+  TERN_CHECK_ARG(options.steps_per_epoch == -1 || options.steps_per_epoch >= 1,
+                 "fit: steps_per_epoch must be -1 (until the data is exhausted) or >= 1, got ",
+                 options.steps_per_epoch);
   if (s.gradient_accumulation_steps != options.gradient_accumulation_steps) {
     s.gradient_accumulation_steps = options.gradient_accumulation_steps;
     s.steps.clear();
@@ -264,6 +267,11 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   if (resume) {
     first_epoch = resume->epoch + (resume->epoch_complete ? 1 : 0);
     s.progress.global_step = resume->global_step;
+    // A resume point past the run's end, or past its epoch's last batch, is not this run's: a
+    // checkpoint at epoch 50 of 2 trained nothing and "succeeded" (bad-input report F16).
+    TERN_CHECK_ARG(first_epoch <= options.epochs, "fit: the resume point (epoch ",
+                   resume->epoch + 1, resume->epoch_complete ? ", complete" : "",
+                   ") is past the last epoch of this run (epochs = ", options.epochs, ")");
   }
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) {
@@ -295,6 +303,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     double loss_sum = 0;
     int64_t samples = 0, step = 0;
     if (resume && !resume->epoch_complete && resume->epoch == epoch) {
+      TERN_CHECK_ARG(known_steps < 0 || resume->step_in_epoch <= known_steps,
+                     "fit: the resume point is batch ", resume->step_in_epoch, " of epoch ",
+                     epoch + 1, ", which has ", known_steps, " batches");
       it.restore_state(resume->iterator_state);
       step = resume->step_in_epoch;
       loss_sum = resume->epoch_loss_sum;
@@ -410,6 +421,13 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       for (const auto& cb : options.callbacks) cb->on_train_interrupted(interrupt_logs);
       stats.epoch_seconds.push_back(seconds_since(epoch_start));
       break;
+    }
+    // An epoch without a step trained nothing: an empty training split (an empty file, a CSV
+    // with only its header, repeat count 0) is an error, as an empty test split is, not a
+    // "successful" fit that saves the untrained weights (bad-input report F8).
+    if (step == 0 && !stop_training) {
+      throw_error(ErrorCode::kInvalidArgument, "fit: the training data yielded no batch in epoch ",
+                  epoch + 1, " (an empty training split?)");
     }
     if (dp) train::average_non_trainable(*this, s);
     train::OrderedLogs ordered = current_logs(s, loss_sum, samples);

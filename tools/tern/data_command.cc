@@ -11,6 +11,7 @@
 
 #include "tern/base/progress_line.h"
 #include "tern/base/terminal.h"
+#include "tern/base/thread_pool.h"
 #include "tern/data/convert.h"
 #include "tern/data/inspect.h"
 #include "tern/data/pipeline_bench.h"
@@ -136,6 +137,10 @@ void add_bench(CLI::App& app, BenchFlags& f) {
 }
 
 int bench(BenchFlags& f) {
+  if (f.po.map_threads != 0) {
+    if (std::string why = thread_count_problem(f.po.map_threads, false, true); !why.empty())
+      usage_error("--threads ", why, " (0: on the consumer's thread)");
+  }
   const data::PipelineLine p = data::parse_pipeline_line(f.line, f.po);
   const auto mode = data::PipelineMode::kTrain;
   const std::vector<std::string> stages = data::describe_pipeline(p.spec, mode);

@@ -7,6 +7,7 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tern/base/strings.h"
 #include "tern/config/builders.h"
 #include "tern/config/training_data.h"
 #include "tern/io/event_file.h"
@@ -86,11 +87,8 @@ std::string describe(const io::SummaryValue& v) {
       return buf;
     }
     case io::SummaryKind::kText: {
-      std::string text = v.text;
-      for (char& c : text) {
-        if (c == '\n') c = ' ';
-      }
-      return "text \"" + (text.size() > 100 ? text.substr(0, 100) + "..." : text) + "\"";
+      const std::string_view text = v.text;
+      return "text \"" + printable(text.substr(0, 100)) + (text.size() > 100 ? "..." : "") + "\"";
     }
     case io::SummaryKind::kPluginData:
       if (v.plugin_name == io::kHParamsPluginName) return describe_hparams(v);
@@ -136,15 +134,18 @@ int cmd_logs(int argc, char** argv) {
     io::EventFileContents c = io::read_event_file(f);
     std::string version =
         !c.events.empty() && c.events[0].file_version ? *c.events[0].file_version : "none";
-    std::cout << f << ": " << c.events.size() << " events, file_version " << version << "\n";
+    // Everything from the file is printed through printable(): an event file written by someone
+    // else must not reach the terminal's escape sequences (bad-input report F20).
+    std::cout << printable(f) << ": " << c.events.size() << " events, file_version "
+              << printable(version) << "\n";
     for (const auto& e : c.events) {
       if (!e.other.empty() && tag.empty())
-        std::cout << "  step " << e.step << "  " << e.other << "\n";
+        std::cout << "  step " << e.step << "  " << printable(e.other) << "\n";
       for (const auto& v : e.summary) {
         if (!tag.empty() && v.tag != tag) continue;
         std::cout << "  step " << std::setw(6) << e.step << "  " << std::fixed
                   << std::setprecision(3) << e.wall_time << "  " << std::setw(28) << std::left
-                  << v.tag << std::right << "  " << describe(v) << "\n";
+                  << printable(v.tag) << std::right << "  " << describe(v) << "\n";
       }
     }
     if (c.truncated_at >= 0) {

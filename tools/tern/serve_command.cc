@@ -8,8 +8,10 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "tern/base/logging.h"
+#include "tern/base/thread_pool.h"
 #include "tern/runtime/runtime.h"
 #include "tern/serve/grpc_server.h"
 #include "tern/serve/model_config.h"
@@ -62,6 +64,11 @@ int cmd_serve(int argc, char** argv) {
   if (rest_port <= 0 && grpc_port <= 0)
     usage_error("both --port and --rest_api_port are 0: nothing to serve on");
   if (rest_port == grpc_port) usage_error("--port and --rest_api_port are both ", rest_port);
+  for (auto [flag, n] : {std::pair<const char*, int64_t>{"--threads", threads},
+                         {"--rest_api_num_threads", rest.num_threads}}) {
+    std::string why = thread_count_problem(n, /*zero_ok=*/true);
+    if (!why.empty()) usage_error(flag, " ", why);
+  }
   runtime::set_intra_op_threads(threads);
 
   if (!monitoring_config_file.empty()) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -180,9 +181,11 @@ int64_t samples_trained(const config::Trainer& trainer, const train::History& h)
   const nn::FitOptions& fit = trainer.config().training.fit;
   const int64_t n = trainer.data().train_samples;
   if (n < 0) return h.stats.samples;
+  // min(n, steps * batch) without the product (2^63-1 steps overflowed: UBSan).
   const int64_t batch = config::train_batch(trainer.config()).size;
-  const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * batch : n;
-  return std::min(n, per_epoch) * static_cast<int64_t>(h.epoch.size());
+  const bool capped = fit.steps_per_epoch > 0 && fit.steps_per_epoch <= (n - 1) / batch;
+  const int64_t per_epoch = capped ? fit.steps_per_epoch * batch : n;
+  return per_epoch * static_cast<int64_t>(h.epoch.size());
 }
 
 // The --metrics-json object (key order as the e2e tests and scripts read it).
@@ -208,6 +211,26 @@ nlohmann::ordered_json run_summary(const nn::EvaluateResult& test, const train::
                   {"validation_seconds", st.validation_seconds}};
   j["weights"] = weights;
   return j;
+}
+
+// A run whose loss or weights went NaN or Inf (TerminateOnNaN stopped it, or it diverged without
+// that callback) failed: an error, and the weights file of an earlier run is not overwritten
+// (bad-input report F4: exit 0 with 2,525 NaN weights written over the good ones).
+void check_trained(config::Trainer& trainer, const train::History& h, const std::string& weights) {
+  std::string why;
+  if (auto it = h.history.find("loss");
+      it != h.history.end() && !it->second.empty() && !std::isfinite(it->second.back())) {
+    why = str_cat("the loss of epoch ", h.epoch.back() + 1, " is ", it->second.back());
+  }
+  if (std::string bad = train::first_non_finite_weight(trainer.model()); !bad.empty()) {
+    why += str_cat(why.empty() ? "" : " and ", "weight ", bad);
+  }
+  if (why.empty()) return;
+  std::error_code ec;
+  throw_error(ErrorCode::kFailedPrecondition, "training failed: ", why, "; weights not saved (",
+              std::filesystem::exists(weights, ec) ? str_cat(weights, " from before is kept")
+                                                   : "no weights file written",
+              "). Lower optimizer.learning_rate, or look for NaN / Inf in the input data");
 }
 
 void write_metrics_json(const std::string& path, const nlohmann::ordered_json& j) {
@@ -291,6 +314,9 @@ int cmd_train(int argc, char** argv) {
   config::Trainer trainer(std::move(cfg));
   const bool chief = trainer.is_chief();  // data-parallel: only rank 0 prints and writes
   if (!chief) f.quiet = true;
+  // Before the first step, not after the last: a read-only output.dir was found only when the
+  // weights were saved (bad-input report F12).
+  if (chief) io::check_writable_directory(trainer.config().output.dir, "output.dir");
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
@@ -303,8 +329,9 @@ int cmd_train(int argc, char** argv) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (h.interrupted_by != 0) return interrupted(trainer, h, f);
   if (!chief) return 0;
-  nn::EvaluateResult test = trainer.evaluate();
   const std::string weights = trainer.weights_path();
+  check_trained(trainer, h, weights);
+  nn::EvaluateResult test = trainer.evaluate();
   trainer.model().save_weights(weights);
   const std::string sha = train::weights_sha256(trainer.model());
   const int64_t samples = trainer.workers() > 1 ? h.stats.samples : samples_trained(trainer, h);
@@ -370,7 +397,17 @@ int cmd_predict(int argc, char** argv) {
     file.open(output);
     TERN_CHECK_ARG(file.good(), "predict: cannot write '", output, "'");
   }
-  write_predictions(output.empty() ? std::cout : file, logits, rows.y, n);
+  std::ostream& os = output.empty() ? std::cout : file;
+  write_predictions(os, logits, rows.y, n);
+  // A full disk left a 0-byte file and exit 0 (bad-input report F9): check the flush and close.
+  errno = 0;
+  os.flush();
+  if (file.is_open()) file.close();
+  if (os.fail()) {
+    throw_error(ErrorCode::kUnavailable, "predict: cannot write '",
+                output.empty() ? "standard output" : output,
+                "': ", errno != 0 ? std::strerror(errno) : "write error");
+  }
   return 0;
 }
 
