@@ -160,7 +160,8 @@ void GradientReducer::reset_stats() {
 }
 
 void GradientReducer::loop() {
-  pthread_setname_np(pthread_self(), "tern-allreduce");  // its track's name in Chrome traces
+  // Named for traces, top and /proc (15 characters at most).
+  pthread_setname_np(pthread_self(), "tern-allreduce");
   for (;;) {
     int b;
     {
