@@ -78,16 +78,7 @@ bench-dist: $(BUILD)/build.ninja
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
-check-# Data-parallel scaling: tern W3/W4 at 1 worker and 2 workers (mpirun, deterministic and fast
-# reduction) against PyTorch DDP, two independent processes as the ceiling, and the all-reduce
-# bandwidth; writes the "Data-parallel scaling" section of BENCHMARKS.md, traces and
-# measured.json under runs/dist_bench (~10 minutes). Options: DIST_BENCH_ARGS="--quick".
-DIST_BENCH_ARGS ?=
-bench-dist: $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
-	/usr/bin/python3 bench/run_dist_bench.py --build-dir $(BUILD) $(DIST_BENCH_ARGS)
-
-format:
+check-format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:

@@ -138,8 +138,10 @@ void add_bench(CLI::App& app, BenchFlags& f) {
 
 int bench(BenchFlags& f) {
   if (f.po.map_threads != 0) {
-    if (std::string why = thread_count_problem(f.po.map_threads, false, true); !why.empty())
-      usage_error("--threads ", why, " (0: on the consumer's thread)");
+    if (std::string why = thread_count_problem(f.po.map_threads, false, true); !why.empty()) {
+      std::cerr << "tern data bench: --threads " << why << " (0: on the consumer's thread)\n";
+      return kExitUsage;
+    }
   }
   const data::PipelineLine p = data::parse_pipeline_line(f.line, f.po);
   const auto mode = data::PipelineMode::kTrain;
