@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tern/data/image_codec.h"
 #include "tern/data/test_util.h"
 #include "tern/data/tfrecord_writer.h"
 #include "tests/support/idx_writer.h"
@@ -173,6 +174,31 @@ TEST(DataConvert, AFullDiskIsNamedAndLeavesNoPartialOutput) {
   EXPECT_NE(folder_error.find("No space left on device"), std::string::npos) << folder_error;
   EXPECT_NE(tfrecord_error.find("No space left on device"), std::string::npos) << tfrecord_error;
   EXPECT_FALSE(partial) << "a partial out.tfrecord was left behind";
+}
+
+// Bad-input report F20: images copied without re-encoding were copied unchecked, so a corrupt
+// JPEG or PNG went into the output and failed only when training read it.
+TEST(DataConvert, CopiedImagesAreCheckedOnTheWay) {
+  TempDir dir;
+  Tensor image(DType::kU8, Shape{6, 5, 1});
+  for (int64_t p = 0; p < 30; ++p) image.set(p, static_cast<double>(p * 7));
+  const std::string jpeg = encode_jpeg(image);
+  std::filesystem::create_directories(dir.file("in/a"));
+  write_file_bytes(dir.file("in/a/good.jpg"), jpeg);
+  write_file_bytes(dir.file("in/a/cut.jpg"), jpeg.substr(0, jpeg.size() / 2));
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("in"), dir.file("out.tfrecord"), {}),
+                    ErrorCode::kDataLoss, "cut.jpg: corrupt");
+  std::string png = encode_png(image);
+  png[png.size() - 20] ^= 0x55;  // breaks a CRC
+  Example ex;
+  ex.features["image/encoded"] = Feature::bytes({png});
+  ex.features["image/class/label"] = Feature::int64s({0});
+  {
+    TFRecordWriter w(dir.file("bad_png.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("bad_png.tfrecord"), dir.file("folder"), {}),
+                    ErrorCode::kDataLoss, "bad_png.tfrecord record 0: corrupt or truncated PNG");
 }
 
 // Bad-input report F13: a raw image with h = 2^62, w = 4 made h * w * c wrap to the byte count

@@ -70,7 +70,11 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
     std::string bytes = read_file_bytes(path);
     std::string format(image_format_name(detect_image_format(bytes)));
     ImageInfo info = read_image_info(bytes, path);
-    if (changes_pixels(o) || (!o.image_format.empty() && o.image_format != format)) {
+    if (!changes_pixels(o) && (o.image_format.empty() || o.image_format == format)) {
+      // Copied as they are, but decoded once: a corrupt JPEG was copied into the TFRecord and
+      // failed only in training (bad-input report F20).
+      decode_image(bytes, {}, path);
+    } else {
       const Tensor img = convert_image(decode_image(bytes, {}, path), o);
       format = o.image_format.empty() ? format : o.image_format;
       bytes = encode_image_as(img, format, o.jpeg_quality);
@@ -121,7 +125,9 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
     std::string format(image_format_name(detect_image_format(bytes)));
     std::string out_bytes = bytes;
     const bool raw = format == "unknown";
-    if (raw || changes_pixels(o) || (!o.image_format.empty() && o.image_format != format)) {
+    if (!raw && !changes_pixels(o) && (o.image_format.empty() || o.image_format == format)) {
+      decode_image(bytes, {}, what);  // copied as they are, but checked (a corrupt PNG was)
+    } else {
       Tensor img;
       if (raw) {
         const int64_t h = int_feature(ex, {"image/height", "height"}, what);
