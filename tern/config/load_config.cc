@@ -121,15 +121,14 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
   for (;;) {
     size_t dot = key.find('.', start);
     const bool last = dot == std::string::npos;
-    KeyPart part =
-        parse_part(key.substr(start, last ? std::string::npos : dot - start));
+    KeyPart part = parse_part(key.substr(start, last ? std::string::npos : dot - start));
     path += (path.empty() ? "" : ".") + part.name;
     if (part.index >= 0) {
       toml::array* arr = t->get(part.name) ? t->get(part.name)->as_array() : nullptr;
       if (!arr) fail(str_cat("'", path, "' in ", file, " is not an array"));
       if (static_cast<size_t>(part.index) >= arr->size()) {
-        fail(str_cat("'", path, "' in ", file, " has ", arr->size(), " entries (index ",
-                     part.index, ")"));
+        fail(str_cat("'", path, "' in ", file, " has ", arr->size(), " entries (index ", part.index,
+                     ")"));
       }
       path += str_cat("[", part.index, "]");
       toml::node& element = *arr->get(static_cast<size_t>(part.index));

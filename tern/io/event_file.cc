@@ -28,7 +28,8 @@ using format::WireType;
 
 namespace {
 
-// Field numbers from event.proto, summary.proto, tensor.proto (docs/formats.md, "TensorBoard event files").
+// Field numbers from event.proto, summary.proto, tensor.proto (docs/formats.md, "TensorBoard event
+// files").
 enum EventField : uint32_t {
   kWallTime = 1,
   kStep = 2,

@@ -37,8 +37,8 @@ void CSVLogger::on_train_begin(Logs&) {
   std::error_code ec;
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
   if (ec) {
-    throw_error(ErrorCode::kUnavailable, "CSVLogger: cannot create the folder of '",
-                options_.path, "': ", ec.message());
+    throw_error(ErrorCode::kUnavailable, "CSVLogger: cannot create the folder of '", options_.path,
+                "': ", ec.message());
   }
   if (options_.append && std::filesystem::is_regular_file(p, ec) &&
       std::filesystem::file_size(p) > 0) {
