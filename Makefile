@@ -4,7 +4,7 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan fuzz train bench bench-serve bench-dist format check-format clean
+.PHONY: all build test test-unit test-asan fuzz train bench bench-serve bench-sweep bench-dist format check-format clean
 
 all: build
 
@@ -20,14 +20,15 @@ test: test-unit test-asan
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
 
-# Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV)
+# Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV,
+# the per-worker checkpoint blobs)
 # under ASan+UBSan, and the fuzz targets replaying seeds and random mutations
 # (cmake/tern_fuzz.cmake).
-ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test fuzz
+ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|fuzz_.*)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|fuzz_.*)$$'
 
 # Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
 FUZZ_BUILD ?= build-fuzz
@@ -56,6 +57,15 @@ bench-serve: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target tern serve_inprocess_bench
 	/usr/bin/python3 bench/run_serve_bench.py --build-dir $(BUILD) $(SERVE_BENCH_ARGS)
 
+# The seed's 27-trial sweep (learning rate x weight decay x augmentation strength) at a reduced
+# size: sequential trials (2 threads each) vs --parallel 2 (1 thread each) vs ASHA; writes the
+# "Hyperparameter sweeps" section of BENCHMARKS.md (~15 minutes on 2 idle cores).
+# Options: SWEEP_BENCH_ARGS="--quick" (a smoke run of a few minutes).
+SWEEP_BENCH_ARGS ?=
+bench-sweep: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tern
+	/usr/bin/python3 bench/run_sweep_bench.py --build-dir $(BUILD) $(SWEEP_BENCH_ARGS)
+
 # Data-parallel scaling: tern W3/W4 at 1 worker and 2 workers (mpirun, deterministic and fast
 # reduction) against PyTorch DDP, two independent processes as the ceiling, and the all-reduce
 # bandwidth; writes the "Data-parallel scaling" section of BENCHMARKS.md, traces and
@@ -68,16 +78,7 @@ bench-dist: $(BUILD)/build.ninja
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
-check-# Data-parallel scaling: tern W3/W4 at 1 worker and 2 workers (mpirun, deterministic and fast
-# reduction) against PyTorch DDP, two independent processes as the ceiling, and the all-reduce
-# bandwidth; writes the "Data-parallel scaling" section of BENCHMARKS.md, traces and
-# measured.json under runs/dist_bench (~10 minutes). Options: DIST_BENCH_ARGS="--quick".
-DIST_BENCH_ARGS ?=
-bench-dist: $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
-	/usr/bin/python3 bench/run_dist_bench.py --build-dir $(BUILD) $(DIST_BENCH_ARGS)
-
-format:
+check-format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:

@@ -13,7 +13,8 @@ then build/bench/allreduce_bench (2 ranks) at 4 KiB, 1, 25 and 100 MiB. Writes t
 "Data-parallel scaling" section of BENCHMARKS.md (between <!-- dist-bench:begin --> and
 <!-- dist-bench:end -->, placed before the serving section when new), the raw results, the
 Chrome traces of the traced steps and measured.json (bench/scaling_model.py's input) under
---out-dir, and runs bench/scaling_model.py --write-doc docs/distributed_scaling.md when present.
+--out-dir, copies measured.json to bench/dist_measured.json and runs bench/scaling_model.py
+--json bench/dist_measured.json --write-doc docs/distributed_scaling.md.
 
 Before each run it waits (up to --quiet-timeout s) until the machine's CPUs are idle, and it
 records the share of CPU time that other processes used while the run went on; a run during which
@@ -290,10 +291,15 @@ def write_outputs(a, results):
     if a.no_write:
         return
     write_section(a.output, text)
+    # The committed copy docs/distributed_scaling.md is generated from.
+    committed = os.path.join(ROOT, "bench/dist_measured.json")
+    with open(committed, "w") as f:
+        json.dump(measured, f, indent=1)
+        f.write("\n")
     model = os.path.join(ROOT, "bench/scaling_model.py")
     if os.path.exists(model):
-        subprocess.run([sys.executable, model, "--json", measured_path, "--write-doc",
-                        os.path.join(ROOT, "docs/distributed_scaling.md")], check=True, cwd=ROOT)
+        subprocess.run([sys.executable, model, "--json", os.path.relpath(committed, ROOT),
+                        "--write-doc", "docs/distributed_scaling.md"], check=True, cwd=ROOT)
     else:
         log("bench/scaling_model.py is not in this tree: docs/distributed_scaling.md not written; "
             f"run `bench/scaling_model.py --json {measured_path} --write-doc "

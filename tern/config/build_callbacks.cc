@@ -8,7 +8,7 @@
 
 namespace tern::config {
 
-std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& cfg) {
+std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& cfg, bool chief) {
   const CallbacksConfig& callbacks = cfg.callbacks;
   std::vector<std::shared_ptr<train::Callback>> cbs;
   if (callbacks.terminate_on_nan) cbs.push_back(std::make_shared<train::TerminateOnNaN>());
@@ -18,13 +18,16 @@ std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& 
     cbs.push_back(std::make_shared<train::ReduceLROnPlateau>(*callbacks.reduce_lr_on_plateau));
   if (callbacks.backup_and_restore)
     cbs.push_back(std::make_shared<train::BackupAndRestore>(*callbacks.backup_and_restore));
-  if (callbacks.tensorboard)
+  // Callbacks that decide (stop, change the rate, checkpoint) run on every data-parallel worker
+  // on the same global logs; those that only write files run on rank 0.
+  if (callbacks.tensorboard && chief)
     cbs.push_back(std::make_shared<train::TensorBoard>(*callbacks.tensorboard));
   if (callbacks.checkpoint)
     cbs.push_back(std::make_shared<train::ModelCheckpoint>(*callbacks.checkpoint));
-  if (callbacks.csv_logger)
+  if (callbacks.csv_logger && chief)
     cbs.push_back(std::make_shared<train::CSVLogger>(*callbacks.csv_logger));
-  if (callbacks.profiler) cbs.push_back(std::make_shared<train::Profiler>(*callbacks.profiler));
+  if (callbacks.profiler && chief)
+    cbs.push_back(std::make_shared<train::Profiler>(*callbacks.profiler));
   return cbs;
 }
 

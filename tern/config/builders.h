@@ -33,7 +33,10 @@ void compile_model(nn::Model& model, const TrainConfig& cfg, int64_t steps_per_e
 
 // Every callback [callbacks] enables, in the order they run: TerminateOnNaN, EarlyStopping,
 // ReduceLROnPlateau, BackupAndRestore, TensorBoard, ModelCheckpoint, CSVLogger, Profiler
-// (build_callbacks.cc).
-std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& cfg);
+// (build_callbacks.cc). A data-parallel worker other than rank 0 (`chief` false) gets only those
+// that decide (stop, learning rate, checkpoints, which gather every worker's data position), not
+// those that only write logs.
+std::vector<std::shared_ptr<train::Callback>> make_callbacks(const TrainConfig& cfg,
+                                                             bool chief = true);
 
 }  // namespace tern::config

@@ -66,6 +66,8 @@ dir = "runs/cb"
   EXPECT_EQ(k.early_stopping->patience, 2);
   EXPECT_EQ(k.early_stopping->mode, "max");
   EXPECT_EQ(make_callbacks(c).size(), 6u);  // + TerminateOnNaN
+  // A data-parallel worker other than rank 0: no TensorBoard, CSV log or profiler files.
+  EXPECT_EQ(make_callbacks(c, /*chief=*/false).size(), 3u);
   EXPECT_EQ(c.effective.at("callbacks.checkpoint.save_freq"), "50");
   // [callbacks] and [output] do not change the hash; training keys do.
   TrainConfig other = load_config(p, {"callbacks.checkpoint.keep_last=5", "output.dir=elsewhere"});

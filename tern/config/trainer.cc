@@ -1,6 +1,7 @@
 // config::Trainer.
 #include "tern/config/trainer.h"
 
+#include "tern/base/strings.h"
 #include "tern/config/builders.h"
 #include "tern/config/resume.h"
 #include "tern/runtime/runtime.h"
@@ -26,13 +27,9 @@ void check_same_config(dist::DataParallel& dp, const TrainConfig& cfg) {
     if (all[r] == all[0]) continue;
     auto parse = [](const std::string& text) {
       std::map<std::string, std::string> kv;
-      size_t pos = 0;
-      while (pos < text.size()) {
-        size_t end = text.find('\n', pos);
-        std::string line = text.substr(pos, end - pos);
+      for (const std::string& line : split_lines(text)) {
         size_t eq = line.find('=');
         kv[line.substr(0, eq)] = eq == std::string::npos ? "" : line.substr(eq + 1);
-        pos = end + 1;
       }
       return kv;
     };
@@ -95,7 +92,7 @@ train::History Trainer::fit() {
                  ": this Trainer was made without the training split (with_train = false)");
   nn::FitOptions options = config_.training.fit;
   options.validation_data = data_.validation;
-  for (auto& cb : make_callbacks(config_)) options.callbacks.push_back(std::move(cb));
+  for (auto& cb : make_callbacks(config_, is_chief())) options.callbacks.push_back(std::move(cb));
   return model_->fit(data_.train, options);
 }
 

@@ -7,6 +7,8 @@
 #include <cmath>
 
 #include "tern/ir/parser.h"
+#include "tern/kernels/kernel.h"
+#include "tern/ops/registry.h"
 
 namespace tern::runtime {
 namespace {
@@ -80,6 +82,87 @@ TEST(Executable, ReshapeOfAComputedValueStaysAStep) {
   double want = 0;
   for (int i = 0; i < 6; ++i) want += std::exp(static_cast<double>(i));
   EXPECT_NEAR(exe->output("s").get(0), want, 1e-4 * want);
+}
+
+}  // namespace
+}  // namespace tern::runtime
+
+namespace tern::runtime {
+namespace {
+
+// Test-only ops with the scheduling traits (the real ones are tern/dist's collectives).
+void register_schedule_test_ops() {
+  static bool done = false;
+  if (done) return;
+  done = true;
+  auto same_as_input = [](const ops::InferContext& ctx) {
+    return std::vector<TensorType>{ctx.input(0)};
+  };
+  ops::OpRegistry::global().add({.name = "test_start",
+                                 .family = "test",
+                                 .inputs = {"x"},
+                                 .dtypes = {DType::kF32},
+                                 .traits = ops::kTraitStateful | ops::kTraitScheduleEarly,
+                                 .infer = same_as_input});
+  ops::OpRegistry::global().add({.name = "test_wait",
+                                 .family = "test",
+                                 .inputs = {"x"},
+                                 .dtypes = {DType::kF32},
+                                 .traits = ops::kTraitStateful | ops::kTraitScheduleLate,
+                                 .infer = same_as_input});
+  for (const char* op : {"test_start", "test_wait"}) {
+    kernels::add_fn_kernel(kernels::KernelRegistry::global(), op, "ref", {DType::kF32}, 0,
+                           [](kernels::KernelContext& ctx) {
+                             if (ctx.inputs[0].raw_data() != ctx.outputs[0].raw_data())
+                               ctx.outputs[0].copy_from(ctx.inputs[0]);
+                           });
+  }
+}
+
+TEST(Executable, ScheduleHintsMoveStartsUpAndWaitsDown) {
+  // start(a) is created last but runs right after a; wait(s) runs right before its reader.
+  register_schedule_test_ops();
+  ir::Graph g("hints");
+  ir::Value* x = g.input("x", {DType::kF32, Shape{4}});
+  ir::Value* a = g.add("relu", {x}, {}, "a");
+  ir::Value* b = g.add("neg", {x}, {}, "b");
+  ir::Value* c = g.add("exp", {b}, {}, "c");
+  ir::Value* d = g.add("sigmoid", {c}, {}, "d");
+  ir::Value* s = g.add("test_start", {a}, {}, "start");
+  ir::Value* w = g.add("test_wait", {s}, {}, "wait");
+  g.add_output("out", g.add("add", {w, d}, {}, "sum"));
+  VariableStore vars;
+  auto exe = Executable::compile(g, vars, {.optimize = false});
+  std::vector<std::string> order;
+  for (const StepInfo& st : exe->steps()) order.push_back(st.node);
+  EXPECT_EQ(order, (std::vector<std::string>{"a", "start", "b", "c", "d", "wait", "sum"}));
+}
+
+TEST(Executable, PinnedValuesAreWrittenIntoTheCallersMemory) {
+  // The producer of a pinned value writes straight into the caller's tensor; every reader pins
+  // it to the same memory. A value that is a graph output is never pinned.
+  register_schedule_test_ops();
+  ir::Graph g("pins");
+  ir::Value* x = g.input("x", {DType::kF32, Shape{4}});
+  ir::Value* a = g.add("neg", {x}, {}, "a");
+  ir::Value* s = g.add("test_start", {a}, {}, "start");
+  g.add_output("out", g.add("exp", {s}, {}, "e"));
+  VariableStore vars;
+  Tensor buffer(DType::kF32, Shape{4});
+  CompileOptions options{.optimize = false};
+  int asked = 0;
+  options.pin = [&](const ir::Node& n, bool is_output, int index) -> Tensor {
+    ++asked;
+    if (n.op_name() == "test_start" && (is_output || index == 0)) return buffer;
+    return {};
+  };
+  auto exe = Executable::compile(g, vars, options);
+  EXPECT_GT(asked, 0);
+  exe->feed("x", iota(Shape{4}, 1));
+  exe->run();
+  for (int i = 0; i < 4; ++i) EXPECT_EQ(buffer.data<float>()[i], -(1.0f + static_cast<float>(i)));
+  const Tensor out = exe->output_host(0);
+  EXPECT_FLOAT_EQ(out.data<float>()[2], std::exp(-3.0f));
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/data/example_parser.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/image_codec.h"
@@ -26,18 +27,6 @@ struct LoadedModel::Lease {
 };
 
 namespace {
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t end = text.find('\n', start);
-    if (end == std::string::npos) end = text.size();
-    out.push_back(text.substr(start, end - start));
-    start = end + 1;
-  }
-  return out;
-}
 
 std::string spec_type(const TensorSpec& spec) {
   TensorValue v;

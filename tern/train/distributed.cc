@@ -5,6 +5,7 @@
 
 #include "tern/base/logging.h"
 #include "tern/base/sha256.h"
+#include "tern/base/strings.h"
 #include "tern/train/training_state.h"
 
 namespace tern::train {
@@ -23,18 +24,6 @@ std::string join_lines(const std::vector<std::string>& lines) {
   std::string out;
   for (const auto& l : lines) out += l + "\n";
   return out;
-}
-
-std::vector<std::string> split_lines(const std::string& text) {
-  std::vector<std::string> lines;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    size_t end = text.find('\n', pos);
-    if (end == std::string::npos) end = text.size();
-    lines.push_back(text.substr(pos, end - pos));
-    pos = end + 1;
-  }
-  return lines;
 }
 
 // The first line where rank r's description differs from rank 0's.

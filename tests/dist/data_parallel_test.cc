@@ -13,6 +13,7 @@
 
 #include "tern/base/sha256.h"
 #include "tern/data/tensor_slice_dataset.h"
+#include "tern/nn/batch_norm.h"
 #include "tern/nn/dense.h"
 #include "tern/nn/dropout.h"
 #include "tern/nn/losses.h"
@@ -72,18 +73,23 @@ struct RunOptions {
   std::string precision = "float32";
   bool clip = false;
   size_t bucket_bytes = 256;  // small buckets: several per step
+  bool batch_norm = false;
   double dropout = 0.25;  // 0: the random masks differ by design when batches are split differently
 };
 
 struct RunResult {
   std::vector<Tensor> weights;
+  std::vector<Tensor> non_trainable;
   dist::ReducerStats stats;
   int64_t buckets = 0;
 };
 
 RunResult train(const Table& data, const RunOptions& o) {
-  auto model = std::make_shared<nn::Sequential>(std::vector<nn::LayerPtr>{
-      nn::Dense(16, "relu"), nn::Dropout(o.dropout, 7), nn::Dense(kClasses)});
+  std::vector<nn::LayerPtr> layers{nn::Dense(16, "relu")};
+  if (o.batch_norm) layers.push_back(nn::BatchNormalization());
+  layers.push_back(nn::Dropout(o.dropout, 7));
+  layers.push_back(nn::Dense(kClasses));
+  auto model = std::make_shared<nn::Sequential>(layers);
   model->build(Shape{kFeatures}, DType::kF32);
   auto opt = std::make_shared<optim::Adam>(1e-2);
   if (o.clip) opt->clip.global_clipnorm = 0.05;
@@ -93,7 +99,7 @@ RunResult train(const Table& data, const RunOptions& o) {
   // One starting point for every run: deterministic values by weight order.
   std::mt19937 gen(99);
   std::uniform_real_distribution<float> u(-0.3f, 0.3f);
-  for (const auto& w : model->weights()) {
+  for (const auto& w : model->trainable_weights()) {
     Tensor& v = model->variables().get(w.name);
     for (int64_t i = 0; i < v.num_elements(); ++i) v.data<float>()[i] = u(gen);
   }
@@ -115,6 +121,8 @@ RunResult train(const Table& data, const RunOptions& o) {
   RunResult r;
   for (const auto& w : model->weights())
     r.weights.push_back(model->variables().get(w.name).clone());
+  for (const auto& w : model->non_trainable_weights())
+    r.non_trainable.push_back(model->variables().get(w.name).clone());
   if (dp && dp->reducer_if_any()) {
     r.stats = dp->reducer_if_any()->stats();
     r.buckets = static_cast<int64_t>(dp->reducer_if_any()->buckets().size());
@@ -214,15 +222,32 @@ TEST_F(DataParallelFit, AccumulationCommunicatesOnlyOnTheLastMicroStep) {
 
 TEST_F(DataParallelFit, MixedPrecisionAndClippingAfterTheAllReduce) {
   // Global-norm clipping of the summed gradient: bitwise the reference's (which clips its
-  // accumulated mean); mixed_bfloat16 computes in bf16 with f32 gradients.
+  // accumulated mean); mixed_bfloat16 computes in bf16 with f32 gradients, mixed_float16 in f16
+  // with dynamic loss scaling (a skipped step is skipped on every worker).
   Table t = table();
-  for (const char* precision : {"float32", "mixed_bfloat16"}) {
+  for (const char* precision : {"float32", "mixed_bfloat16", "mixed_float16"}) {
     RunResult dp = train(mine(t), {.precision = precision, .clip = true});
     RunResult ref = train(
         t, {.distributed = false, .accumulation = workers(), .precision = precision, .clip = true});
     EXPECT_TRUE(bitwise_equal(dp.weights, ref.weights))
         << precision << ": max |diff| " << max_abs_diff(dp.weights, ref.weights);
     expect_same_on_every_rank(dp.weights);
+  }
+}
+
+TEST_F(DataParallelFit, BatchNormStatisticsAreAveragedOverWorkers) {
+  // Each worker's moving statistics follow its own batches; at the end of the epoch they are
+  // the workers' mean, the same on every rank.
+  Table t = table();
+  RunResult dp = train(mine(t), {.batch_norm = true});
+  EXPECT_EQ(dp.non_trainable.size(), 2u);  // moving mean, moving variance
+  std::vector<std::string> all = test_world().all_gather(fingerprint(dp.non_trainable));
+  for (size_t r = 1; r < all.size(); ++r) EXPECT_EQ(all[r], all[0]) << "rank " << r;
+  expect_same_on_every_rank(dp.weights);
+  // Not rank 0's own statistics: a single worker training on rank 0's rows alone ends elsewhere.
+  RunResult alone = train(mine(t), {.distributed = false, .batch_norm = true});
+  if (workers() > 1) {
+    EXPECT_FALSE(bitwise_equal(dp.non_trainable, alone.non_trainable));
   }
 }
 

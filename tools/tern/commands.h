@@ -1,6 +1,9 @@
 // Subcommands of the `tern` tool. Each takes argv starting at the subcommand name and returns the
-// process exit code (0 ok, 1 error, 2 usage).
+// process exit code (0 ok, 1 error, 2 usage: tools/tern/cli_parse.h). commands() is the table
+// main dispatches through, `tern --help` lists and `tern completion bash` reads the flags of.
 #pragma once
+
+#include <vector>
 
 namespace tern::tools {
 
@@ -18,5 +21,19 @@ int cmd_export(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 // `tern predict --model DIR`: an exported model, no config (cmd_predict dispatches here).
 int cmd_predict_model(int argc, char** argv);
+// `tern sweep`: hyperparameter sweeps (trials as `tern train` processes); `tern sweep report`.
+int cmd_sweep(int argc, char** argv);
+
+// `tern completion bash`: a bash completion script generated from the commands' flags.
+int cmd_completion(int argc, char** argv);
+
+struct Command {
+  const char* name;
+  const char* summary;  // one line, for `tern --help`
+  int (*run)(int argc, char** argv);
+};
+
+// Every subcommand, in the order `tern --help` lists them.
+const std::vector<Command>& commands();
 
 }  // namespace tern::tools
