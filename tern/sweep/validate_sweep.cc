@@ -120,7 +120,8 @@ SweepPlan validate_sweep(const SweepSpec& spec, int cores) {
                   es.min_epochs, " leaves no rung below max_epochs ", max_epochs);
     }
   }
-  // Every trial's --set list as the child will get it (a placeholder folder: paths are strings).
+  // Every trial's --set list as the child will get it, with a stand-in output folder (load_config
+  // reads the path as a string; nothing is created there).
   const std::string dir = std::filesystem::absolute("sweep-validation").string();
   for (const TrialSpec& t : plan.trials) {
     TrialEnv env{.dir = dir,
