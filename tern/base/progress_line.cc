@@ -6,9 +6,7 @@
 #include "tern/base/terminal.h"
 
 namespace tern {
-namespace {
-
-std::string duration(double s) {
+std::string format_duration(double s) {
   char buf[32];
   if (s >= 3600) {
     std::snprintf(buf, sizeof(buf), "%d:%02d:%02d", static_cast<int>(s / 3600),
@@ -20,8 +18,6 @@ std::string duration(double s) {
   }
   return buf;
 }
-
-}  // namespace
 
 ProgressLine::ProgressLine(std::ostream& os, std::string label, std::string unit, int64_t total,
                            bool interactive, int fd, int columns, double log_interval)
@@ -53,7 +49,7 @@ std::string ProgressLine::text(int64_t done, const std::string& note, double ela
     const double rate = static_cast<double>(done) / elapsed;
     std::snprintf(buf, sizeof(buf), " - %.0f/s", rate);
     t += buf;
-    if (total_ > done) t += " - ETA " + duration(static_cast<double>(total_ - done) / rate);
+    if (total_ > done) t += " - ETA " + format_duration(static_cast<double>(total_ - done) / rate);
   }
   if (!note.empty()) t += " - " + note;
   return t;

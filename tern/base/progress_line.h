@@ -14,6 +14,9 @@
 
 namespace tern {
 
+// "42s", "3:07", "1:02:03": an elapsed time or ETA as the progress displays show it.
+std::string format_duration(double seconds);
+
 class ProgressLine {
  public:
   // total < 0: unknown (no percentage, no ETA). `fd` is the descriptor behind `os` (asked for

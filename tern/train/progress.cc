@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "tern/base/progress_line.h"
 #include "tern/base/terminal.h"
 
 namespace tern::train {
@@ -74,16 +75,7 @@ std::string ProgressBar::format_logs(const OrderedLogs& logs) {
 }
 
 std::string ProgressBar::format_duration(double s) {
-  char buf[32];
-  if (s >= 3600) {
-    std::snprintf(buf, sizeof(buf), "%d:%02d:%02d", static_cast<int>(s / 3600),
-                  static_cast<int>(s / 60) % 60, static_cast<int>(s) % 60);
-  } else if (s >= 60) {
-    std::snprintf(buf, sizeof(buf), "%d:%02d", static_cast<int>(s / 60), static_cast<int>(s) % 60);
-  } else {
-    std::snprintf(buf, sizeof(buf), "%.0fs", s);
-  }
-  return buf;
+  return tern::format_duration(s);
 }
 
 size_t ProgressBar::width() const {
