@@ -18,5 +18,7 @@ int cmd_export(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 // `tern predict --model DIR`: an exported model, no config (cmd_predict dispatches here).
 int cmd_predict_model(int argc, char** argv);
+// `tern --version`: versions of tern and oneDNN, compiler, build type, kernel instruction set.
+int cmd_version(int argc, char** argv);
 
 }  // namespace tern::tools

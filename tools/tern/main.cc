@@ -25,7 +25,7 @@ void print_usage(std::ostream& os) {
         "  profile    trace training steps of a config (Chrome trace) and rank ops by time\n"
         "  logs       print what TensorBoard event files hold\n"
         "  ckpt       inspect (validate and describe) a training checkpoint\n"
-        "\n'tern <command> --help' describes a command.\n";
+        "\n'tern <command> --help' describes a command; 'tern --version' prints the version.\n";
 }
 
 }  // namespace
@@ -38,6 +38,7 @@ int main(int argc, char** argv) {
   }
   std::string cmd = argv[1];
   try {
+    if (cmd == "--version") return tern::tools::cmd_version(argc - 1, argv + 1);
     if (cmd == "ops") return tern::tools::cmd_ops(argc - 1, argv + 1);
     if (cmd == "train") return tern::tools::cmd_train(argc - 1, argv + 1);
     if (cmd == "eval") return tern::tools::cmd_eval(argc - 1, argv + 1);

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "tern/base/version.h"
 #include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
 #include "tests/support/idx_writer.h"
@@ -109,6 +110,7 @@ TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
     EXPECT_TRUE(j["monitor"].contains(k)) << k;
   }
   EXPECT_EQ(j["monitor"]["steps"], 12);
+  EXPECT_EQ(j["tern_version"], tern::version());
 
   std::string out = captured({"logs", dir_ + "/run/logs", "--tag", "epoch_loss"}, cmd_logs, &rc);
   EXPECT_EQ(rc, 0);
