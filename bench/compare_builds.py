@@ -5,7 +5,8 @@ machine's load hits both alike; prints the median wall and CPU seconds of each, 
 average seen during the runs. Used for the "Portable build" section of BENCHMARKS.md (a build with
 -march=x86-64-v3 everywhere vs the portable default with run-time kernel dispatch).
 
-Usage: compare_builds.py BUILD_A BUILD_B [--workloads w1,w3] [--repeats 5] [--ops]
+Usage: compare_builds.py BUILD_A BUILD_B [--workloads w1,w3] [--repeats 5] [--threads N] [--ops]
+On a machine others are loading, --threads 1 and the CPU seconds are the steadier comparison.
 """
 
 import argparse
@@ -33,6 +34,7 @@ def main():
     ap.add_argument("b")
     ap.add_argument("--workloads", default="w1,w3")
     ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=0, help="intra-op threads (0: every core)")
     ap.add_argument("--ops", action="store_true", help="also ops_bench (GFLOP/s, higher is better)")
     args = ap.parse_args()
     builds = {"A": args.a, "B": args.b}
@@ -41,7 +43,8 @@ def main():
     for r in range(args.repeats):
         for side in ("A", "B") if r % 2 == 0 else ("B", "A"):
             for w in args.workloads.split(","):
-                j = run_json([f"{builds[side]}/bench/workloads_bench", "--workload", w])[-1]
+                j = run_json([f"{builds[side]}/bench/workloads_bench", "--workload", w,
+                              "--threads", str(args.threads)])[-1]
                 results.setdefault((w, side), []).append(j)
                 loads.append(os.getloadavg()[0])
                 print(f"round {r + 1} {side} {w}: {j['seconds']:.3f} s (cpu {j['cpu_seconds']:.3f} s)"
@@ -49,7 +52,8 @@ def main():
             if args.ops:
                 for name, gflops in run_ops(builds[side]).items():
                     results.setdefault((name, side), []).append({"gflops": gflops})
-    print(f"A = {args.a}\nB = {args.b}\n{args.repeats} rounds (A B / B A), "
+    print(f"A = {args.a}\nB = {args.b}\nthreads {args.threads or 'all'}, "
+          f"{args.repeats} rounds (A B / B A), "
           f"{sum(len(v) for v in results.values())} runs; 1-min load average during the runs: "
           f"min {min(loads):.2f}, median {statistics.median(loads):.2f}, max {max(loads):.2f} "
           f"on {os.cpu_count()} cores\n")
