@@ -13,6 +13,10 @@
 // made once, like oneDNN's: TERN_CPU_ISA=x86-64 in the environment forces the baseline path (as
 // ONEDNN_MAX_CPU_ISA caps oneDNN's), e.g. to test it on a newer machine.
 //
+// Under clang the region is `#pragma clang attribute`, which does not reach the functions clang
+// makes of `#pragma omp parallel` bodies: such a body calls a function of the file rather than
+// using intrinsics itself (GCC gives those functions the region's target).
+//
 // Nothing here decides what the rest of tern is compiled for; that is CMake's TERN_NATIVE option.
 #pragma once
 
