@@ -4,8 +4,8 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan test-install fuzz train bench bench-serve install package \
-	format check-format clean
+.PHONY: all build test test-unit test-asan test-install fuzz train bench bench-serve bench-sweep \
+	bench-dist install package format check-format clean
 
 all: build
 
@@ -82,6 +82,24 @@ package:
 	cmake --build $(PACKAGE_BUILD) -j $(JOBS)
 	cd $(PACKAGE_BUILD) && cpack -G DEB
 	@ls $(PACKAGE_BUILD)/*.deb
+
+# The seed's 27-trial sweep (learning rate x weight decay x augmentation strength) at a reduced
+# size: sequential trials (2 threads each) vs --parallel 2 (1 thread each) vs ASHA; writes the
+# "Hyperparameter sweeps" section of BENCHMARKS.md (~15 minutes on 2 idle cores).
+# Options: SWEEP_BENCH_ARGS="--quick" (a smoke run of a few minutes).
+SWEEP_BENCH_ARGS ?=
+bench-sweep: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tern
+	/usr/bin/python3 bench/run_sweep_bench.py --build-dir $(BUILD) $(SWEEP_BENCH_ARGS)
+
+# Data-parallel scaling: tern W3/W4 at 1 worker and 2 workers (mpirun, deterministic and fast
+# reduction) against PyTorch DDP, two independent processes as the ceiling, and the all-reduce
+# bandwidth; writes the "Data-parallel scaling" section of BENCHMARKS.md, traces and
+# measured.json under runs/dist_bench (~10 minutes). Options: DIST_BENCH_ARGS="--quick".
+DIST_BENCH_ARGS ?=
+bench-dist: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
+	/usr/bin/python3 bench/run_dist_bench.py --build-dir $(BUILD) $(DIST_BENCH_ARGS)
 
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i

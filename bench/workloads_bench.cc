@@ -27,9 +27,9 @@
 
 #include "bench/bench_clock.h"
 #include "bench/op_time_sink.h"
+#include "bench/workload_configs.h"
 #include "tern/config/builders.h"
 #include "tern/config/training_data.h"
-#include "tern/data/tensor_slice_dataset.h"
 #include "tern/ir/graph.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
@@ -129,65 +129,12 @@ class StepTimer : public train::Callback {
 };
 
 config::TrainConfig config_for(const Args& a) {
-  config::TrainConfig c;
-  c.path = "workload " + a.workload;
-  c.data.dir = a.data_dir;
-  c.training.fit.batch_size = 128;
-  c.training.fit.seed = static_cast<uint64_t>(a.seed);
-  c.training.precision = a.precision;
-  c.optimizer.name = "adam";
-  c.optimizer.learning_rate = 1e-3;
-  c.schedule.name = "constant";
-  c.loss.metrics = {"accuracy"};
-  const std::string& w = a.workload;
-  if (w == "w1") {
-    c.model.name = "mlp";
-    c.model.args = {{"units", std::vector<int64_t>{1024}}};
-  } else if (w == "w2") {
-    c.model.name = "mlp";
-    c.model.args = {
-        {"units", std::vector<int64_t>{512, 256}}, {"batch_norm", true}, {"dropout", 0.2}};
-  } else if (w == "w3") {
-    c.model.name = "cnn";
-    c.model.args = {{"filters", std::vector<int64_t>{32, 64}},
-                    {"dense_units", int64_t{128}},
-                    {"dropout", 0.25}};
-  } else if (w == "w4") {
-    c.model.name = "resnet18";
-    c.training.fit.batch_size = 32;
-    c.optimizer.name = "sgd";
-    c.optimizer.learning_rate = 0.01;
-    c.optimizer.sgd.momentum = 0.9;
-  } else if (w == "w6") {
-    c.model.name = "transformer_classifier";
-    c.training.fit.batch_size = 32;
-    c.model.args = {{"vocab_size", int64_t{8000}}, {"num_layers", int64_t{4}},
-                    {"d_model", int64_t{256}},     {"num_heads", int64_t{4}},
-                    {"ff_dim", int64_t{1024}},     {"dropout", 0.1}};
-  } else {
-    throw_error(ErrorCode::kInvalidArgument, "unknown workload '", w, "' (w1 w2 w3 w4 w6)");
-  }
-  return c;
+  return workload_config(a.workload, a.seed, a.precision, a.data_dir);
 }
 
-// Four synthetic batches (repeated): images in [0, 1) or token ids, and labels.
 data::DatasetPtr synthetic(const Args& a, const config::TrainConfig& c, Shape* sample) {
-  std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  int64_t n = 4 * c.training.fit.batch_size;
-  Tensor x, y(DType::kI64, Shape({n}));
-  if (a.workload == "w6") {
-    *sample = Shape({128});
-    x = Tensor(DType::kI64, Shape({n, 128}));
-    for (int64_t i = 0; i < x.num_elements(); ++i)
-      x.data<int64_t>()[i] = static_cast<int64_t>(rng() % 8000);
-  } else {
-    *sample = Shape({32, 32, 3});
-    x = Tensor(DType::kF32, Shape({n, 32, 32, 3}));
-    for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
-  }
-  for (int64_t i = 0; i < n; ++i) y.data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);
-  return data::from_tensor_slices({x, y})->batch(c.training.fit.batch_size)->repeat();
+  return synthetic_batches(a.workload, c.training.fit.batch_size, static_cast<uint64_t>(a.seed),
+                           sample);
 }
 
 const runtime::Executable* train_step(nn::Model& model) {

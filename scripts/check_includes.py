@@ -16,7 +16,7 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io", "serve", "dist"],
+    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep"],
     "bench": ["config", "train", "models", "io", "serve", "dist"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
@@ -34,13 +34,14 @@ VENDORS = {
     "oneapi/dnnl": ["tern/backends/cpu"],
     "dnnl": ["tern/backends/cpu"],
     "omp.h": ["tern/backends/cpu"],
+    "openssl/": ["tern/base"],
     "zlib.h": ["tern/format", "tern/data", "tern/io"],
     "jpeglib.h": ["tern/data"],
     "png.h": ["tern/data"],
-    "toml++": ["tern/config", "tools/tern"],
+    "toml++": ["tern/config", "tern/sweep", "tools/tern"],
     "CLI/": ["tools/tern"],
-    "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tools/tern",
-                  "tests", "bench"],
+    "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tern/sweep",
+                  "tools/tern", "tests", "bench"],
     "httplib.h": ["tern/serve", "tests/serve"],
     "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],

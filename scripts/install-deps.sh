@@ -11,11 +11,15 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config clang-format clang libclang-rt-14-dev
   # engine
   libdnnl-dev zlib1g-dev
+  # SHA-256 (tern/base/sha256.cc: OpenSSL's libcrypto)
+  libssl-dev
   # data formats, configs, CLI, serving
   libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
   # multi-process training
   libopenmpi-dev openmpi-bin
+  # `tern sweep`'s Slurm launcher, tested against a single-node slurmctld + slurmd the test starts
+  slurm-wlm
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
   # load generator for the serving tests and `make bench-serve`

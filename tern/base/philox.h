@@ -1,5 +1,7 @@
 // Philox4x32-10 counter-based RNG (Salmon et al., SC'11): the same (seed, counter) always gives the
 // same four 32-bit words, so random ops are reproducible per seed and parallelize without state.
+// The rounds, the mapping of (seed, counter) onto Philox's key and counter words, and the known
+// answers it is tested against: docs/formats.md, "Philox4x32-10".
 #pragma once
 
 #include <array>

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include "tern/base/error.h"
+
 namespace tern {
 namespace {
 
@@ -20,6 +22,17 @@ TEST(Sha256, KnownVectors) {
     left -= n;
   }
   EXPECT_EQ(h.hex_digest(), "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+}
+
+TEST(Sha256, MovedHashContinues) {
+  Sha256 a;
+  a.update("ab");
+  Sha256 b = std::move(a);
+  b.update("c");
+  EXPECT_EQ(b.hex_digest(), sha256_hex("abc"));
+  Sha256 c;
+  c = std::move(b);
+  EXPECT_THROW(c.update("x"), Error);  // finished: digest() was called
 }
 
 }  // namespace

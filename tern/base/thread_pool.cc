@@ -6,21 +6,50 @@
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <system_error>
+
+#include "tern/base/error.h"
 
 namespace tern {
 
+std::string thread_count_problem(int64_t n, bool zero_ok, bool autotune_ok) {
+  if ((n >= 1 && n <= kMaxThreads) || (n == 0 && zero_ok) || (n == -1 && autotune_ok)) return "";
+  return str_cat("must be ", autotune_ok ? "-1 (AUTOTUNE), " : "",
+                 zero_ok ? "0 (all cores) or " : "", "1..", kMaxThreads, " (this machine has ",
+                 available_cores(), " cores), got ", n);
+}
+
 ThreadPool::ThreadPool(int num_threads) {
   if (num_threads < 1) num_threads = 1;
-  for (int i = 0; i < num_threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  if (num_threads > kMaxThreads) {
+    throw_error(ErrorCode::kInvalidArgument, "ThreadPool: ", num_threads,
+                " threads is more than the ", kMaxThreads, " tern starts");
+  }
+  workers_.reserve(static_cast<size_t>(num_threads));
+  for (int i = 0; i < num_threads; ++i) {
+    try {
+      workers_.emplace_back([this] { worker_loop(); });
+    } catch (const std::system_error& e) {
+      stop_and_join();  // destroying a joinable std::thread would call std::terminate
+      throw_error(ErrorCode::kResourceExhausted, "ThreadPool: cannot start thread ", i + 1, " of ",
+                  num_threads, ": ", e.what());
+    }
+  }
 }
 
 ThreadPool::~ThreadPool() {
+  stop_and_join();
+}
+
+void ThreadPool::stop_and_join() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopping_ = true;
   }
   cv_.notify_all();
-  for (auto& t : workers_) t.join();
+  for (auto& t : workers_) {
+    if (t.joinable()) t.join();
+  }
 }
 
 void ThreadPool::schedule(std::function<void()> task) {

@@ -8,13 +8,27 @@
 #include <deque>
 #include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
 namespace tern {
 
+// The most threads tern starts for one pool or one OpenMP team. Thread counts come from configs
+// and flags; far above the core count they only cost memory, and at 10^5 libgomp's per-thread
+// stack data overflowed (SIGSEGV) and a pool that could not start every thread aborted
+// (bad-input report F3). Readers of configs and flags reject larger counts, naming the key.
+constexpr int64_t kMaxThreads = 1024;
+
+// "" if n is a count of threads tern starts (1..kMaxThreads; 0 = all cores where `zero_ok`;
+// -1 = AUTOTUNE where `autotune_ok`), else what is allowed and that n is not:
+// "must be 0 (all cores) or 1..1024 (this machine has 2 cores), got 100000".
+std::string thread_count_problem(int64_t n, bool zero_ok, bool autotune_ok = false);
+
 class ThreadPool {
  public:
+  // InvalidArgument if num_threads > kMaxThreads; ResourceExhausted if the system refuses a
+  // thread (the ones already started are stopped and joined first).
   explicit ThreadPool(int num_threads);
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
@@ -25,6 +39,7 @@ class ThreadPool {
 
  private:
   void worker_loop();
+  void stop_and_join();
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "tern/base/checked_math.h"
 #include "tern/models/zoo.h"
 #include "tern/optim/adam.h"
 #include "tern/optim/rmsprop.h"
@@ -13,14 +14,17 @@
 namespace tern::config {
 namespace {
 
-// Runs `fn`, naming the config file in errors that do not already.
+// Runs `fn`, naming the config file in errors that do not already; what the config asks for
+// cannot be built: a ConfigError.
 template <typename Fn>
 auto naming_config(const TrainConfig& cfg, const char* section, Fn&& fn) {
   try {
     return fn();
+  } catch (const ConfigError&) {
+    throw;
   } catch (const Error& e) {
-    if (e.message().rfind(cfg.path, 0) == 0) throw;
-    throw_error(e.code(), cfg.path, section, e.message());
+    if (e.message().rfind(cfg.path, 0) == 0) throw ConfigError(e.code(), e.message());
+    throw ConfigError(e.code(), str_cat(cfg.path, section, e.message()));
   }
 }
 
@@ -48,16 +52,19 @@ optim::SchedulePtr make_schedule(const TrainConfig& cfg, int64_t steps_per_epoch
   } else if (schedule_cfg.name == "cosine") {
     optim::CosineDecayOptions cosine = schedule_cfg.cosine;
     if (steps_per_epoch > 0) {
-      cosine.decay_steps = std::max<int64_t>(
-          1, steps_per_epoch * cfg.training.fit.epochs - schedule_cfg.warmup_steps);
+      cosine.decay_steps =
+          std::max<int64_t>(1, checked_mul(steps_per_epoch, cfg.training.fit.epochs,
+                                           "schedule: training.steps_per_epoch * training.epochs") -
+                                   schedule_cfg.warmup_steps);
     }
     schedule = std::make_shared<optim::CosineDecay>(lr, cosine);
   } else if (schedule_cfg.name == "cosine_restarts") {
     schedule = std::make_shared<optim::CosineDecayRestarts>(lr, schedule_cfg.cosine_restarts);
   } else {
-    throw_error(ErrorCode::kInvalidArgument, cfg.path, ": key 'schedule.name' = '",
-                schedule_cfg.name,
-                "' is not one of constant, piecewise, exponential, cosine, cosine_restarts");
+    throw ConfigError(
+        ErrorCode::kInvalidArgument,
+        str_cat(cfg.path, ": key 'schedule.name' = '", schedule_cfg.name,
+                "' is not one of constant, piecewise, exponential, cosine, cosine_restarts"));
   }
   if (schedule_cfg.warmup_steps > 0)
     schedule = std::make_shared<optim::LinearWarmup>(schedule_cfg.warmup_steps, schedule);
@@ -77,8 +84,9 @@ std::shared_ptr<optim::Optimizer> make_optimizer(const TrainConfig& cfg, int64_t
   } else if (optimizer.name == "rmsprop") {
     opt = std::make_shared<optim::RMSprop>(schedule, optimizer.rmsprop);
   } else {
-    throw_error(ErrorCode::kInvalidArgument, cfg.path, ": key 'optimizer.name' = '", optimizer.name,
-                "' is not one of sgd, adam, adamw, rmsprop");
+    throw ConfigError(ErrorCode::kInvalidArgument,
+                      str_cat(cfg.path, ": key 'optimizer.name' = '", optimizer.name,
+                              "' is not one of sgd, adam, adamw, rmsprop"));
   }
   opt->clip = optimizer.clip;
   return opt;

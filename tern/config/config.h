@@ -152,9 +152,27 @@ struct TrainConfig {
   std::string sha256;
 };
 
-// Reads and checks `path`; `overrides` are "dotted.key=value" strings applied first (values parse
-// as TOML; bare words become strings).
+// An error in what a config says: TOML syntax, an unknown key, a value of the wrong type or out
+// of range, an unknown model / optimizer / schedule name or model argument, a bad --set flag, a
+// config file that does not exist. The message names the file and line ("fashion.toml:12: unknown
+// key 'training.batch_sise' ...") or, for a key set on the command line, the flag ("--set
+// optimizer.learing_rate=0.1: unknown key ..."). `tern` exits 2 on it, as on any usage error.
+class ConfigError : public Error {
+ public:
+  using Error::Error;
+};
+
+// Reads and checks `path` (a regular file of at most 16 MiB: a directory or a device is an
+// error); `overrides` are "dotted.key=value" strings applied first (values parse as TOML; bare
+// words become strings). A key component "name[i]" addresses the i-th table of an array of
+// tables: "data.transforms[2].max_delta=0.1". Integer keys are range-checked against their field
+// (an int field with 4294967298 is an error, not 2). Every error is a ConfigError.
 TrainConfig load_config(const std::string& path, const std::vector<std::string>& overrides = {});
+
+// The TOML text of `path` with `overrides` applied (comments dropped, keys unchecked: load_config
+// checks them). `tern train` reads it back as the same config (what `tern sweep` writes as a
+// trial's config.toml and best.toml).
+std::string render_config(const std::string& path, const std::vector<std::string>& overrides = {});
 
 // "512MiB", "2GiB", "500MB", "1.5GB", "4096" (bytes): units B, KB / MB / GB / TB (powers of 1000)
 // and KiB / MiB / GiB / TiB (powers of 1024), case-insensitive, a space allowed before the unit.

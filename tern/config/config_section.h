@@ -4,10 +4,12 @@
 #pragma once
 
 #include <toml++/toml.h>
+#include <limits>
 #include <optional>
 #include <set>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tern/base/error.h"
@@ -17,11 +19,18 @@
 
 namespace tern::config {
 
+// Values given by --set carry the flag as their source path (load_config.cc): an error there
+// names the flag, not the file.
+constexpr const char* kOverrideSourcePrefix = "--set ";
+
+// A ConfigError at `where`: "file:line: msg", "--set key=value: msg", or "file: msg".
 [[noreturn]] inline void config_error(const std::string& file, const toml::source_region& where,
                                       const std::string& msg) {
+  if (where.path && where.path->rfind(kOverrideSourcePrefix, 0) == 0)
+    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(*where.path, ": ", msg));
   if (where.begin.line > 0)
-    throw_error(ErrorCode::kInvalidArgument, file, ":", where.begin.line, ": ", msg);
-  throw_error(ErrorCode::kInvalidArgument, file, ": ", msg);
+    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ":", where.begin.line, ": ", msg));
+  throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ": ", msg));
 }
 
 // A table whose keys are read one by one; finish() rejects the keys nobody read.
@@ -183,7 +192,16 @@ class Section {
       if (auto v = n.value_exact<bool>()) return *v;
       type_error(n, key, "a boolean (true or false)");
     } else if constexpr (std::is_integral_v<T>) {
-      if (auto v = n.value_exact<int64_t>()) return static_cast<T>(*v);
+      if (auto v = n.value_exact<int64_t>()) {
+        // Range-checked: a 32-bit field took 4294967298 as 2 (bad-input report F15).
+        if (!std::in_range<T>(*v)) {
+          config_error(file_, n.source(),
+                       str_cat("key '", full(key), "' = ", *v, " is out of range (",
+                               static_cast<int64_t>(std::numeric_limits<T>::min()), " to ",
+                               static_cast<uint64_t>(std::numeric_limits<T>::max()), ")"));
+        }
+        return static_cast<T>(*v);
+      }
       type_error(n, key, "an integer");
     } else if constexpr (std::is_same_v<T, double>) {
       if (auto v = n.value_exact<double>()) return *v;

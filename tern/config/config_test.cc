@@ -188,6 +188,54 @@ TEST(Config, WrongTypeAndBadValues) {
                     "key 'data.dataset' = 'cifar' is not one of fashion_mnist, mnist, idx");
 }
 
+TEST(Config, OverridesAddressTablesOfAnArrayByIndex) {
+  std::string p = write_config("indexed.toml", R"(
+[data]
+source = "idx"
+train_images = "a"
+train_labels = "b"
+test_images = "c"
+test_labels = "d"
+[[data.transforms]]
+op = "map"
+fn = "scale"
+[[data.transforms]]
+op = "map"
+fn = "random_brightness"
+max_delta = 0.2
+)");
+  // The pipeline adds batch and prefetch; the brightness function keeps its place.
+  auto brightness = [](const TrainConfig& c) {
+    for (const auto& t : c.data.pipeline.transforms) {
+      for (const auto& f : t.fns) {
+        if (f.kind == data::ElementFnKind::kRandomBrightness) return f.max_delta;
+      }
+    }
+    return -1.0f;
+  };
+  EXPECT_FLOAT_EQ(brightness(load_config(p)), 0.2f);
+  TrainConfig c = load_config(p, {"data.transforms[1].max_delta=0.05"});
+  EXPECT_FLOAT_EQ(brightness(c), 0.05f);
+  EXPECT_TERN_ERROR(load_config(p, {"data.transforms[1].max_delt=0.05"}),
+                    ErrorCode::kInvalidArgument, "data.transforms[1].max_delt");
+  EXPECT_TERN_ERROR(load_config(p, {"data.transforms[2].max_delta=0.1"}),
+                    ErrorCode::kInvalidArgument, "'data.transforms' in ");
+  EXPECT_TERN_ERROR(load_config(p, {"data.source[0]=idx"}), ErrorCode::kInvalidArgument,
+                    "'data.source' in ");
+  EXPECT_TERN_ERROR(load_config(p, {"data.transforms[x].fn=scale"}), ErrorCode::kInvalidArgument,
+                    "is not a key or key[index]");
+
+  // The rendered text, written to a file, loads as the same config.
+  std::string rendered =
+      render_config(p, {"data.transforms[1].max_delta=0.05", "training.epochs=4"});
+  std::string q = write_config("rendered.toml", rendered);
+  TrainConfig r = load_config(q);
+  EXPECT_FLOAT_EQ(brightness(r), 0.05f);
+  EXPECT_EQ(r.training.fit.epochs, 4);
+  EXPECT_EQ(r.sha256,
+            load_config(p, {"data.transforms[1].max_delta=0.05", "training.epochs=4"}).sha256);
+}
+
 TEST(Config, MixedFloat16AndItsLossScale) {
   std::string p = write_config("f16.toml", R"(
 [training]
@@ -226,14 +274,21 @@ dynamic = true
 }
 
 TEST(Config, ModelArgsAreCheckedAgainstTheZoo) {
+  // Names when the config is read, at their lines; kinds when the model is built.
   std::string p =
       write_config("args.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilter = [8]\n");
-  TrainConfig c = load_config(p);
-  EXPECT_TERN_ERROR(make_model(c, Shape{28, 28, 1}), ErrorCode::kInvalidArgument,
-                    "model 'cnn' has no argument 'filter' (did you mean 'filters'?)");
+  EXPECT_TERN_ERROR(load_config(p), ErrorCode::kInvalidArgument,
+                    p + ":4: unknown key 'model.args.filter': model 'cnn' has no argument 'filter' "
+                        "(did you mean 'model.args.filters'?)");
   std::string q = write_config("zoo.toml", "[model]\nname = \"cnnn\"\n");
-  EXPECT_TERN_ERROR(make_model(load_config(q), Shape{28, 28, 1}), ErrorCode::kNotFound,
-                    "did you mean 'cnn'");
+  EXPECT_TERN_ERROR(load_config(q), ErrorCode::kInvalidArgument,
+                    q + ":2: key 'model.name': unknown model 'cnnn' (did you mean 'cnn'");
+  std::string k =
+      write_config("kind.toml", "[model]\nname = \"cnn\"\n[model.args]\nfilters = \"8\"\n");
+  EXPECT_TERN_ERROR(make_model(load_config(k), Shape{28, 28, 1}), ErrorCode::kInvalidArgument,
+                    "model 'cnn' argument 'filters' must be");
+  EXPECT_THROW(load_config(q), ConfigError);  // `tern` exits 2 on these
+  EXPECT_THROW(load_config(p, {"training.epochs=x"}), ConfigError);
 }
 
 TEST(Config, MissingDataNamesThePackage) {

@@ -119,10 +119,15 @@ serve::ExportOptions export_options(const TrainConfig& cfg) {
   return o;
 }
 
-serve::ExportReport export_from_config(const TrainConfig& cfg, const std::string& out_dir,
-                                       const std::string& weights_path) {
+serve::ExportReport export_from_config(
+    const TrainConfig& cfg, const std::string& out_dir, const std::string& weights_path,
+    const std::function<void(int step, const std::string& what)>& on_step) {
+  auto step = [&](int k, const char* what) {
+    if (on_step) on_step(k, what);
+  };
   serve::ExportOptions o = export_options(cfg);
   Shape sample_shape;
+  step(1, "reading the data's shape");
   if (cfg.data.uses_pipeline()) {
     sample_shape = make_training_data(cfg, /*with_train=*/false).sample_shape;
   } else {
@@ -132,9 +137,12 @@ serve::ExportReport export_from_config(const TrainConfig& cfg, const std::string
     if (raw.size() == 3 && raw[2] == 1) raw.pop_back();
     o.input.shape = Shape(raw);
   }
+  step(2, "building the model");
   std::shared_ptr<nn::Model> model = make_model(cfg, sample_shape);
+  step(3, "loading the weights");
   model->load_weights(weights_path.empty() ? cfg.output.dir + "/weights.safetensors"
                                            : weights_path);
+  step(4, "writing the model directory");
   return serve::export_model(*model, o, out_dir);
 }
 

@@ -15,6 +15,7 @@
 // Classifier outputs and the classify signature are added for classification losses.
 #pragma once
 
+#include <functional>
 #include <string>
 
 #include "tern/config/config.h"
@@ -25,9 +26,15 @@ namespace tern::config {
 // The export options [data] implies for `cfg` (no model needed).
 serve::ExportOptions export_options(const TrainConfig& cfg);
 
+// The steps export_from_config reports to its `on_step` callback, in order.
+constexpr int kExportSteps = 4;
+
 // Builds the model, loads `weights_path` (empty: <output.dir>/weights.safetensors), exports to
-// `out_dir` (a new version directory).
-serve::ExportReport export_from_config(const TrainConfig& cfg, const std::string& out_dir,
-                                       const std::string& weights_path = "");
+// `out_dir` (a new version directory). `on_step(k, what)` is called before step k of
+// kExportSteps (reading the data's shape, building the model, loading the weights, writing the
+// model directory), for a progress line.
+serve::ExportReport export_from_config(
+    const TrainConfig& cfg, const std::string& out_dir, const std::string& weights_path = "",
+    const std::function<void(int step, const std::string& what)>& on_step = {});
 
 }  // namespace tern::config

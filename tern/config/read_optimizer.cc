@@ -1,6 +1,9 @@
 // [optimizer] and [schedule]: `name` picks an options struct of tern/optim, and only its keys
 // (plus the common ones) may appear; another name's key is an error naming the key and the keys
 // that apply.
+#include <algorithm>
+#include <cmath>
+
 #include "tern/config/config_readers.h"
 #include "tern/config/read_sections.h"
 
@@ -53,7 +56,8 @@ void read_optimizer(Section& top, TrainConfig& cfg) {
   reject_keys_of_other_names(table, "optimizer", optimizer.name, {"name", "learning_rate"},
                              kOptimizerKeys, kClipKeys);
   table.read("learning_rate", optimizer.learning_rate);
-  check(table, optimizer.learning_rate > 0, "learning_rate", "must be positive");
+  check(table, optimizer.learning_rate > 0 && std::isfinite(optimizer.learning_rate),
+        "learning_rate", str_cat("must be positive and finite, got ", optimizer.learning_rate));
   if (optimizer.name == "sgd") {
     table.read("momentum", optimizer.sgd.momentum);
     table.read("nesterov", optimizer.sgd.nesterov);
@@ -105,6 +109,10 @@ void read_schedule(Section& top, TrainConfig& cfg) {
                   boundaries.size(), " boundaries)"));
     check(table, std::is_sorted(boundaries.begin(), boundaries.end()), "boundaries",
           "must increase");
+    for (double v : values) {
+      check(table, v >= 0 && std::isfinite(v), "values",
+            str_cat("must be finite learning rates >= 0, got ", v));
+    }
   } else if (schedule.name == "exponential") {
     table.read("decay_steps", schedule.exponential.decay_steps);
     table.read("decay_rate", schedule.exponential.decay_rate);
@@ -112,6 +120,9 @@ void read_schedule(Section& top, TrainConfig& cfg) {
     check(table, schedule.exponential.decay_steps > 0, "decay_steps", "must be positive");
   } else if (schedule.name == "cosine") {
     table.read("alpha", schedule.cosine.alpha);
+    // The final rate as a fraction of the initial one: a negative alpha gave a negative rate.
+    check(table, schedule.cosine.alpha >= 0 && schedule.cosine.alpha <= 1, "alpha",
+          str_cat("must be in [0, 1], got ", schedule.cosine.alpha));
   } else if (schedule.name == "cosine_restarts") {
     table.read("decay_steps", schedule.cosine_restarts.first_decay_steps);
     table.read("t_mul", schedule.cosine_restarts.t_mul);
@@ -119,6 +130,11 @@ void read_schedule(Section& top, TrainConfig& cfg) {
     table.read("alpha", schedule.cosine_restarts.alpha);
     check(table, schedule.cosine_restarts.first_decay_steps > 0, "decay_steps", "must be positive");
     check(table, schedule.cosine_restarts.t_mul > 0, "t_mul", "must be positive");
+    check(table, schedule.cosine_restarts.alpha >= 0 && schedule.cosine_restarts.alpha <= 1,
+          "alpha", str_cat("must be in [0, 1], got ", schedule.cosine_restarts.alpha));
+    check(table,
+          schedule.cosine_restarts.m_mul > 0 && std::isfinite(schedule.cosine_restarts.m_mul),
+          "m_mul", str_cat("must be positive and finite, got ", schedule.cosine_restarts.m_mul));
   }
   table.finish();
 }

@@ -4,6 +4,7 @@
 #include <array>
 #include <tuple>
 
+#include "tern/base/thread_pool.h"
 #include "tern/config/config_readers.h"
 #include "tern/config/read_sections.h"
 
@@ -135,6 +136,9 @@ void read_image_dir(Section& data, data::SourceSpec& src, const TrainConfig& cfg
           ? data::ResizeMethod::kNearest
           : data::ResizeMethod::kBilinear;
   im.read("parallel", src.decode_parallel);
+  if (std::string why = thread_count_problem(src.decode_parallel, false, true); !why.empty()) {
+    im.error("parallel", str_cat("key '", im.full("parallel"), "' ", why));
+  }
   im.finish();
   src.validation_split = cfg.data.validation_split;
 }

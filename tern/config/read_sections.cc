@@ -1,10 +1,13 @@
 // [model], [training], [data], [loss] and [output] read key by key (read_sections.h).
+#include <algorithm>
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
 
+#include "tern/base/thread_pool.h"
 #include "tern/config/config_readers.h"
 #include "tern/config/read_sections.h"
+#include "tern/models/zoo.h"
 
 namespace tern::config {
 namespace {
@@ -49,7 +52,23 @@ void read_loss_scale(Section& training, TrainConfig& cfg) {
 void read_model(Section& top, TrainConfig& cfg) {
   Section model = top.sub("model");
   model.read("name", cfg.model.name);
+  // The name and the argument names are checked here, at their lines (the kinds when the model
+  // is built: an int where a float goes is fine).
+  std::vector<std::string> arg_names;
+  try {
+    for (const auto& a : models::zoo_entry(cfg.model.name).args) arg_names.push_back(a.name);
+  } catch (const Error& e) {
+    model.error("name", str_cat("key 'model.name': ", e.message()));
+  }
   Section args = model.sub("args");
+  for (const std::string& key : args.keys()) {
+    if (std::find(arg_names.begin(), arg_names.end(), key) != arg_names.end()) continue;
+    const std::string best = ops::closest_name(key, arg_names);
+    args.error(key,
+               str_cat("unknown key '", args.full(key), "': model '", cfg.model.name,
+                       "' has no argument '", key, "'",
+                       best.empty() ? "" : str_cat(" (did you mean '", args.full(best), "'?)")));
+  }
   cfg.model.args = args.all_as_attrs();
   model.finish();
 }
@@ -69,6 +88,12 @@ void read_training(Section& top, TrainConfig& cfg) {
   table.read_memory_size("memory_limit", training.fit.memory_limit_bytes);
   check(table, training.fit.epochs >= 1, "epochs", "must be >= 1");
   check(table, training.fit.batch_size >= 1, "batch_size", "must be >= 1");
+  check(table, training.fit.steps_per_epoch == -1 || training.fit.steps_per_epoch >= 1,
+        "steps_per_epoch",
+        str_cat("must be -1 (the whole split) or >= 1, got ", training.fit.steps_per_epoch));
+  if (std::string why = thread_count_problem(training.threads, /*zero_ok=*/true); !why.empty()) {
+    check(table, false, "threads", why);
+  }
   check(table, training.fit.gradient_accumulation_steps >= 1, "gradient_accumulation_steps",
         "must be >= 1");
   check(table,

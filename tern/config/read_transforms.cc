@@ -1,7 +1,9 @@
 // [[data.transforms]] -> data::TransformSpec, checked key by key (read_sections.h).
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 
+#include "tern/base/thread_pool.h"
 #include "tern/config/config_readers.h"
 #include "tern/config/read_sections.h"
 #include "tern/data/element_fns.h"
@@ -60,6 +62,9 @@ data::ElementFnSpec read_fn(Section& t, const TrainConfig& cfg) {
   switch (f.kind) {
     case ElementFnKind::kScale:
       t.read("factor", f.factor);
+      if (!std::isfinite(f.factor)) {
+        t.error("factor", str_cat("key '", t.full("factor"), "' must be finite, got ", f.factor));
+      }
       break;
     case ElementFnKind::kCast:
       f.dtype = read_dtype(t, "dtype");
@@ -144,8 +149,13 @@ data::TransformSpec read_transform(Section& t, size_t index, const TrainConfig& 
       // element (tf.data's default; no hand-off), unless `parallel` says otherwise.
       s.num_parallel_calls = s.kind == TransformKind::kParse ? data::kAutotune : 0;
       t.read("parallel", s.num_parallel_calls);
-      if (s.num_parallel_calls < -1)
-        t.error("parallel", "key 'parallel' must be -1 (AUTOTUNE), 0 or a thread count");
+      if (s.num_parallel_calls != 0) {
+        if (std::string why = thread_count_problem(s.num_parallel_calls, false, true);
+            !why.empty()) {
+          t.error("parallel", str_cat("key '", t.full("parallel"), "' ", why,
+                                      " (0: on the consumer's thread)"));
+        }
+      }
       t.read("deterministic", s.deterministic);
       break;
     case TransformKind::kBatch:

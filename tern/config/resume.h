@@ -15,7 +15,9 @@ namespace tern::config {
 std::string checkpoint_dir(const TrainConfig& cfg);
 
 // Restores the newest complete checkpoint of checkpoint_dir(cfg) into the compiled model (fit then
-// continues at its exact data position) and returns its path; nullopt when there is none.
+// continues at its exact data position) and returns its path; nullopt when there is none at all.
+// Newer checkpoints that are damaged are set aside (train::set_aside_damaged); DataLoss listing
+// them when every checkpoint is damaged (the run asked for would otherwise silently restart).
 // FailedPrecondition if it was written under a config that trains differently, unless
 // `ignore_config_change`.
 std::optional<std::string> resume_from_checkpoint(nn::Model& model, const TrainConfig& cfg,

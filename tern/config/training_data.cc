@@ -5,6 +5,7 @@
 #include <filesystem>
 
 #include "tern/config/training_data.h"
+#include "tern/data/image_folder.h"
 #include "tern/data/iterator.h"
 #include "tern/data/pipeline_spec.h"
 
@@ -55,8 +56,12 @@ DatasetPtr check_labels(const TrainConfig& cfg, DatasetPtr ds) {
     for (int64_t i = 0; i < y.num_elements(); ++i) {
       const double v = y.get(i);
       if (v < 0 || v >= static_cast<double>(classes)) {
-        throw_error(ErrorCode::kInvalidArgument, path, ": [data]: label ", static_cast<int64_t>(v),
-                    " (row ", i, " of a batch) is outside [0, ", classes, ") (data.num_classes)");
+        // The exact integer (int64 labels near 2^63 do not fit a double's cast back: UBSan).
+        const std::string label = y.dtype() == DType::kI64
+                                      ? std::to_string(y.data<int64_t>()[i])
+                                      : std::to_string(static_cast<int64_t>(v));
+        throw_error(ErrorCode::kInvalidArgument, path, ": [data]: label ", label, " (row ", i,
+                    " of a batch) is outside [0, ", classes, ") (data.num_classes)");
       }
     }
     return e;
@@ -111,6 +116,24 @@ Shape peek_sample_shape(const TrainConfig& cfg, const DatasetPtr& test) {
   return Shape(std::vector<int64_t>(dims.begin() + 1, dims.end()));
 }
 
+}  // namespace
+
+TrainBatch train_batch(const TrainConfig& cfg) {
+  TrainBatch b{cfg.training.fit.batch_size, "training.batch_size"};
+  if (!cfg.data.uses_pipeline()) return b;
+  const auto& ts = cfg.data.pipeline.transforms;
+  for (size_t i = 0; i < ts.size(); ++i) {
+    if (ts[i].kind != data::TransformKind::kBatch || ts[i].apply_to == data::ApplyTo::kEval)
+      continue;
+    // The batch load_config adds (when the pipeline has none) is the last transform but one.
+    const bool added = ts[i].origin.find("(training.batch_size, added)") != std::string::npos;
+    b = {ts[i].size, added ? "training.batch_size" : str_cat("data.transforms[", i, "]")};
+  }
+  return b;
+}
+
+namespace {
+
 // The worker's training form of the pipeline; a batch of training.batch_size that the workers do
 // not divide is an error naming that key.
 data::PipelineSpec worker_spec(const TrainConfig& cfg, data::WorkerShard shard) {
@@ -124,6 +147,15 @@ data::PipelineSpec worker_spec(const TrainConfig& cfg, data::WorkerShard shard) 
 }
 
 TrainingData pipeline_data(const TrainConfig& cfg, bool with_train, data::WorkerShard shard) {
+  if (cfg.data.pipeline.source.kind == data::SourceKind::kImageDir &&
+      cfg.data.pipeline.source.class_names.empty() && !cfg.data.train_inputs.empty()) {
+    // One class map for every split: the training folder's subfolders (each split's own listing
+    // shifted labels when a test folder had a class more or less: bad-input report F6).
+    TrainConfig resolved = cfg;
+    resolved.data.pipeline.source.class_names =
+        in_config(cfg, [&] { return data::image_folder_classes(cfg.data.train_inputs[0]); });
+    return pipeline_data(resolved, with_train, shard);
+  }
   const DataConfig& data_config = cfg.data;
   const data::PipelineSpec& spec = data_config.pipeline;
   const bool idx = spec.source.kind == data::SourceKind::kIdx;

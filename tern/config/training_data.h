@@ -50,6 +50,17 @@ struct TrainingData {
 TrainingData make_training_data(const TrainConfig& cfg, bool with_train,
                                 data::WorkerShard shard = {});
 
+// The global batch of one training step: the last batch transform that applies in training (a
+// pipeline's own [[data.transforms]] op = "batch", which wins over training.batch_size, or the one
+// added from training.batch_size), or training.batch_size for in-memory data. `key` names where it
+// comes from ("training.batch_size", "data.transforms[3]"). Each of N workers takes size / N rows;
+// with training.gradient_accumulation_steps = k an update sees k of these batches.
+struct TrainBatch {
+  int64_t size = 0;
+  std::string key;
+};
+TrainBatch train_batch(const TrainConfig& cfg);
+
 // The first `limit` rows (all if negative) of a batched dataset, stacked: (x, y, ...).
 data::Element first_rows(const data::DatasetPtr& batched, int64_t limit);
 

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cstring>
 #include <filesystem>
+#include <set>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/base/thread_pool.h"
 #include "tern/data/convert_internal.h"
 #include "tern/data/idx_dataset.h"
@@ -22,6 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using convert_internal::convert_image;
 using convert_internal::extension_for;
+using convert_internal::is_folder_name;
 
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
@@ -81,6 +84,7 @@ ConvertResult idx_to_tfrecord(const std::string& input, const std::string& outpu
   const IdxInput in = read_idx_input(input, o);
   const std::string format = o.image_format.empty() ? "png" : o.image_format;
   std::vector<std::string> records(static_cast<size_t>(in.n));
+  convert_internal::ConvertProgress progress(o, in.n);
   parallel_for(in.n, [&](int64_t i) {
     const Tensor img = convert_image(idx_row(in, i), o);
     const std::string encoded = encode_image_as(img, format, o.jpeg_quality);
@@ -89,10 +93,9 @@ ConvertResult idx_to_tfrecord(const std::string& input, const std::string& outpu
     if (in.labels.defined())
       ex.features["image/class/label"] = Feature::int64s({static_cast<int64_t>(in.labels.get(i))});
     records[static_cast<size_t>(i)] = serialize_example(ex);
+    progress.one_done();
   });
-  TFRecordWriter w(output, parse_compression(o.compression));
-  for (const std::string& r : records) w.write(r);
-  w.close();
+  convert_internal::write_records(output, o.compression, records);
   return {in.n, str_cat("wrote ", in.n, " tf.train.Examples (", format, " images) to ", output)};
 }
 
@@ -111,18 +114,27 @@ ConvertResult idx_to_folder(const std::string& input, const std::string& output,
   }
   TERN_CHECK_ARG(o.class_names.empty() || static_cast<int64_t>(o.class_names.size()) > max_label,
                  "convert: ", o.class_names.size(), " class names for labels up to ", max_label);
+  std::set<std::string> distinct;
+  for (const std::string& name : o.class_names) {
+    TERN_CHECK_ARG(is_folder_name(name), "convert: --class-names: '", printable(name),
+                   "' is not a folder name (no '/', '.' or '..')");
+    TERN_CHECK_ARG(distinct.insert(name).second, "convert: --class-names: '", printable(name),
+                   "' is given twice (two classes in one folder)");
+  }
   std::vector<std::string> names;
   for (int64_t k = 0; k <= max_label; ++k)
     names.push_back(o.class_names.empty() ? zero_padded(k, max_label)
                                           : o.class_names[static_cast<size_t>(k)]);
   for (const std::string& name : names) fs::create_directories(fs::path(output) / name);
   const std::string format = o.image_format.empty() ? "png" : o.image_format;
+  convert_internal::ConvertProgress progress(o, in.n);
   parallel_for(in.n, [&](int64_t i) {
     const Tensor img = convert_image(idx_row(in, i), o);
     const auto label = static_cast<size_t>(in.labels.get(i));
     const fs::path file =
         fs::path(output) / names[label] / (zero_padded(i, in.n - 1) + extension_for(format));
     write_file_bytes(file.string(), encode_image_as(img, format, o.jpeg_quality));
+    progress.one_done();
   });
   return {in.n, str_cat("wrote ", in.n, " ", format, " images into ", names.size(),
                         " class folders under ", output)};

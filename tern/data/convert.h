@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,9 @@ struct ConvertOptions {
   int64_t limit = -1;                    // convert only the first N
   std::string compression = "none";      // TFRecord output: none | gzip | zlib
   std::vector<std::string> class_names;  // image-folder output from labels: folder names
+  // Called as images are written (from the encoding threads, one call at a time): done of
+  // total. `tern data convert` draws a ProgressLine with it.
+  std::function<void(int64_t done, int64_t total)> progress;
 };
 
 struct ConvertResult {

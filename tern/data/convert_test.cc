@@ -3,10 +3,17 @@
 #include "tern/data/convert.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <filesystem>
+#include <fstream>
 
+#include "tern/data/image_codec.h"
 #include "tern/data/test_util.h"
+#include "tern/data/tfrecord_writer.h"
 #include "tests/support/idx_writer.h"
 
 namespace tern::data {
@@ -89,6 +96,22 @@ TEST(DataConvert, IdxToImageFolderAndBack) {
   EXPECT_THROW(convert_image_dataset(folder, dir.file("y"), {}), Error);  // folder->folder
 }
 
+TEST(DataConvert, ReportsProgressOncePerImage) {
+  TempDir dir;
+  write_idx(dir);
+  for (const std::string& out : {dir.file("p.tfrecord"), dir.file("folder")}) {
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    ConvertOptions o{.labels = dir.file("labels.idx")};
+    o.progress = [&](int64_t done, int64_t total) { calls.push_back({done, total}); };
+    convert_image_dataset(dir.file("images.idx"), out, o);
+    ASSERT_EQ(calls.size(), 13u) << out;  // (0, 12), then one per image
+    for (size_t i = 0; i < calls.size(); ++i) {
+      EXPECT_EQ(calls[i].first, static_cast<int64_t>(i)) << out;
+      EXPECT_EQ(calls[i].second, 12) << out;
+    }
+  }
+}
+
 TEST(DataConvert, BadOptionsNameTheOption) {
   TempDir dir;
   write_idx(dir);
@@ -98,6 +121,109 @@ TEST(DataConvert, BadOptionsNameTheOption) {
   EXPECT_TERN_ERROR(
       convert_image_dataset(dir.file("images.idx"), dir.file("o.tfrecord"), {.channels = 2}),
       ErrorCode::kInvalidArgument, "--channels must be 1 or 3");
+}
+
+// Bad-input report F20: --class-names "../escaped0,..." wrote a class folder outside the output.
+TEST(DataConvert, ClassNamesMustBeFolderNamesInsideTheOutput) {
+  TempDir dir;
+  write_idx(dir);
+  for (const char* bad : {"../escaped", "..", "a/b", ""}) {
+    SCOPED_TRACE(bad);
+    EXPECT_TERN_ERROR(
+        convert_image_dataset(dir.file("images.idx"), dir.file("folder"),
+                              {.labels = dir.file("labels.idx"), .class_names = {bad, "b", "c"}}),
+        ErrorCode::kInvalidArgument, "is not a folder name");
+  }
+  EXPECT_TERN_ERROR(
+      convert_image_dataset(dir.file("images.idx"), dir.file("folder"),
+                            {.labels = dir.file("labels.idx"), .class_names = {"a", "b", "a"}}),
+      ErrorCode::kInvalidArgument, "'a' is given twice");
+  EXPECT_FALSE(std::filesystem::exists(dir.file("escaped")));
+}
+
+// Bad-input report F9: on a full disk, conversion to a folder said only "write error" and a
+// conversion to TFRecord left a partial file. A full 8 KiB tmpfs (root only; skipped where
+// mounting is not permitted).
+TEST(DataConvert, AFullDiskIsNamedAndLeavesNoPartialOutput) {
+  TempDir dir;
+  write_idx(dir);
+  const std::string small = dir.file("small");
+  std::filesystem::create_directories(small);
+  if (::mount("tmpfs", small.c_str(), "tmpfs", 0, "size=8k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  {
+    std::ofstream filler(small + "/filler", std::ios::binary);
+    filler << std::string(64 << 10, 'x');  // more than fits: the disk is full after this
+  }
+  std::string folder_error, tfrecord_error;
+  try {
+    convert_image_dataset(dir.file("images.idx"), small + "/folder",
+                          {.labels = dir.file("labels.idx")});
+  } catch (const Error& e) {
+    folder_error = e.what();
+  }
+  try {
+    convert_image_dataset(dir.file("images.idx"), small + "/out.tfrecord",
+                          {.labels = dir.file("labels.idx")});
+  } catch (const Error& e) {
+    tfrecord_error = e.what();
+  }
+  const bool partial = std::filesystem::exists(small + "/out.tfrecord");
+  ::umount(small.c_str());
+  EXPECT_NE(folder_error.find("No space left on device"), std::string::npos) << folder_error;
+  EXPECT_NE(tfrecord_error.find("No space left on device"), std::string::npos) << tfrecord_error;
+  EXPECT_FALSE(partial) << "a partial out.tfrecord was left behind";
+}
+
+// Bad-input report F20: images copied without re-encoding were copied unchecked, so a corrupt
+// JPEG or PNG went into the output and failed only when training read it.
+TEST(DataConvert, CopiedImagesAreCheckedOnTheWay) {
+  TempDir dir;
+  Tensor image(DType::kU8, Shape{6, 5, 1});
+  for (int64_t p = 0; p < 30; ++p) image.set(p, static_cast<double>(p * 7));
+  const std::string jpeg = encode_jpeg(image);
+  std::filesystem::create_directories(dir.file("in/a"));
+  write_file_bytes(dir.file("in/a/good.jpg"), jpeg);
+  write_file_bytes(dir.file("in/a/cut.jpg"), jpeg.substr(0, jpeg.size() / 2));
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("in"), dir.file("out.tfrecord"), {}),
+                    ErrorCode::kDataLoss, "cut.jpg: corrupt");
+  std::string png = encode_png(image);
+  png[png.size() - 20] ^= 0x55;  // breaks a CRC
+  Example ex;
+  ex.features["image/encoded"] = Feature::bytes({png});
+  ex.features["image/class/label"] = Feature::int64s({0});
+  {
+    TFRecordWriter w(dir.file("bad_png.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("bad_png.tfrecord"), dir.file("folder"), {}),
+                    ErrorCode::kDataLoss, "bad_png.tfrecord record 0: corrupt or truncated PNG");
+}
+
+// Bad-input report F13: a raw image with h = 2^62, w = 4 made h * w * c wrap to the byte count
+// and pass the size check (signed overflow, UBSan); the check now divides.
+TEST(DataConvert, RawImageSizesThatOverflowAreRefused) {
+  TempDir dir;
+  Example ex;
+  ex.features["image/encoded"] = Feature::bytes({std::string(16, '\x7f')});
+  ex.features["image/class/label"] = Feature::int64s({1});
+  ex.features["image/height"] = Feature::int64s({int64_t{1} << 62});
+  ex.features["image/width"] = Feature::int64s({4});
+  ex.features["image/channels"] = Feature::int64s({1});
+  {
+    TFRecordWriter w(dir.file("raw.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_TERN_ERROR(convert_image_dataset(dir.file("raw.tfrecord"), dir.file("folder"), {}),
+                    ErrorCode::kInvalidArgument,
+                    "16 raw bytes for a 4611686018427387904x4x1 image");
+  ex.features["image/height"] = Feature::int64s({4});
+  {
+    TFRecordWriter w(dir.file("ok.tfrecord"));
+    w.write(serialize_example(ex));
+  }
+  EXPECT_EQ(convert_image_dataset(dir.file("ok.tfrecord"), dir.file("folder"), {}).written, 1);
 }
 
 }  // namespace

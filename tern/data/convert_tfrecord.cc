@@ -4,6 +4,7 @@
 #include <mutex>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/base/thread_pool.h"
 #include "tern/data/convert_internal.h"
 #include "tern/data/image_codec.h"
@@ -41,6 +42,21 @@ int64_t int_feature(const Example& ex, std::initializer_list<const char*> names,
 
 namespace convert_internal {
 
+void write_records(const std::string& output, const std::string& compression,
+                   const std::vector<std::string>& records) {
+  try {
+    TFRecordWriter w(output, parse_compression(compression));
+    for (const std::string& r : records) w.write(r);
+    w.close();
+  } catch (...) {
+    std::error_code ec;
+    // Only a regular file this wrote: never a device such as /dev/full (as root, removing it
+    // would delete the node).
+    if (fs::is_regular_file(fs::symlink_status(output, ec))) fs::remove(output, ec);
+    throw;
+  }
+}
+
 // --- image folder -> TFRecord ---
 ConvertResult folder_to_tfrecord(const std::string& input, const std::string& output,
                                  const ConvertOptions& o) {
@@ -48,12 +64,17 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
   int64_t n = static_cast<int64_t>(folder.files.size());
   if (o.limit >= 0) n = std::min(n, o.limit);
   std::vector<std::string> records(static_cast<size_t>(n));
+  ConvertProgress progress(o, n);
   parallel_for(n, [&](int64_t i) {
     const std::string& path = folder.files[static_cast<size_t>(i)];
     std::string bytes = read_file_bytes(path);
     std::string format(image_format_name(detect_image_format(bytes)));
     ImageInfo info = read_image_info(bytes, path);
-    if (changes_pixels(o) || (!o.image_format.empty() && o.image_format != format)) {
+    if (!changes_pixels(o) && (o.image_format.empty() || o.image_format == format)) {
+      // Copied as they are, but decoded once: a corrupt JPEG was copied into the TFRecord and
+      // failed only in training (bad-input report F20).
+      decode_image(bytes, {}, path);
+    } else {
       const Tensor img = convert_image(decode_image(bytes, {}, path), o);
       format = o.image_format.empty() ? format : o.image_format;
       bytes = encode_image_as(img, format, o.jpeg_quality);
@@ -67,10 +88,9 @@ ConvertResult folder_to_tfrecord(const std::string& input, const std::string& ou
         Feature::bytes({folder.class_names[static_cast<size_t>(label)]});
     ex.features["image/filename"] = Feature::bytes({fs::relative(path, input).string()});
     records[static_cast<size_t>(i)] = serialize_example(ex);
+    progress.one_done();
   });
-  TFRecordWriter w(output, parse_compression(o.compression));
-  for (const std::string& r : records) w.write(r);
-  w.close();
+  convert_internal::write_records(output, o.compression, records);
   return {n, str_cat("wrote ", n, " tf.train.Examples from ", folder.class_names.size(),
                      " classes to ", output)};
 }
@@ -87,6 +107,7 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
   const int64_t n = static_cast<int64_t>(records.size());
   std::mutex mu;
   std::map<std::string, int64_t> per_class;
+  ConvertProgress progress(o, n);
   parallel_for(n, [&](int64_t i) {
     const std::string what = str_cat(input, " record ", i);
     const Example ex = parse_example_proto(records[static_cast<size_t>(i)], what);
@@ -99,18 +120,22 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
     const std::string cls = text != nullptr && text->kind == FeatureKind::kBytes
                                 ? text->bytes_list[0]
                                 : zero_padded(label, 9);
-    TERN_CHECK_ARG(!cls.empty() && cls.find('/') == std::string::npos && cls != "." && cls != "..",
-                   what, ": class name '", cls, "' is not a folder name");
+    TERN_CHECK_ARG(is_folder_name(cls), what, ": class name '", printable(cls),
+                   "' is not a folder name");
     std::string format(image_format_name(detect_image_format(bytes)));
     std::string out_bytes = bytes;
     const bool raw = format == "unknown";
-    if (raw || changes_pixels(o) || (!o.image_format.empty() && o.image_format != format)) {
+    if (!raw && !changes_pixels(o) && (o.image_format.empty() || o.image_format == format)) {
+      decode_image(bytes, {}, what);  // copied as they are, but checked (a corrupt PNG was)
+    } else {
       Tensor img;
       if (raw) {
         const int64_t h = int_feature(ex, {"image/height", "height"}, what);
         const int64_t w = int_feature(ex, {"image/width", "width"}, what);
         const int64_t c = int_feature(ex, {"image/channels", "channels", "depth"}, what, 1);
-        TERN_CHECK_ARG(h > 0 && w > 0 && c > 0 && static_cast<int64_t>(bytes.size()) == h * w * c,
+        // Divisions, not h * w * c: h = 2^62, w = 4 wrapped past the check (UBSan).
+        const auto n = static_cast<int64_t>(bytes.size());
+        TERN_CHECK_ARG(h > 0 && w > 0 && c > 0 && n % c == 0 && (n / c) % w == 0 && n / c / w == h,
                        what, ": ", bytes.size(), " raw bytes for a ", h, "x", w, "x", c, " image");
         img = Tensor(DType::kU8, Shape{h, w, c});
         std::memcpy(img.raw_data(), bytes.data(), bytes.size());
@@ -128,6 +153,7 @@ ConvertResult tfrecord_to_folder(const std::string& input, const std::string& ou
     write_file_bytes(
         (fs::path(output) / cls / (zero_padded(i, n - 1) + extension_for(format))).string(),
         out_bytes);
+    progress.one_done();
   });
   return {n,
           str_cat("wrote ", n, " images into ", per_class.size(), " class folders under ", output)};

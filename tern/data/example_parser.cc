@@ -49,7 +49,9 @@ bool kind_converts_to(FeatureKind kind, DType dtype) {
       return dtype == DType::kI64 || dtype == DType::kI32 || dtype == DType::kI8 ||
              dtype == DType::kU8 || dtype == DType::kF32 || dtype == DType::kF64;
     case FeatureKind::kBytes:
-      return true;
+      // Raw bytes are reinterpreted as the dtype: every bit pattern must be a value of it, which
+      // bool's is not (a byte other than 0 or 1 loaded as bool is undefined: UBSan).
+      return dtype != DType::kBool;
     case FeatureKind::kNone:
       break;
   }

@@ -128,6 +128,11 @@ TEST(ExampleParser, ErrorsNameRecordAndFeature) {
   narrow.dtype = DType::kI32;
   msg = error_of([&] { parse_example_record(record(1), {narrow}); });
   EXPECT_NE(msg.find("float_list values cannot become i32"), std::string::npos) << msg;
+  // Bad-input report F13: bytes reinterpreted as bool loaded bytes other than 0 and 1 as bool.
+  FeatureSpec as_bool = fixed_len_feature("image", FeatureKind::kBytes, {6});
+  as_bool.dtype = DType::kBool;
+  msg = error_of([&] { parse_example_record(record(1), {as_bool}); });
+  EXPECT_NE(msg.find("bytes_list values cannot become bool"), std::string::npos) << msg;
   Example big;
   big.features["v"] = Feature::int64s({1, 256});
   FeatureSpec u8 = var_len_feature("v", FeatureKind::kInt64);

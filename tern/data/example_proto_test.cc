@@ -1,5 +1,5 @@
-// Tests for the tf.train.Example / SequenceExample wire format: FORMATS.md vectors, bytes made by
-// protoc from the .proto definitions, packed and unpacked scalars, merging rules, and malformed
+// Tests for the tf.train.Example / SequenceExample wire format: docs/formats.md vectors, bytes made
+// by protoc from the .proto definitions, packed and unpacked scalars, merging rules, and malformed
 // input as DataLoss naming the feature and byte offset.
 #include "tern/data/example_proto.h"
 

@@ -1,7 +1,7 @@
-// IDX files (the MNIST format): magic 00 00 <type> <rank>, rank big-endian u32 dims, then the
-// data big-endian, row-major. Types: 0x08 u8, 0x09 i8, 0x0B i16 (read as i32: tern has no i16),
-// 0x0C i32, 0x0D f32, 0x0E f64. Gzip-compressed files are detected by their 1f 8b magic.
-// A truncated, oversized or corrupt file is a DataLoss naming the file and the byte offset.
+// IDX files (the MNIST format; docs/formats.md, "IDX"): magic 00 00 <type> <rank>, rank big-endian
+// u32 dims, then the data big-endian, row-major. Types: 0x08 u8, 0x09 i8, 0x0B i16 (read as i32:
+// tern has no i16), 0x0C i32, 0x0D f32, 0x0E f64. Gzip-compressed files are detected by their 1f 8b
+// magic. A truncated, oversized or corrupt file is a DataLoss naming the file and the byte offset.
 #pragma once
 
 #include <string>

@@ -33,6 +33,17 @@ TEST(Idx, ReadsU8) {
   EXPECT_EQ(t.to_doubles(), (std::vector<double>{1, 2, 3, 4, 5, 255}));
 }
 
+TEST(Idx, ReadsTheFormatsDocVector) {
+  // docs/formats.md, "IDX": u8 [2, 3] holding 1 to 6, byte for byte.
+  const unsigned char bytes[] = {0x00, 0x00, 0x08, 0x02, 0x00, 0x00, 0x00, 0x02, 0x00,
+                                 0x00, 0x00, 0x03, 0x01, 0x02, 0x03, 0x04, 0x05, 0x06};
+  TempDir dir;
+  write_file(dir.file("doc.idx"), std::string(reinterpret_cast<const char*>(bytes), sizeof(bytes)));
+  const Tensor t = read_idx(dir.file("doc.idx"));
+  EXPECT_EQ(t.type().to_string(), "u8[2, 3]");
+  for (int64_t i = 0; i < 6; ++i) EXPECT_EQ(t.get(i), static_cast<double>(i + 1));
+}
+
 TEST(Idx, ReadsBigEndianTypes) {
   TempDir dir;
   write_file(dir.file("i8"), idx_header(0x09, {2}) + std::string("\xff\x05", 2));

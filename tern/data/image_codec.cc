@@ -72,11 +72,17 @@ std::string encode_image(const Tensor& image, ImageFormat format, int jpeg_quali
 
 std::string read_file_bytes(const std::string& path) {
   // open + fstat + read into the final buffer: the fewest syscalls and copies for small files.
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK and regular files only: a FIFO blocked forever, /dev/zero grew without end
+  // (bad-input report F14).
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
   if (fd < 0) throw_error(ErrorCode::kNotFound, path, ": cannot open (", std::strerror(errno), ")");
   struct stat st {};
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw_error(ErrorCode::kInvalidArgument, path, ": not a regular file");
+  }
   std::string out;
-  if (::fstat(fd, &st) == 0 && st.st_size > 0) out.resize(static_cast<size_t>(st.st_size));
+  if (st.st_size > 0) out.resize(static_cast<size_t>(st.st_size));
   size_t filled = 0;
   char tail[4096];  // reads past the expected size (a growing file) land here first
   while (true) {
@@ -106,8 +112,18 @@ void write_file_bytes(const std::string& path, std::string_view bytes) {
   if (f == nullptr) {
     throw_error(ErrorCode::kUnavailable, path, ": cannot create (", std::strerror(errno), ")");
   }
+  errno = 0;
   const bool ok = std::fwrite(bytes.data(), 1, bytes.size(), f) == bytes.size();
-  if (std::fclose(f) != 0 || !ok) throw_error(ErrorCode::kUnavailable, path, ": write error");
+  int e = ok ? 0 : errno;
+  if (std::fclose(f) != 0 && e == 0) e = errno;
+  if (!ok || e != 0) {
+    // The reason (ENOSPC: "No space left on device"), and no partial file left behind (only a
+    // regular file is removed: never a device node such as /dev/full).
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) std::remove(path.c_str());
+    throw_error(ErrorCode::kUnavailable, path, ": cannot write (",
+                e != 0 ? std::strerror(e) : "write error", ")");
+  }
 }
 
 Tensor read_image_file(const std::string& path, const DecodeImageOptions& options) {

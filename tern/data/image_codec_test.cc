@@ -4,9 +4,11 @@
 #include "tern/data/image_codec.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include "tern/data/image_test_vectors.h"
 #include "tern/data/test_util.h"
+#include "tests/support/memory_cap.h"
 
 namespace tern::data {
 namespace {
@@ -178,6 +180,51 @@ TEST(ImageCodec, OversizedImagesAreRefusedBeforeAllocating) {
   const std::string jpeg = encode_jpeg(gradient(40, 48, 3));
   EXPECT_EQ(code_of([&] { decode_image(jpeg, {.max_bytes = 1000}); }),
             ErrorCode::kResourceExhausted);
+}
+
+// Bad-input report F11: tiny files whose headers claim huge data made the decoders allocate it
+// first: a 61-byte PNG with a tEXt chunk of 2^31-1 bytes (2.1 GB, libpng), a 746-byte JPEG whose
+// SOF says 18000x18000 (943 MB). Both must fail as DataLoss within a 256 MiB address-space margin.
+TEST(ImageCodec, TinyFilesClaimingHugeDataFailBeforeAllocating) {
+  if (!::tern::testing::kMemoryCapWorks) GTEST_SKIP() << "no address-space cap under ASan";
+  std::string png = encode_png(gradient(4, 4, 1));
+  // Signature and IHDR (33 bytes), then a tEXt chunk header claiming 2^31-1 bytes and 20 of them.
+  std::string text_chunk = std::string("\x7f\xff\xff\xff", 4) + "tEXt" + std::string(20, 'k');
+  std::string huge_text = png.substr(0, 33) + text_chunk;
+  ASSERT_EQ(huge_text.size(), 61u);
+  std::string got = ::tern::testing::in_child_with_memory_cap(256 << 20, [&] {
+    decode_image(huge_text, {}, "text.png");
+    return std::string("decoded");
+  });
+  EXPECT_NE(got.find("text.png: corrupt PNG (chunk 'tEXt' at byte 33 claims 2147483647 bytes"),
+            std::string::npos)
+      << got;
+  // A JPEG whose SOF0 is patched to 18000x18000.
+  std::string jpeg = encode_jpeg(gradient(8, 8, 3));
+  const size_t sof = jpeg.find("\xff\xc0");
+  ASSERT_NE(sof, std::string::npos);
+  for (size_t at : {sof + 5, sof + 7}) {  // height, then width, big-endian
+    jpeg[at] = static_cast<char>(18000 >> 8);
+    jpeg[at + 1] = static_cast<char>(18000 & 0xff);
+  }
+  got = ::tern::testing::in_child_with_memory_cap(256 << 20, [&] {
+    decode_image(jpeg, {}, "sof.jpg");
+    return std::string("decoded");
+  });
+  EXPECT_NE(got.find("sof.jpg: corrupt JPEG (its header claims 18000x18000 pixels"),
+            std::string::npos)
+      << got;
+}
+
+// Bad-input report F14: whole-file reads of a FIFO blocked forever and of /dev/zero (a .jpg link
+// to it) grew to the memory limit. read_file_bytes takes regular files only, without blocking.
+TEST(ImageCodec, ReadFileBytesRefusesFifosAndDevices) {
+  TempDir dir;
+  ASSERT_EQ(::mkfifo(dir.file("pipe.jpg").c_str(), 0600), 0);
+  EXPECT_TERN_ERROR(read_file_bytes(dir.file("pipe.jpg")), ErrorCode::kInvalidArgument,
+                    "pipe.jpg: not a regular file");
+  EXPECT_TERN_ERROR(read_image_file("/dev/null"), ErrorCode::kInvalidArgument,
+                    "/dev/null: not a regular file");
 }
 
 TEST(ImageCodec, FilesNameThemselvesInErrors) {

@@ -21,45 +21,109 @@ bool is_image_file(const fs::path& p) {
   return ext == ".jpg" || ext == ".jpeg" || ext == ".png";
 }
 
-std::vector<std::string> image_files_under(const fs::path& dir) {
+// What a directory entry named like an image but not a regular file is, for the error.
+std::string not_a_file(const fs::directory_entry& e) {
+  std::error_code ec;
+  fs::file_status st = e.status(ec);
+  if (ec || st.type() == fs::file_type::not_found) return "a broken symlink";
+  switch (st.type()) {
+    case fs::file_type::fifo:
+      return "a FIFO";
+    case fs::file_type::character:
+    case fs::file_type::block:
+      return "a device";
+    case fs::file_type::socket:
+      return "a socket";
+    default:
+      return "not a regular file";
+  }
+}
+
+// Every image file under `dir`, sorted. Symlinked folders are followed, but one that leads back
+// to a folder being walked (a loop: class/loop -> ../..) is an error, as is an entry named like an
+// image that is not a regular file (a broken link, a FIFO, a device): before, a loop multiplied
+// the samples (64 images became 2,624) and the others were skipped silently (bad-input F17).
+std::vector<std::string> image_files_under(const fs::path& root, const fs::path& dir) {
   std::vector<std::string> out;
   std::error_code ec;
-  for (fs::recursive_directory_iterator
-           it(dir, fs::directory_options::follow_directory_symlink, ec),
-       end;
-       it != end; it.increment(ec)) {
-    if (ec) break;
-    if (it->is_regular_file(ec) && is_image_file(it->path())) out.push_back(it->path().string());
+  // The real folders on the path from `dir` down to the current entry, and the root above it.
+  std::vector<fs::path> ancestors = {fs::canonical(dir, ec)};
+  if (ec) throw_error(ErrorCode::kUnavailable, dir.string(), ": cannot list (", ec.message(), ")");
+  const fs::path real_root = fs::canonical(root, ec);
+  if (ec) throw_error(ErrorCode::kUnavailable, root.string(), ": cannot list (", ec.message(), ")");
+  fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
+  for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& e = *it;
+    ancestors.resize(static_cast<size_t>(it.depth()) + 1);
+    if (e.is_directory(ec)) {
+      fs::path real = fs::canonical(e.path(), ec);
+      if (ec) break;
+      if (real == real_root ||
+          std::find(ancestors.begin(), ancestors.end(), real) != ancestors.end()) {
+        throw_error(ErrorCode::kInvalidArgument, e.path().string(),
+                    ": a symlink loop (it leads back to ", real.string(),
+                    ", a folder it is in); remove it");
+      }
+      ancestors.push_back(real);
+      continue;
+    }
+    ec.clear();
+    if (!is_image_file(e.path())) continue;
+    if (!e.is_regular_file(ec)) {
+      throw_error(ErrorCode::kInvalidArgument, e.path().string(), ": named like an image but ",
+                  not_a_file(e));
+    }
+    out.push_back(e.path().string());
   }
   if (ec) throw_error(ErrorCode::kUnavailable, dir.string(), ": cannot list (", ec.message(), ")");
   std::sort(out.begin(), out.end());
   return out;
 }
 
+std::string joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 }  // namespace
 
-ImageFolder list_image_folder(const std::string& root,
-                              const std::vector<std::string>& class_names) {
+std::vector<std::string> image_folder_classes(const std::string& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
     throw_error(ErrorCode::kNotFound, root, ": not a directory (expected one subfolder per class)");
   }
-  ImageFolder out;
-  if (class_names.empty()) {
-    for (const fs::directory_entry& e : fs::directory_iterator(root)) {
-      if (e.is_directory()) out.class_names.push_back(e.path().filename().string());
-    }
-    std::sort(out.class_names.begin(), out.class_names.end());
-  } else {
-    out.class_names = class_names;
-    for (const std::string& c : class_names) {
-      TERN_CHECK_ARG(fs::is_directory(fs::path(root) / c, ec), root, ": class '", c,
-                     "' has no subfolder");
-    }
+  std::vector<std::string> out;
+  for (const fs::directory_entry& e : fs::directory_iterator(root)) {
+    if (e.is_directory()) out.push_back(e.path().filename().string());
   }
-  TERN_CHECK_ARG(!out.class_names.empty(), root, ": no class subfolders");
+  std::sort(out.begin(), out.end());
+  TERN_CHECK_ARG(!out.empty(), root, ": no class subfolders");
+  return out;
+}
+
+ImageFolder list_image_folder(const std::string& root,
+                              const std::vector<std::string>& class_names) {
+  ImageFolder out;
+  out.class_names = image_folder_classes(root);
+  if (!class_names.empty()) {
+    // The folders must be exactly the classes (Keras: class_names must match the subfolders):
+    // a folder more or less would shift or drop labels silently (bad-input report F6).
+    std::vector<std::string> want = class_names;
+    std::sort(want.begin(), want.end());
+    for (const std::string& c : out.class_names) {
+      TERN_CHECK_ARG(std::binary_search(want.begin(), want.end(), c), root, ": subfolder '", c,
+                     "' is not one of the ", class_names.size(), " classes (", joined(class_names),
+                     "); every split must hold the same class folders");
+    }
+    for (const std::string& c : want) {
+      TERN_CHECK_ARG(std::binary_search(out.class_names.begin(), out.class_names.end(), c), root,
+                     ": class '", c, "' has no subfolder (the classes: ", joined(class_names), ")");
+    }
+    out.class_names = class_names;
+  }
   for (size_t label = 0; label < out.class_names.size(); ++label) {
-    for (std::string& f : image_files_under(fs::path(root) / out.class_names[label])) {
+    for (std::string& f : image_files_under(root, fs::path(root) / out.class_names[label])) {
       out.files.push_back(std::move(f));
       out.labels.push_back(static_cast<int64_t>(label));
     }

@@ -23,8 +23,15 @@ struct ImageFolder {
   std::vector<int64_t> labels;  // index into class_names, one per file
 };
 
-// NotFound if `root` is not a directory; InvalidArgument if it has no class subfolder or an
-// explicit class name has no folder. `class_names` (if given) fixes the classes and their order.
+// The class subfolders of `root`, sorted. NotFound if `root` is not a directory; InvalidArgument
+// if it has none.
+std::vector<std::string> image_folder_classes(const std::string& root);
+
+// NotFound if `root` is not a directory; InvalidArgument if it has no class subfolder, if
+// `class_names` is given and the subfolders are not exactly those classes (a folder more, or a
+// class without one: named), if a symlinked folder leads back to a folder it is in (a loop), or if
+// an entry named like an image is not a regular file. `class_names` (if given) fixes the classes
+// and their order: give the training split's to every split, so that labels mean the same.
 ImageFolder list_image_folder(const std::string& root,
                               const std::vector<std::string>& class_names = {});
 

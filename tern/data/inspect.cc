@@ -55,6 +55,9 @@ std::string detect_format(const std::string& path, Compression c) {
   std::string lower = path;
   std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
   if (lower.find(".csv") != std::string::npos) return "csv";
+  // Named as a TFRecord but its first header does not check: the reader then reports that
+  // header's damage and offset (before, "neither IDX nor TFRecord" hid the CRC error).
+  if (lower.find(".tfrecord") != std::string::npos) return "tfrecord";
   throw_error(ErrorCode::kInvalidArgument, path, ": neither IDX nor TFRecord (", head.size(),
               " leading bytes checked) nor *.csv; pass --format (and --compression zlib for "
               "ZLIB-compressed TFRecords)");
@@ -197,6 +200,11 @@ void inspect_idx(const std::string& path, const InspectOptions& o, std::ostream&
       out << row.get(0) << "\n";
       continue;
     }
+    std::vector<int64_t> dims(t.shape().dims().begin() + 1, t.shape().dims().end());
+    if (row.num_elements() == 0) {  // a zero dim ([4, 28, 0]): an internal check failed here
+      out << dtype_name(t.dtype()) << Shape(dims) << ", no values\n";
+      continue;
+    }
     double lo = row.get(0), hi = lo, sum = 0;
     for (int64_t k = 0; k < row.num_elements(); ++k) {
       const double v = row.get(k);
@@ -204,7 +212,6 @@ void inspect_idx(const std::string& path, const InspectOptions& o, std::ostream&
       hi = std::max(hi, v);
       sum += v;
     }
-    std::vector<int64_t> dims(t.shape().dims().begin() + 1, t.shape().dims().end());
     char stats[96];
     std::snprintf(stats, sizeof(stats), ", min %g, max %g, mean %.2f", lo, hi,
                   sum / static_cast<double>(row.num_elements()));

@@ -9,6 +9,7 @@
 
 #include "tern/data/convert.h"
 #include "tern/data/test_util.h"
+#include "tern/format/tfrecord_frame.h"
 #include "tests/support/idx_writer.h"
 
 namespace tern::data {
@@ -16,6 +17,7 @@ namespace {
 
 using ::tern::testing::write_idx_u8;
 using testing::TempDir;
+using testing::write_file;
 
 // 12 images of 6x5, label i % 3, pixel values from the index.
 void write_idx(const TempDir& dir) {
@@ -68,6 +70,23 @@ TEST(DataInspect, DescribesEachFormat) {
   std::ofstream(dir.file("junk.bin")) << "just some bytes here";
   std::ostringstream junk;
   EXPECT_THROW(inspect_data_file(dir.file("junk.bin"), {}, junk), Error);
+}
+
+// Bad-input report F21: an IDX file with a zero dimension printed "Internal: tensor.cc: check
+// failed"; a TFRecord whose first header is corrupt was "neither IDX nor TFRecord", hiding the
+// CRC error.
+TEST(DataInspect, ZeroDimsAndACorruptFirstHeaderAreDescribed) {
+  TempDir dir;
+  write_idx_u8(dir.file("zero.idx"), {4, 28, 0}, std::vector<uint8_t>{});
+  std::ostringstream idx;
+  inspect_data_file(dir.file("zero.idx"), {.records = 1}, idx);
+  EXPECT_NE(idx.str().find("record 0: u8[28, 0], no values"), std::string::npos) << idx.str();
+  std::string frame = format::tfrecord_frame("a record");
+  frame[8] ^= 0x01;  // the length CRC
+  write_file(dir.file("bad.tfrecord"), frame);
+  std::ostringstream tf;
+  EXPECT_TERN_ERROR(inspect_data_file(dir.file("bad.tfrecord"), {}, tf), ErrorCode::kDataLoss,
+                    "bad.tfrecord: corrupt TFRecord at byte offset 0: length CRC mismatch");
 }
 
 }  // namespace

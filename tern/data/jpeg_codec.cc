@@ -66,7 +66,9 @@ void install_error_manager(JpegErrorManager* err) {
 // Allocates the output [h, w, c] in C++ land; returns nullptr if that failed.
 using AllocateFn = unsigned char* (*)(void* ctx, int64_t h, int64_t w, int c) noexcept;
 
-enum class Status { kOk, kError, kTooLarge, kAllocFailed };
+enum class Status { kOk, kError, kTooLarge, kAllocFailed, kImplausible };
+
+constexpr int64_t kMaxBlocksPerByte = 1024;
 
 struct DecodeJob {
   jpeg_decompress_struct cinfo;
@@ -119,6 +121,15 @@ Status run_decode(DecodeJob* job) {
   if (pixels * job->out_channels > job->max_bytes) {
     jpeg_destroy_decompress(cinfo);
     return Status::kTooLarge;
+  }
+  // Every 8x8 block of the full-resolution component codes at least its DC coefficient (one bit
+  // or more with Huffman coding, far less than a byte per 1024 blocks with arithmetic coding), so
+  // a file with fewer bytes cannot hold the image its header claims: refused before the output is
+  // allocated (bad-input report F11: a 746-byte JPEG whose SOF said 18000x18000 took 943 MB).
+  const int64_t blocks = ((job->height + 7) / 8) * ((job->width + 7) / 8);
+  if (blocks > kMaxBlocksPerByte * static_cast<int64_t>(job->size)) {
+    jpeg_destroy_decompress(cinfo);
+    return Status::kImplausible;
   }
   unsigned char* out = job->allocate(job->allocate_ctx, job->height, job->width, job->out_channels);
   if (out == nullptr) {
@@ -235,6 +246,9 @@ Tensor decode_jpeg(std::string_view bytes, const DecodeImageOptions& options,
     case Status::kAllocFailed:
       throw_error(ErrorCode::kResourceExhausted, what, ": cannot allocate a ", job.height, "x",
                   job.width, "x", job.out_channels, " image");
+    case Status::kImplausible:
+      throw_error(ErrorCode::kDataLoss, what, ": corrupt JPEG (its header claims ", job.height, "x",
+                  job.width, " pixels, more than ", bytes.size(), " bytes can code)");
   }
   if (job.err.warnings > 0 && !options.tolerate_corrupt) {
     throw_error(ErrorCode::kDataLoss, what, ": corrupt or truncated JPEG data (",

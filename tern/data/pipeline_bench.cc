@@ -9,7 +9,8 @@
 namespace tern::data {
 
 PipelineBenchResult bench_input_pipeline(const DatasetPtr& dataset, bool batched, int64_t epochs,
-                                         int64_t warmup_epochs, int64_t max_batches) {
+                                         int64_t warmup_epochs, int64_t max_batches,
+                                         const BenchProgress& progress) {
   TERN_CHECK_ARG(epochs >= 1, "bench: epochs must be >= 1, got ", epochs);
   TERN_CHECK_ARG(dataset != nullptr, "bench: no dataset");
   PipelineBenchResult r;
@@ -23,6 +24,7 @@ PipelineBenchResult bench_input_pipeline(const DatasetPtr& dataset, bool batched
       if (!b) break;
       ++batches;
       rows += batched && !b->empty() && (*b)[0].rank() > 0 ? (*b)[0].shape().dim(0) : 1;
+      if (progress) progress(e, warmup_epochs + epochs, batches);
     }
     if (!timed) continue;
     r.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

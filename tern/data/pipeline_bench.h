@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "tern/data/dataset.h"
@@ -25,8 +26,11 @@ struct PipelineBenchResult {
 // Runs `warmup_epochs` untimed passes, then `epochs` timed ones (pass e uses iterator epoch e);
 // max_batches >= 0 stops each pass early. `batched`: count rows by the leading dimension of
 // component 0 instead of one per element.
+// `progress`, when set, is called after every element: (pass, passes, elements taken in this pass).
+using BenchProgress = std::function<void(int64_t pass, int64_t passes, int64_t taken)>;
 PipelineBenchResult bench_input_pipeline(const DatasetPtr& dataset, bool batched,
                                          int64_t epochs = 1, int64_t warmup_epochs = 0,
-                                         int64_t max_batches = -1);
+                                         int64_t max_batches = -1,
+                                         const BenchProgress& progress = {});
 
 }  // namespace tern::data

@@ -49,7 +49,31 @@ struct PngImage {
   PngImage& operator=(const PngImage&) = delete;
 };
 
+// Every chunk's declared length must fit in the bytes after it, checked before libpng sees the
+// file: a 61-byte PNG whose tEXt chunk claimed 2^31-1 bytes made libpng allocate 2.1 GB before it
+// found the data missing (bad-input report F11). Stops at IEND; a bad signature or a header cut
+// short is left to libpng's own errors.
+void check_chunk_lengths(std::string_view bytes, std::string_view what) {
+  static constexpr std::string_view kSignature("\x89PNG\r\n\x1a\n", 8);
+  if (bytes.substr(0, 8) != kSignature) return;
+  uint64_t at = 8;
+  while (at + 8 <= bytes.size()) {
+    const auto* p = reinterpret_cast<const unsigned char*>(bytes.data() + at);
+    const uint64_t length =
+        (uint64_t{p[0]} << 24) | (uint64_t{p[1]} << 16) | (uint64_t{p[2]} << 8) | uint64_t{p[3]};
+    const std::string_view type = bytes.substr(at + 4, 4);
+    if (length + 12 > bytes.size() - at) {
+      throw_error(ErrorCode::kDataLoss, what, ": corrupt PNG (chunk '", type, "' at byte ", at,
+                  " claims ", length, " bytes of data; ", bytes.size() - at - 8,
+                  " bytes follow its header, its CRC included)");
+    }
+    if (type == "IEND") return;
+    at += 12 + length;
+  }
+}
+
 void begin_read(PngImage& png, std::string_view bytes, std::string_view what) {
+  check_chunk_lengths(bytes, what);
   if (!png_image_begin_read_from_memory(&png.image, bytes.data(), bytes.size())) {
     throw_error(ErrorCode::kDataLoss, what, ": corrupt PNG (", png.image.message, ")");
   }

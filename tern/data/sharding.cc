@@ -80,7 +80,8 @@ int64_t worker_batches(int64_t elements, WorkerShard shard, int64_t local_batch,
                        bool drop_remainder) {
   TERN_CHECK_ARG(local_batch >= 1, "worker_batches: batch size must be >= 1, got ", local_batch);
   const int64_t n = worker_elements(elements, shard);
-  return drop_remainder ? n / local_batch : (n + local_batch - 1) / local_batch;
+  // n / b rounded up without n + b - 1 (which overflowed for a batch of 2^63-1: UBSan).
+  return drop_remainder ? n / local_batch : n / local_batch + (n % local_batch != 0 ? 1 : 0);
 }
 
 int64_t local_batch_size(int64_t global_batch, WorkerShard shard, std::string_view what) {

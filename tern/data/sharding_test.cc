@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <limits>
 #include <set>
 
 #include "tern/data/image_codec.h"
@@ -289,6 +290,8 @@ TEST(WorkerShard, WorkerBatchesReportUnevenShards) {
   }
   EXPECT_EQ(worker_batches(0, {2, 1}, 4, false), 0);
   EXPECT_EQ(worker_batches(60000, {}, 128, false), 469);
+  // Bad-input report F13: n + batch - 1 overflowed for batch_size = 2^63-1 (UBSan).
+  EXPECT_EQ(worker_batches(60000, {}, std::numeric_limits<int64_t>::max(), false), 1);
 }
 
 TEST(WorkerShard, WorkerRowsOfATensor) {

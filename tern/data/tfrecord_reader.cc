@@ -28,7 +28,10 @@ size_t TFRecordReader::fill(size_t n) {
       buf_.erase(0, head_);
       head_ = 0;
     }
-    const size_t want = std::max(n - (buf_.size() - head_), kReadChunk);
+    // The buffer at most doubles per read: a header claiming 1 GiB in a 19-byte file must not
+    // allocate (and zero) 1 GiB before the read finds nothing there (bad-input report F11).
+    const size_t want = std::min(std::max(n - (buf_.size() - head_), kReadChunk),
+                                 std::max(kReadChunk, buf_.size()));
     const size_t old = buf_.size();
     buf_.resize(old + want);
     size_t got = 0;

@@ -8,6 +8,7 @@
 #include "tern/data/tfrecord_writer.h"
 #include "tern/format/crc32c.h"
 #include "tern/format/tfrecord_frame.h"
+#include "tests/support/memory_cap.h"
 
 namespace tern::data {
 namespace {
@@ -31,7 +32,7 @@ TEST(TFRecord, WriterEmitsTheFormatFrames) {
     w.write("");
     w.write("hello");
   }
-  // tfrecord_frame_test.cc checks these frames against the FORMATS.md vectors.
+  // tfrecord_frame_test.cc checks these frames against the docs/formats.md vectors.
   EXPECT_EQ(read_file(dir.file("plain")), tfrecord_frame("") + tfrecord_frame("hello"));
 }
 
@@ -115,6 +116,29 @@ TEST_F(Corrupt, HugeLengthWithValidCrcIsRejected) {
   write_file(path_, bad + tfrecord_frame("after"));
   EXPECT_TERN_ERROR(read_all(path_), ErrorCode::kDataLoss, "exceeds the limit");
   EXPECT_EQ(read_all(path_, {.skip_corrupt = true}), (std::vector<std::string>{"after"}));
+}
+
+// Bad-input report F11: a 19-byte file whose first header (valid CRC) claims 1 GiB - 1 bytes made
+// the reader allocate and zero 1 GiB before finding nothing there. Now the buffer grows only with
+// the data that arrives: a clean "truncated" error within a 256 MiB address-space margin.
+TEST_F(Corrupt, AHugeClaimedLengthInATinyFileAllocatesLittle) {
+  if (!::tern::testing::kMemoryCapWorks) GTEST_SKIP() << "no address-space cap under ASan";
+  std::string header(8, '\0');
+  const uint64_t length = (uint64_t{1} << 30) - 1;
+  for (int i = 0; i < 8; ++i) header[i] = static_cast<char>(length >> (8 * i));
+  const uint32_t crc = format::crc32c_mask(format::crc32c(header));
+  std::string bytes = header;
+  for (int i = 0; i < 4; ++i) bytes += static_cast<char>(crc >> (8 * i));
+  bytes += "1234567";
+  ASSERT_EQ(bytes.size(), 19u);
+  write_file(path_, bytes);
+  std::string got = ::tern::testing::in_child_with_memory_cap(256 << 20, [&] {
+    read_all(path_);
+    return std::string("read");
+  });
+  EXPECT_NE(got.find("bad.tfrecord: corrupt TFRecord at byte offset 0: truncated"),
+            std::string::npos)
+      << got;
 }
 
 TEST_F(Corrupt, TruncatedTail) {

@@ -33,8 +33,9 @@ GradientReducer& reducer_of(const KernelSignature& sig) {
   return *r;
 }
 
-void copy_if_elsewhere(const Tensor& from, Tensor& to) {
-  if (from.raw_data() != to.raw_data()) std::memcpy(to.raw_data(), from.raw_data(), to.nbytes());
+// A no-op when the producing kernel already wrote into the bucket (the pinned case).
+void copy_if_elsewhere(const void* from, void* to, size_t bytes) {
+  if (from != to) std::memcpy(to, from, bytes);
 }
 
 class StartKernel final : public Kernel {
@@ -44,8 +45,8 @@ class StartKernel final : public Kernel {
   void run(KernelContext& ctx) override {
     const Bucket& b = reducer_.buckets().at(static_cast<size_t>(bucket_));
     for (size_t i = 0; i < ctx.inputs.size(); ++i) {
-      Tensor dst = reducer_.view(b.members[i]);
-      copy_if_elsewhere(ctx.inputs[i], dst);
+      copy_if_elsewhere(ctx.inputs[i].raw_data(), reducer_.data_of(b.members[i]),
+                        ctx.inputs[i].nbytes());
     }
     reducer_.start(bucket_);
     ctx.outputs[0].data<bool>()[0] = true;
@@ -64,7 +65,8 @@ class WaitKernel final : public Kernel {
     reducer_.wait(bucket_);
     const Bucket& b = reducer_.buckets().at(static_cast<size_t>(bucket_));
     for (size_t i = 0; i < ctx.outputs.size(); ++i) {
-      copy_if_elsewhere(reducer_.view(b.members[i]), ctx.outputs[i]);
+      copy_if_elsewhere(reducer_.data_of(b.members[i]), ctx.outputs[i].raw_data(),
+                        ctx.outputs[i].nbytes());
     }
   }
 

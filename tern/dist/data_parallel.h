@@ -61,7 +61,6 @@ class DataParallel {
   ~DataParallel();
 
   Communicator& comm() { return *comm_; }
-  const std::shared_ptr<Communicator>& comm_ptr() const { return comm_; }
   int rank() const { return comm_->rank(); }
   int size() const { return comm_->size(); }
   bool is_chief() const { return comm_->rank() == 0; }
@@ -72,10 +71,6 @@ class DataParallel {
   GradientReducer& reducer(const std::vector<TensorType>& grads);
   GradientReducer* reducer_if_any() { return reducer_.get(); }
   Watchdog& watchdog();
-
-  // Every rank's `value` (compared as text): InvalidArgument on every rank naming `what` and the
-  // ranks that differ from rank 0 when they are not all equal.
-  void check_same(const std::string& what, const std::string& value);
 
  private:
   std::shared_ptr<Communicator> comm_;

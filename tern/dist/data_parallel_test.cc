@@ -31,6 +31,10 @@ TEST(RankBlobs, DamageIsDataLossNamingTheFileAndOffset) {
   std::string bad = packed;
   bad[bad.find('\n') + 1] = 'z';  // the count
   EXPECT_NE(error_of(bad).find("byte"), std::string::npos);
+  // A size with a leading zero ("06" for 6) is not the canonical form pack writes.
+  std::string padded = packed;
+  padded.insert(padded.find('\n', padded.find('\n') + 1) + 1, "0");
+  EXPECT_NE(error_of(padded).find("bad per-worker header"), std::string::npos) << padded;
 }
 
 TEST(BucketPlan, FirstBucketSmallThenLargeOneDtypePerBucket) {

@@ -75,7 +75,6 @@ GradientReducer::GradientReducer(std::shared_ptr<Communicator> comm, std::vector
   register_collective_ops();
   buckets_ = plan_buckets(grads_, options_);
   views_.resize(grads_.size());
-  bucket_of_.resize(grads_.size());
   size_t largest = 0;
   for (size_t b = 0; b < buckets_.size(); ++b) {
     const Bucket& bucket = buckets_[b];
@@ -88,7 +87,6 @@ GradientReducer::GradientReducer(std::shared_ptr<Communicator> comm, std::vector
       const TensorType& t = grads_[static_cast<size_t>(g)];
       views_[static_cast<size_t>(g)] = Tensor(
           t.dtype, t.shape, storage, static_cast<size_t>(bucket.offsets[m]) * dtype_size(t.dtype));
-      bucket_of_[static_cast<size_t>(g)] = static_cast<int>(b);
     }
     buffers_.push_back(std::move(storage));
     trace_names_.push_back(str_cat("all_reduce/bucket", b, " (", format_bytes(bytes), ")"));
@@ -114,12 +112,6 @@ GradientReducer::~GradientReducer() {
   }
   cv_.notify_all();
   thread_.join();
-}
-
-size_t GradientReducer::buffer_bytes() const {
-  size_t total = 0;
-  for (const Bucket& b : buckets_) total += static_cast<size_t>(b.elements) * dtype_size(b.dtype);
-  return total;
 }
 
 void GradientReducer::start(int bucket) {
@@ -160,7 +152,8 @@ void GradientReducer::reset_stats() {
 }
 
 void GradientReducer::loop() {
-  pthread_setname_np(pthread_self(), "tern-allreduce");  // its track's name in Chrome traces
+  // Named for traces, top and /proc (15 characters at most).
+  pthread_setname_np(pthread_self(), "tern-allreduce");
   for (;;) {
     int b;
     {

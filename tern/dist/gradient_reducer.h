@@ -66,8 +66,9 @@ class GradientReducer {
   const BucketOptions& options() const { return options_; }
   // Gradient i's place in its bucket's buffer.
   const Tensor& view(int grad) const { return views_.at(static_cast<size_t>(grad)); }
-  int bucket_of(int grad) const { return bucket_of_.at(static_cast<size_t>(grad)); }
-  size_t buffer_bytes() const;
+  // Where gradient i's elements go in its bucket's buffer (the collective kernels copy a
+  // gradient that was not pinned there).
+  void* data_of(int grad) { return views_.at(static_cast<size_t>(grad)).raw_data(); }
 
   // Hands bucket b to the communication thread.
   void start(int bucket);
@@ -86,7 +87,6 @@ class GradientReducer {
   std::vector<Bucket> buckets_;
   std::vector<std::shared_ptr<Storage>> buffers_;
   std::vector<Tensor> views_;
-  std::vector<int> bucket_of_;
   std::vector<std::string> trace_names_;
 
   enum class State { kIdle, kQueued, kDone };

@@ -1,4 +1,4 @@
-// CRC32C (Castagnoli, reflected polynomial 0x82F63B78, FORMATS.md §3.1) and the masked form that
+// CRC32C (Castagnoli, reflected polynomial 0x82F63B78, docs/formats.md) and the masked form that
 // TFRecord files store. Check value: crc32c("123456789") == 0xE3069283.
 #pragma once
 

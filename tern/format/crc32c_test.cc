@@ -1,5 +1,5 @@
 // CRC32C: the check value and RFC 3720 vectors, extension across every split point, the TFRecord
-// mask (FORMATS.md §3.1 values), and the fast path against a bit-at-a-time reference.
+// mask (docs/formats.md values), and the fast path against a bit-at-a-time reference.
 #include "tern/format/crc32c.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The protobuf wire format: varint encodings at their edges, writers against the FORMATS.md
+// The protobuf wire format: varint encodings at their edges, writers against the docs/formats.md
 // vectors, and ProtoReader on malformed input (overlong and truncated varints, bad tags, lengths
 // and fixed-width values past the end, groups), each a DataLoss naming the byte offset.
 #include "tern/format/proto_wire.h"
@@ -38,7 +38,7 @@ TEST(Varint, EncodesAndDecodesTheEdges) {
   EXPECT_EQ(varint(128), unhex("80 01"));
   EXPECT_EQ(varint(300), unhex("ac 02"));
   EXPECT_EQ(varint(kMax), unhex("ff ff ff ff ff ff ff ff ff 01"));
-  // int64 -1 is ten bytes (two's complement), as FORMATS.md §3.2 says.
+  // int64 -1 is ten bytes (two's complement), as docs/formats.md ("protobuf wire format") says.
   ProtoWriter w;
   w.add_int64(1, -1);
   EXPECT_EQ(w.bytes(), unhex("08 ff ff ff ff ff ff ff ff ff 01"));

@@ -1,4 +1,4 @@
-// TFRecord framing (FORMATS.md §3.1), one record at a time:
+// TFRecord framing (docs/formats.md, "TFRecord"), one record at a time:
 //   u64 length (LE) | u32 masked_crc32c(length bytes) | data | u32 masked_crc32c(data)
 // Encoding (tfrecord_frame, or its header and footer for writers that stream the data), checked
 // decoding of one frame (tfrecord_decode: what is wrong, never throws), and tfrecord_split for a

@@ -1,6 +1,6 @@
-// TFRecord framing: the FORMATS.md vectors, decoding one frame, and corruption (flipped length,
-// length-CRC, payload and footer bytes, a huge length with a valid CRC, every truncation), each
-// found by tfrecord_decode and, in a stream, a DataLoss naming the frame's byte offset.
+// TFRecord framing: the docs/formats.md vectors, decoding one frame, and corruption (flipped
+// length, length-CRC, payload and footer bytes, a huge length with a valid CRC, every truncation),
+// each found by tfrecord_decode and, in a stream, a DataLoss naming the frame's byte offset.
 #include "tern/format/tfrecord_frame.h"
 
 #include <gtest/gtest.h>

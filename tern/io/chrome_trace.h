@@ -1,5 +1,6 @@
-// Chrome Trace Event JSON (FORMATS.md §3.6) from tern's trace scopes: ChromeTraceSink collects
-// every TERN_TRACE_SCOPE while installed, one buffer per recording thread, and writes
+// Chrome Trace Event JSON (docs/formats.md, "Chrome trace event JSON") from tern's trace scopes:
+// ChromeTraceSink collects every TERN_TRACE_SCOPE while installed, one buffer per recording thread,
+// and writes
 //   {"traceEvents": [thread-name metadata..., {"ph":"X","name","cat","ts","dur","pid","tid"}...]}
 // with times in microseconds from the sink's creation. The file opens in Perfetto and
 // chrome://tracing, one track per thread.

@@ -28,7 +28,8 @@ using format::WireType;
 
 namespace {
 
-// Field numbers from event.proto, summary.proto, tensor.proto (FORMATS.md §3.3).
+// Field numbers from event.proto, summary.proto, tensor.proto (docs/formats.md, "TensorBoard event
+// files").
 enum EventField : uint32_t {
   kWallTime = 1,
   kStep = 2,
@@ -46,6 +47,26 @@ enum TensorField : uint32_t {
   kStringVal = 8
 };
 constexpr uint64_t kDtFloat = 1, kDtDouble = 2, kDtString = 7;
+// tensor_shape.proto: TensorShapeProto{repeated Dim dim = 2}, Dim{int64 size = 1}.
+constexpr uint32_t kShapeDim = 2, kDimSize = 1;
+
+// True when a TensorShapeProto has a dimension of size 0 (the tensor holds no elements).
+bool shape_is_empty(ProtoReader r) {
+  ProtoField f;
+  bool empty = false;
+  while (r.next(f)) {
+    if (f.number != kShapeDim || f.type != WireType::kLengthDelimited) continue;
+    ProtoReader d = r.nested(f);
+    ProtoField df;
+    int64_t size = 0;
+    while (d.next(df)) {
+      if (df.number == kDimSize && df.type == WireType::kVarint)
+        size = static_cast<int64_t>(df.value);
+    }
+    if (size == 0) empty = true;
+  }
+  return empty;
+}
 
 double now_seconds() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
@@ -71,6 +92,7 @@ ProtoWriter encode_value(const SummaryValue& v) {
   if (!plugin.empty()) {
     ProtoWriter plugin_data, metadata;
     plugin_data.add_bytes(1, plugin);
+    if (!v.plugin_content.empty()) plugin_data.add_bytes(2, v.plugin_content);
     metadata.add_message(1, plugin_data);
     w.add_message(kMetadata, metadata);
   }
@@ -86,6 +108,14 @@ ProtoWriter encode_value(const SummaryValue& v) {
       tensor.add_varint(kDtype, kDtString);
       tensor.add_bytes(kShape, "");
       tensor.add_bytes(kStringVal, v.text);
+      w.add_message(kTensor, tensor);
+      break;
+    }
+    case SummaryKind::kPluginData: {
+      ProtoWriter tensor, shape, dim;  // DT_FLOAT, tensor_shape {dim {size: 0}}
+      shape.add_message(kShapeDim, dim);
+      tensor.add_varint(kDtype, kDtFloat);
+      tensor.add_message(kShape, shape);
       w.add_message(kTensor, tensor);
       break;
     }
@@ -120,8 +150,11 @@ void decode_tensor(ProtoReader r, SummaryValue& v) {
   std::vector<double> numbers;
   std::string content, text;
   int strings = 0;
+  bool empty = false;
   while (r.next(f)) {
     if (f.number == kDtype && f.type == WireType::kVarint) dtype = f.value;
+    if (f.number == kShape && f.type == WireType::kLengthDelimited)
+      empty = shape_is_empty(r.nested(f));
     if (f.number == kContent && f.type == WireType::kLengthDelimited)
       content = std::string(f.payload);
     if (f.number == kDoubleVal) r.append_doubles(f, numbers);
@@ -137,7 +170,9 @@ void decode_tensor(ProtoReader r, SummaryValue& v) {
       text += (strings++ ? "\n" : "") + std::string(f.payload);
     }
   }
-  if (dtype == kDtString) {
+  if (empty && numbers.empty() && content.empty() && strings == 0) {
+    v.kind = SummaryKind::kPluginData;
+  } else if (dtype == kDtString) {
     v.kind = SummaryKind::kText;
     v.text = text;
   } else if (dtype == kDtFloat && numbers.empty() && content.size() == 4) {
@@ -178,6 +213,8 @@ SummaryValue decode_value(ProtoReader r) {
         while (p.next(pf)) {
           if (pf.number == 1 && pf.type == WireType::kLengthDelimited)
             v.plugin_name = std::string(pf.payload);
+          if (pf.number == 2 && pf.type == WireType::kLengthDelimited)
+            v.plugin_content = std::string(pf.payload);
         }
       }
     }

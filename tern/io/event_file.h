@@ -1,8 +1,10 @@
-// TensorBoard event files (FORMATS.md §3.3): a TFRecord stream of Event protos, the first one
-// carrying file_version "brain.Event:2". Summaries hold scalars (simple_value), histograms
-// (HistogramProto) and text (a string tensor tagged for the "text" plugin). The writer names files
-// like TensorBoard's own writer, events.out.tfevents.<10-digit secs>.<host>.<pid>.<n>; the reader
-// decodes what tern writes plus TF2-style scalar tensors.
+// TensorBoard event files (docs/formats.md, "TensorBoard event files"): a TFRecord stream of Event
+// protos, the first one carrying file_version "brain.Event:2". Summaries hold scalars
+// (simple_value), histograms (HistogramProto), text (a string tensor tagged for the "text" plugin)
+// and plugin data (an empty tensor; the value lives in metadata.plugin_data.content, as the
+// hparams plugin writes it: hparams_plugin.h). The writer names files like TensorBoard's own
+// writer, events.out.tfevents.<10-digit secs>.<host>.<pid>.<n>; the reader decodes what tern
+// writes plus TF2-style scalar tensors.
 #pragma once
 
 #include <cstdint>
@@ -24,15 +26,18 @@ struct Histogram {
 // Finite values of `t` in `buckets` equal-width buckets over [min, max] (NaN/Inf are skipped).
 Histogram make_histogram(const Tensor& t, int buckets = 30);
 
-enum class SummaryKind { kScalar, kHistogram, kText, kOther };
+// kPluginData: all of the value is plugin_content; the tensor is an empty float32 of shape [0]
+// (TensorBoard's hparams NULL_TENSOR, tensorboard/plugins/hparams/metadata.py).
+enum class SummaryKind { kScalar, kHistogram, kText, kPluginData, kOther };
 
 struct SummaryValue {
   std::string tag;
   SummaryKind kind = SummaryKind::kOther;
-  double scalar = 0;        // kScalar
-  Histogram histogram;      // kHistogram
-  std::string text;         // kText
-  std::string plugin_name;  // metadata.plugin_data.plugin_name, if any
+  double scalar = 0;           // kScalar
+  Histogram histogram;         // kHistogram
+  std::string text;            // kText
+  std::string plugin_name;     // metadata.plugin_data.plugin_name, if any
+  std::string plugin_content;  // metadata.plugin_data.content, if any
 };
 
 struct Event {

@@ -1,5 +1,5 @@
-// Event files: the FORMATS.md Event vectors, round trips of every summary kind through a real file,
-// histograms, truncated and corrupt input (CRC32C and TFRecord framing: tern/format's tests).
+// Event files: the docs/formats.md Event vectors, round trips of every summary kind through a real
+// file, histograms, truncated and corrupt input (CRC32C and TFRecord framing: tern/format's tests).
 #include "tern/io/event_file.h"
 
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// safetensors: read and write named tensors (format facts in shared/reference FORMATS.md §3.5).
+// safetensors: read and write named tensors (format facts: docs/formats.md, "safetensors").
 // The reader validates everything a hostile file could get wrong: header size cap, JSON shape,
 // dtype names, offsets contiguous from 0 and covering the buffer exactly, sizes equal to
 // dtype x shape. Any mismatch is DataLoss naming the file.

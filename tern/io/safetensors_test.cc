@@ -1,4 +1,4 @@
-// safetensors: the FORMATS.md test vector, round trips, and corrupt files.
+// safetensors: the docs/formats.md test vector, round trips, and corrupt files.
 #include "tern/io/safetensors.h"
 
 #include <gtest/gtest.h>

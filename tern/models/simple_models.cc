@@ -13,6 +13,8 @@ namespace tern::models {
 std::shared_ptr<nn::Model> mlp(const Shape& input_shape, int64_t num_classes,
                                const std::vector<int64_t>& units, const std::string& activation,
                                double dropout, bool batch_norm) {
+  // Checked here: a rate <= 0 (or NaN) adds no Dropout layer, whose own check never ran.
+  TERN_CHECK_ARG(dropout >= 0 && dropout < 1, "mlp: dropout must be in [0, 1), got ", dropout);
   std::vector<nn::LayerPtr> layers;
   if (input_shape.rank() != 1) layers.push_back(nn::Flatten());
   for (int64_t u : units) {
@@ -34,6 +36,10 @@ std::shared_ptr<nn::Model> cnn(const Shape& input_shape, int64_t num_classes,
                                double dropout) {
   TERN_CHECK_ARG(input_shape.rank() == 3 || input_shape.rank() == 2,
                  "cnn: input shape must be [h, w, c] or [h, w], got ", input_shape);
+  TERN_CHECK_ARG(dropout >= 0 && dropout < 1, "cnn: dropout must be in [0, 1), got ", dropout);
+  // 0 leaves the hidden dense layer out; a negative count dropped it silently.
+  TERN_CHECK_ARG(dense_units >= 0, "cnn: dense_units must be >= 0 (0: no hidden dense layer), got ",
+                 dense_units);
   std::vector<nn::LayerPtr> layers;
   if (input_shape.rank() == 2)
     layers.push_back(nn::Reshape({input_shape.dim(0), input_shape.dim(1), 1}));

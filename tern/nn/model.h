@@ -90,7 +90,8 @@ struct FitOptions {
   bool shuffle = true;  // fit(x, y): reshuffle each epoch
   int initial_epoch = 0;
   int64_t steps_per_epoch = -1;  // -1: until the data is exhausted
-  int verbose = 1;               // 0 silent, 1 progress bar (or one line when not a terminal)
+  int verbose = 1;  // 0 silent, 1 progress bar (one line per epoch when not a terminal), 2 a line
+                    // per epoch (Keras' verbose=2)
   int gradient_accumulation_steps = 1;
   uint64_t seed = 42;
   // Limit on the device memory the training step may plan; 0 = none (tern/runtime enforces it).

@@ -61,6 +61,12 @@ std::vector<ir::Value*> Optimizer::clip_gradients(ir::Graph& g,
   return grads;
 }
 
+std::vector<std::string> Optimizer::slot_names() const {
+  ops::Attrs attrs = update_attrs();
+  attrs.set("num_params", int64_t{1});
+  return ops::optimizer_layout(update_op(), attrs).slots;
+}
+
 ir::Node* Optimizer::apply_gradients(ir::Graph& g, runtime::VariableStore& store,
                                      const std::vector<ParamGrad>& params, ir::Value* lr,
                                      ir::Value* step, ir::Value* apply) {

@@ -48,6 +48,10 @@ class Optimizer {
   const SchedulePtr& schedule() const { return learning_rate_; }
   void set_schedule(SchedulePtr s) { learning_rate_ = std::move(s); }
 
+  // The slots this optimizer keeps per parameter ("m", "v" for Adam), each a variable named
+  // slot_variable_name(param, slot).
+  std::vector<std::string> slot_names() const;
+
   ClipOptions clip;
   // Number of updates applied so far (Keras' `iterations`); saved in checkpoints.
   int64_t iterations = 0;

@@ -4,6 +4,8 @@
 #include <mutex>
 
 #include "tern/backends/backends.h"
+#include "tern/base/error.h"
+#include "tern/base/thread_pool.h"
 #include "tern/device/device.h"
 
 namespace tern::runtime {
@@ -14,6 +16,9 @@ void initialize() {
 }
 
 void set_intra_op_threads(int n) {
+  if (std::string why = thread_count_problem(n, /*zero_ok=*/true); !why.empty()) {
+    throw_error(ErrorCode::kInvalidArgument, "intra-op threads ", why);
+  }
   initialize();
   for (DeviceBackend* b : DeviceRegistry::global().backends()) b->set_num_threads(n);
 }

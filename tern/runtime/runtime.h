@@ -9,7 +9,7 @@ namespace tern::runtime {
 void initialize();
 
 // Intra-op threads of every registered backend (OpenMP on the CPU). 0 = the number of available
-// cores.
+// cores; InvalidArgument outside 0..kMaxThreads (tern/base/thread_pool.h).
 void set_intra_op_threads(int n);
 // The CPU backend's intra-op threads.
 int intra_op_threads();

@@ -5,10 +5,9 @@
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
-#include <fstream>
 #include <set>
-#include <sstream>
 
+#include "tern/io/atomic_file.h"
 #include "tern/serve/proto/model_server_config.pb.h"
 #include "tern/serve/proto/monitoring_config.pb.h"
 #include "tern/serve/proto/session_bundle_config.pb.h"
@@ -41,12 +40,14 @@ void parse_text(const std::string& text, const std::string& source, pb::Message*
   }
 }
 
+// A regular file of at most 64 MiB (text protos are small): /dev/zero or a FIFO as a config file
+// grew or blocked forever (bad-input report F14).
 std::string read_file(const std::string& path, const char* what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_error(ErrorCode::kNotFound, "cannot read the ", what, " ", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return io::read_file(path, uint64_t{64} << 20);
+  } catch (const Error& e) {
+    throw_error(e.code(), "cannot read the ", what, " ", path, ": ", e.message());
+  }
 }
 
 VersionPolicy version_policy_from(

@@ -5,11 +5,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <fstream>
 #include <set>
-#include <sstream>
 
 #include "tern/base/logging.h"
+#include "tern/io/atomic_file.h"
 
 namespace fs = std::filesystem;
 
@@ -60,12 +59,13 @@ std::string dir_stamp(const std::string& dir) {
   return stamp;
 }
 
+// A regular file of at most 64 MiB (see model_config.cc's read_file).
 std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw_error(ErrorCode::kNotFound, "cannot read the model config file ", path);
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  try {
+    return io::read_file(path, uint64_t{64} << 20);
+  } catch (const Error& e) {
+    throw_error(e.code(), "cannot read the model config file ", path, ": ", e.message());
+  }
 }
 
 void log_transition(const std::string& model, int64_t version, VersionState state,

@@ -32,6 +32,10 @@ class Callback {
   virtual void on_epoch_end(int /*epoch*/, Logs&) {}
   virtual void on_train_batch_begin(int64_t /*step*/, Logs&) {}
   virtual void on_train_batch_end(int64_t /*step*/, Logs&) {}
+  // fit() stopped after a finished step at an interrupt request (tern/train/interrupt.h); the
+  // training state is live (TrainingState::progress, the data iterator), so checkpoint callbacks
+  // save here. on_epoch_end is not called for the cut-short epoch; on_train_end still is.
+  virtual void on_train_interrupted(Logs&) {}
 
  private:
   nn::Model* model_ = nullptr;
@@ -44,6 +48,10 @@ struct History {
   std::vector<int> epoch;
   std::map<std::string, std::vector<double>> history;
   FitStats stats;  // the training monitor's figures for this fit
+  // An interrupt stopped fit (tern/train/interrupt.h): its signal, and the checkpoint written at
+  // that step ("" when no checkpoint callback is configured, or on workers other than rank 0).
+  int interrupted_by = 0;
+  std::string interrupt_checkpoint;
   // The values of `name`; NotFound naming the available keys.
   const std::vector<double>& at(const std::string& name) const;
 };

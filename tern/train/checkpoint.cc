@@ -6,13 +6,17 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "tern/base/logging.h"
 #include "tern/base/sha256.h"
 #include "tern/base/version.h"
+#include "tern/data/iterator_state.h"
+#include "tern/dist/data_parallel.h"
 #include "tern/io/atomic_file.h"
 #include "tern/nn/model.h"
 #include "tern/runtime/variable_store.h"
@@ -81,9 +85,38 @@ json state_to_json(const CheckpointState& s) {
   return j;
 }
 
+// manifest.json.sha256 in `sha256sum` format: "<64 hex>  manifest.json\n", so that
+// `sha256sum -c manifest.json.sha256` checks the manifest (docs/formats.md, "Checkpoints").
+std::string manifest_hash_line(const std::string& manifest_text) {
+  return str_cat(sha256_hex(manifest_text), "  ", kManifestFile, "\n");
+}
+
+// The hex digest of a manifest.json.sha256: the sha256sum line above (text " " or binary " *"
+// mode), or the bare digest written before it.
+std::string parse_manifest_hash(const std::string& text, const std::string& path) {
+  std::string line = text.substr(0, text.find('\n'));
+  if (!line.empty() && line.back() == '\r') line.pop_back();
+  const std::string digest = line.substr(0, 64);
+  const bool hex = digest.size() == 64 && std::all_of(digest.begin(), digest.end(), [](char ch) {
+                     return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'f');
+                   });
+  const std::string rest = line.substr(digest.size());
+  const bool named =
+      rest.empty() || rest == str_cat("  ", kManifestFile) || rest == str_cat(" *", kManifestFile);
+  if (!hex || !named) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint hash file '", path,
+                "' is not a sha256sum line for ", kManifestFile, " (got '", line.substr(0, 100),
+                "')");
+  }
+  return digest;
+}
+
 [[noreturn]] void bad_manifest(const std::string& path, const std::string& why) {
   throw_error(ErrorCode::kDataLoss, "checkpoint manifest '", path, "': ", why);
 }
+
+// Training runs of 2^53 steps do not happen; the counter never comes near overflowing.
+constexpr int64_t kMaxGlobalStep = int64_t{1} << 53;
 
 CheckpointState state_from_json(const json& j, const std::string& path) {
   CheckpointState s;
@@ -93,7 +126,11 @@ CheckpointState state_from_json(const json& j, const std::string& path) {
       bad_manifest(path, str_cat("unsupported version ", j.at("version").dump()));
     ResumePoint& p = s.position;
     p.global_step = j.at("global_step").get<int64_t>();
-    p.epoch = j.at("epoch").get<int>();
+    const int64_t epoch = j.at("epoch").get<int64_t>();
+    if (epoch < 0 || epoch > std::numeric_limits<int>::max()) {
+      bad_manifest(path, str_cat("epoch ", epoch, " out of range"));
+    }
+    p.epoch = static_cast<int>(epoch);
     p.step_in_epoch = j.at("step_in_epoch").get<int64_t>();
     p.epoch_complete = j.at("epoch_complete").get<bool>();
     p.epoch_loss_sum = j.at("epoch_loss_sum").get<double>();
@@ -122,11 +159,44 @@ CheckpointState state_from_json(const json& j, const std::string& path) {
       s.optimizer_iterations < 0) {
     bad_manifest(path, "negative step, epoch or iteration count");
   }
+  // Fields that pass the hashes but no run could have written (bad-input report F16: a global
+  // step of 2^63-1 overflowed into checkpoints named ckpt--9223372036854775808; step_in_epoch
+  // 10^12 at global step 2; negative rates and RNG offsets were taken).
+  const ResumePoint& p = s.position;
+  if (p.global_step > kMaxGlobalStep) {
+    bad_manifest(path, str_cat("global_step ", p.global_step, " is beyond any run (at most ",
+                               kMaxGlobalStep, ")"));
+  }
+  if (p.step_in_epoch > p.global_step) {
+    bad_manifest(
+        path, str_cat("step_in_epoch ", p.step_in_epoch, " exceeds global_step ", p.global_step));
+  }
+  if (s.micro_step < 0 || s.rng_offset < 0 || p.epoch_samples < 0) {
+    bad_manifest(path, "negative micro_step, dropout RNG offset or epoch sample count");
+  }
+  if (!(s.learning_rate >= 0) || !std::isfinite(s.learning_rate)) {
+    bad_manifest(path, str_cat("learning_rate ", s.learning_rate, " is not a finite rate >= 0"));
+  }
   if (s.loss_scale.enabled && (!(s.loss_scale.scale >= 1.0) || s.loss_scale.good_steps < 0)) {
     bad_manifest(path, str_cat("loss_scale: scale must be >= 1 and good_steps >= 0, got ",
                                s.loss_scale.scale, " and ", s.loss_scale.good_steps));
   }
   return s;
+}
+
+// The iterator state's own header and checksum (one blob, or one per data-parallel worker), so
+// that a checkpoint reads back whole only if --resume can use it: `tern ckpt inspect` said "all
+// files verified" of a blob that --resume then refused (bad-input report F16).
+void check_iterator_state(const std::string& blob, const std::string& path) {
+  try {
+    if (dist::is_packed_rank_blobs(blob)) {
+      for (const std::string& b : dist::unpack_rank_blobs(blob, path)) data::StateReader check(b);
+    } else {
+      data::StateReader check(blob);
+    }
+  } catch (const Error& e) {
+    throw_error(ErrorCode::kDataLoss, "checkpoint file '", path, "': ", e.message());
+  }
 }
 
 // Reads `dir/name`, checks its size and SHA-256 against the manifest entry.
@@ -190,7 +260,6 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
     throw_error(ErrorCode::kUnavailable, "cannot create checkpoint directory '", root,
                 "': ", ec.message());
   std::string final_dir = root + "/" + step_dir_name(state.position.global_step);
-  if (fs::exists(final_dir)) return final_dir;
   remove_leftovers(root);
   std::string tmp =
       str_cat(root, "/.tmp-", step_dir_name(state.position.global_step), "-", ::getpid());
@@ -198,36 +267,58 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   fs::create_directories(tmp, ec);
   if (ec) throw_error(ErrorCode::kUnavailable, "cannot create '", tmp, "': ", ec.message());
 
-  runtime::VariableStore& store = model.variables();
-  io::NamedTensors weights, others;
-  std::vector<std::string> weight_names;
-  for (const auto& w : model.weights()) {
-    weights.push_back({w.name, store.get(w.name)});
-    weight_names.push_back(w.name);
-  }
-  for (const auto& name : store.names()) {
-    if (std::find(weight_names.begin(), weight_names.end(), name) == weight_names.end()) {
-      others.push_back({name, store.get(name)});
+  // A failed write (a full disk) removes the temp directory: it filled the disk until the next
+  // run swept it (bad-input report F20).
+  try {
+    runtime::VariableStore& store = model.variables();
+    io::NamedTensors weights, others;
+    std::vector<std::string> weight_names;
+    for (const auto& w : model.weights()) {
+      weights.push_back({w.name, store.get(w.name)});
+      weight_names.push_back(w.name);
     }
+    for (const auto& name : store.names()) {
+      if (std::find(weight_names.begin(), weight_names.end(), name) == weight_names.end()) {
+        others.push_back({name, store.get(name)});
+      }
+    }
+    json manifest = state_to_json(state);
+    manifest["model"] = model.name();
+    manifest["tern_version"] = version();  // informational: readers check "version" (the format)
+    json files = json::object();
+    auto add_file = [&](const char* name, const std::string& bytes) {
+      io::write_new_file_synced(tmp + "/" + name, bytes);
+      files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+    };
+    add_file(kWeightsFile,
+             io::encode_safetensors(weights, {{"format", "tern"}, {"model", model.name()}}));
+    add_file(kOptimizerFile, io::encode_safetensors(others, {{"format", "tern"},
+                                                             {"optimizer", state.optimizer_name}}));
+    if (!state.position.epoch_complete) add_file(kIteratorFile, state.position.iterator_state);
+    manifest["files"] = files;
+    std::string text = manifest.dump(2) + "\n";
+    io::write_new_file_synced(tmp + "/" + kManifestFile, text);
+    io::write_new_file_synced(tmp + "/" + kManifestHashFile, manifest_hash_line(text));
+    io::fsync_directory(tmp);
+  } catch (...) {
+    remove_quietly(tmp);
+    throw;
   }
-  json manifest = state_to_json(state);
-  manifest["model"] = model.name();
-  manifest["tern_version"] = version();  // informational: readers check "version" (the format)
-  json files = json::object();
-  auto add_file = [&](const char* name, const std::string& bytes) {
-    io::write_new_file_synced(tmp + "/" + name, bytes);
-    files[name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
-  };
-  add_file(kWeightsFile,
-           io::encode_safetensors(weights, {{"format", "tern"}, {"model", model.name()}}));
-  add_file(kOptimizerFile, io::encode_safetensors(
-                               others, {{"format", "tern"}, {"optimizer", state.optimizer_name}}));
-  if (!state.position.epoch_complete) add_file(kIteratorFile, state.position.iterator_state);
-  manifest["files"] = files;
-  std::string text = manifest.dump(2) + "\n";
-  io::write_new_file_synced(tmp + "/" + kManifestFile, text);
-  io::write_new_file_synced(tmp + "/" + kManifestHashFile, sha256_hex(text) + "\n");
-  io::fsync_directory(tmp);
+  // An existing directory of this step is moved aside only now that the new one is complete, so a
+  // kill at any moment leaves a checkpoint of this step (the old or the new) or the trash.
+  std::string replaced;
+  if (fs::exists(final_dir, ec)) {
+    replaced =
+        str_cat(root, "/.trash-", step_dir_name(state.position.global_step), "-", ::getpid());
+    remove_quietly(replaced);
+    if (::rename(final_dir.c_str(), replaced.c_str()) != 0) {
+      int e = errno;
+      remove_quietly(tmp);
+      throw_error(ErrorCode::kUnavailable, "cannot replace the existing checkpoint '", final_dir,
+                  "': ", std::strerror(e));
+    }
+    log_info("replaced the existing checkpoint directory '", final_dir, "'");
+  }
   if (::rename(tmp.c_str(), final_dir.c_str()) != 0) {
     int e = errno;
     remove_quietly(tmp);
@@ -235,6 +326,7 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
                 "': ", std::strerror(e));
   }
   io::fsync_directory(root);
+  if (!replaced.empty()) remove_quietly(replaced);
   return final_dir;
 }
 
@@ -257,9 +349,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
   } catch (const Error&) {
     throw_error(ErrorCode::kDataLoss, "checkpoint '", dir, "' has no readable ", kManifestHashFile);
   }
-  while (!stored_hash.empty() && (stored_hash.back() == '\n' || stored_hash.back() == ' '))
-    stored_hash.pop_back();
-  if (sha256_hex(c.manifest) != stored_hash) {
+  if (sha256_hex(c.manifest) != parse_manifest_hash(stored_hash, hash_path)) {
     throw_error(ErrorCode::kDataLoss, "checkpoint manifest '", manifest_path,
                 "' does not match its SHA-256 in ", hash_path, ": the file is corrupt");
   }
@@ -288,6 +378,7 @@ Checkpoint read_checkpoint(const std::string& dir) {
       bad_manifest(manifest_path, "a mid-epoch checkpoint must list data_iterator.bin");
     c.state.position.iterator_state =
         read_verified(dir, kIteratorFile, files[kIteratorFile], manifest_path);
+    check_iterator_state(c.state.position.iterator_state, dir + "/" + kIteratorFile);
   }
   return c;
 }
@@ -305,17 +396,39 @@ std::vector<std::string> list_checkpoints(const std::string& root) {
   return out;
 }
 
-std::optional<std::string> latest_checkpoint(const std::string& root) {
+CheckpointScan scan_checkpoints(const std::string& root) {
+  CheckpointScan scan;
   std::vector<std::string> all = list_checkpoints(root);
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     try {
       read_checkpoint(*it);
-      return *it;
+      scan.latest = *it;
+      break;
     } catch (const Error& e) {
-      log_warning("skipping damaged checkpoint: ", e.message());
+      scan.damaged.emplace_back(*it, e.message());
     }
   }
-  return std::nullopt;
+  return scan;
+}
+
+std::optional<std::string> latest_checkpoint(const std::string& root) {
+  CheckpointScan scan = scan_checkpoints(root);
+  for (const auto& [dir, why] : scan.damaged) log_warning("skipping damaged checkpoint: ", why);
+  return scan.latest;
+}
+
+void set_aside_damaged(const CheckpointScan& scan) {
+  for (const auto& [dir, why] : scan.damaged) {
+    fs::path p(dir);
+    fs::path aside = p.parent_path() / str_cat("damaged-", p.filename().string(), "-", ::getpid());
+    std::error_code ec;
+    fs::rename(p, aside, ec);
+    if (ec) {
+      log_warning("could not set the damaged checkpoint '", dir, "' aside: ", ec.message());
+    } else {
+      log_warning("damaged checkpoint '", dir, "' set aside as '", aside.string(), "'");
+    }
+  }
 }
 
 void prune_checkpoints(const std::string& root, int keep_last) {

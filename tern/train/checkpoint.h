@@ -7,7 +7,9 @@
 //     data_iterator.bin      the training iterator's saved state (mid-epoch checkpoints)
 //     manifest.json          step, epoch, optimizer iterations, LR schedule, loss scale, RNG
 //                            offset, config hash, logs, and bytes + SHA-256 of every file above
-//     manifest.json.sha256   SHA-256 of manifest.json
+//     manifest.json.sha256   SHA-256 of manifest.json as a `sha256sum` line
+//                            ("<hex>  manifest.json"; `sha256sum -c manifest.json.sha256` checks
+//                            it; the bare hex digest of older checkpoints is still read)
 //
 // Writing: files go to <root>/.tmp-ckpt-<step>-<pid>/, each fsync'ed, the manifest last; the
 // directory is fsync'ed, renamed to ckpt-<step>, and <root> is fsync'ed. Reading validates every
@@ -17,6 +19,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "tern/io/safetensors.h"
@@ -66,8 +69,10 @@ constexpr const char* kCheckpointPrefix = "ckpt-";
 // optimizer, and the live iterator's state for a mid-epoch position.
 CheckpointState capture_checkpoint_state(nn::Model& model);
 
-// Writes <root>/ckpt-<global step> atomically and returns its path. If a checkpoint of that step
-// already exists it is kept and its path returned.
+// Writes <root>/ckpt-<global step> atomically and returns its path. A directory of that step that
+// already exists (damaged, or left by an earlier run) is replaced: renamed out of the way once the
+// new one is complete, then removed. Before, it was kept and this run's checkpoint silently not
+// written (bad-input report F5).
 std::string save_checkpoint(const std::string& root, nn::Model& model,
                             const CheckpointState& state);
 
@@ -79,6 +84,18 @@ std::vector<std::string> list_checkpoints(const std::string& root);
 // The newest complete checkpoint that validates; older ones are tried (with a warning) when a
 // newer one is damaged. nullopt if there is none.
 std::optional<std::string> latest_checkpoint(const std::string& root);
+
+// What resuming from `root` finds: the newest checkpoint that validates (nullopt if none) and the
+// newer ones that did not, newest first, each with why.
+struct CheckpointScan {
+  std::optional<std::string> latest;
+  std::vector<std::pair<std::string, std::string>> damaged;  // (dir, error message)
+};
+CheckpointScan scan_checkpoints(const std::string& root);
+// Renames each damaged checkpoint directory ckpt-N to damaged-ckpt-N-<pid> beside it: kept for a
+// look, no longer listed, so that a run continuing from an older checkpoint neither resumes from
+// it later nor lets keep_last prune its own good checkpoints in its favour.
+void set_aside_damaged(const CheckpointScan& scan);
 // Deletes all but the newest `keep_last` checkpoints (rename out of the way first, then remove).
 void prune_checkpoints(const std::string& root, int keep_last);
 

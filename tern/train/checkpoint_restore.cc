@@ -1,6 +1,7 @@
 // Capturing a training run's state for a checkpoint, and restoring one into a compiled model.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "tern/base/logging.h"
 #include "tern/data/iterator.h"
@@ -132,6 +133,22 @@ void restore_checkpoint(nn::Model& model, const Checkpoint& ckpt) {
   for (const auto& [name, t] : ckpt.optimizer) {
     if (store.has(rename.at(name)))
       check_type(ckpt.dir, rename.at(name), t, store.get(rename.at(name)));
+  }
+  // After updates the optimizer's slots are state: one missing would restart from zero and the
+  // resumed run would silently differ (bad-input report F16: a forged checkpoint without a slot).
+  if (st.optimizer_iterations > 0) {
+    std::set<std::string> have;
+    for (const auto& [name, t] : ckpt.optimizer) have.insert(rename.at(name));
+    for (const auto& w : model.trainable_weights()) {
+      for (const std::string& slot : opt.slot_names()) {
+        const std::string name = optim::slot_variable_name(w.name, slot);
+        if (!have.count(name)) {
+          throw_error(ErrorCode::kDataLoss, "checkpoint '", ckpt.dir, "' has no optimizer slot '",
+                      name, "' after ", st.optimizer_iterations,
+                      " iterations (resuming would restart it from zero)");
+        }
+      }
+    }
   }
   for (const auto& w : model.weights()) store.assign(w.name, *saved[w.name]);
   // Slots are created lazily when the train step is built; creating them here with the saved

@@ -4,16 +4,23 @@
 #include "tern/train/checkpoint.h"
 
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "tern/base/sha256.h"
 #include "tern/base/version.h"
 #include "tern/io/atomic_file.h"
 #include "tern/train/model_checkpoint.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/observe_test_util.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::train {
 namespace {
@@ -142,6 +149,111 @@ TEST_F(CheckpointTest, KeepLastAndSaveBestOnly) {
   EXPECT_TRUE(last.state.position.iterator_state.empty());
 }
 
+// Sets every value of the model's first weight to NaN after global batch `at` (weights that a
+// NaN input or a huge learning rate ruined).
+class PoisonAt : public Callback {
+ public:
+  explicit PoisonAt(int64_t at) : at_(at) {}
+  void on_train_batch_end(int64_t, Logs&) override {
+    if (model()->training_state()->progress.global_step != at_) return;
+    const std::string name = model()->weights().front().name;
+    Tensor w = model()->variables().get(name).clone();
+    for (int64_t i = 0; i < w.num_elements(); ++i) w.set(i, std::nan(""));
+    model()->variables().assign(name, w);
+  }
+
+ private:
+  int64_t at_;
+};
+
+// Bad-input report F4: checkpoints of NaN weights were written (and, with keep_last, pruned the
+// good ones; --resume then restored NaN weights). Now saves of non-finite weights are skipped and
+// BackupAndRestore keeps its backups after such a run.
+TEST_F(CheckpointTest, NonFiniteWeightsAreNeverCheckpointed) {
+  std::string dir = fresh_dir("nan");
+  auto m = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.steps_per_epoch = 8;
+  o.callbacks = {std::make_shared<PoisonAt>(5),
+                 std::make_shared<ModelCheckpoint>(
+                     ModelCheckpointOptions{.dir = dir + "/ckpt", .save_freq = 2, .keep_last = 1}),
+                 std::make_shared<BackupAndRestore>(
+                     BackupAndRestoreOptions{.backup_dir = dir + "/backup", .save_freq = 2})};
+  m->fit(make_pipeline(x_, y_), o);
+  std::vector<std::string> kept = list_checkpoints(dir + "/ckpt");
+  ASSERT_EQ(kept.size(), 1u);
+  EXPECT_NE(kept[0].find("ckpt-0000000004"), std::string::npos) << kept[0];
+  std::vector<std::string> backups = list_checkpoints(dir + "/backup");
+  ASSERT_FALSE(backups.empty()) << "the backups of a run that ruined its weights were deleted";
+  EXPECT_NE(backups.back().find("ckpt-0000000004"), std::string::npos) << backups.back();
+  EXPECT_EQ(first_non_finite_weight(*make_model()), "");
+  EXPECT_NE(first_non_finite_weight(*m).find("values NaN or Inf"), std::string::npos);
+}
+
+// Bad-input report F5: a step directory that already existed (an earlier run's, or a damaged one)
+// made save_checkpoint return without writing; a fresh run over an earlier run's folder wrote no
+// checkpoint at all.
+TEST_F(CheckpointTest, AnExistingStepDirectoryIsReplacedAndAFreshRunRefusesOldCheckpoints) {
+  std::string dir = fresh_dir("replace");
+  auto m = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.steps_per_epoch = 2;
+  m->fit(make_pipeline(x_, y_), o);
+  const std::string step2 = dir + "/ckpt-0000000002";
+  std::filesystem::create_directories(step2);
+  std::ofstream(step2 + "/manifest.json") << "left by a run that died";
+  EXPECT_EQ(save_checkpoint(dir, *m, capture_checkpoint_state(*m)), step2);
+  Checkpoint c = read_checkpoint(step2);
+  EXPECT_EQ(c.state.position.global_step, 2);
+  EXPECT_EQ(list_checkpoints(dir).size(), 1u);
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    EXPECT_EQ(e.path().filename().string(), "ckpt-0000000002") << "leftover " << e.path();
+  }
+  // A new run (no resume) with a ModelCheckpoint on that folder: an error naming the way out.
+  auto fresh = make_model();
+  o.callbacks = {
+      std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{.dir = dir, .save_freq = 1})};
+  EXPECT_TERN_ERROR(fresh->fit(make_pipeline(x_, y_), o), ErrorCode::kFailedPrecondition,
+                    "holds 1 checkpoint(s) of an earlier run (newest ckpt-0000000002)");
+  // Continuing that run is fine, and its checkpoints replace nothing silently.
+  restore_checkpoint(*fresh, read_checkpoint(step2));
+  o.epochs = 2;
+  fresh->fit(make_pipeline(x_, y_), o);
+  EXPECT_EQ(list_checkpoints(dir).size(), 3u);  // steps 2, 3, 4
+}
+
+// Bad-input report F20: a checkpoint that failed on a full disk left its .tmp-ckpt-* directory
+// filling the disk until the next run. A 16 KiB tmpfs (root only; skipped where mounting is not
+// permitted): the weights do not fit, the save fails, nothing is left.
+TEST_F(CheckpointTest, AFailedSaveLeavesNoTemporaryDirectory) {
+  std::string dir = fresh_dir("full") + "/ckpt";
+  std::filesystem::create_directories(dir);
+  if (::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=16k") != 0) {
+    GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  }
+  {
+    std::ofstream filler(dir + "/filler", std::ios::binary);
+    filler << std::string(12 << 10, 'x');
+  }
+  auto m = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.steps_per_epoch = 2;
+  m->fit(make_pipeline(x_, y_), o);
+  std::string error;
+  try {
+    save_checkpoint(dir, *m, capture_checkpoint_state(*m));
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  std::vector<std::string> left;
+  for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    left.push_back(e.path().filename().string());
+  }
+  ::umount(dir.c_str());
+  EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;
+  EXPECT_EQ(left, std::vector<std::string>{"filler"});
+}
+
 // --- corrupt checkpoints ---
 
 class CorruptCheckpointTest : public CheckpointTest {
@@ -167,6 +279,15 @@ class CorruptCheckpointTest : public CheckpointTest {
     io::write_file_atomically(file(name), bytes);
     nlohmann::ordered_json j = nlohmann::ordered_json::parse(io::read_file(file("manifest.json")));
     j["files"][name] = {{"bytes", bytes.size()}, {"sha256", sha256_hex(bytes)}};
+    std::string text = j.dump(2) + "\n";
+    io::write_file_atomically(file("manifest.json"), text);
+    io::write_file_atomically(file("manifest.json.sha256"), sha256_hex(text) + "\n");
+  }
+  // Changes the manifest with `edit` and re-signs it (every hash right, the content forged).
+  template <typename Edit>
+  void forge_manifest(Edit edit) {
+    nlohmann::ordered_json j = nlohmann::ordered_json::parse(io::read_file(file("manifest.json")));
+    edit(j);
     std::string text = j.dump(2) + "\n";
     io::write_file_atomically(file("manifest.json"), text);
     io::write_file_atomically(file("manifest.json.sha256"), sha256_hex(text) + "\n");
@@ -211,6 +332,21 @@ TEST_F(CorruptCheckpointTest, FlippedIteratorAndManifestBytes) {
   expect_data_loss("manifest.json", "corrupt");
 }
 
+TEST_F(CorruptCheckpointTest, ManifestHashIsASha256sumLineAndTheOldFormatStillReads) {
+  const std::string line = io::read_file(file("manifest.json.sha256"));
+  EXPECT_EQ(line, sha256_hex(io::read_file(file("manifest.json"))) + "  manifest.json\n");
+  const std::string check = "cd '" + ckpt_ + "' && sha256sum --check --status manifest.json.sha256";
+  EXPECT_EQ(std::system(check.c_str()), 0) << check;
+  // Checkpoints written before: the bare digest; sha256sum's binary mode marker is read too.
+  const std::string digest = line.substr(0, 64);
+  for (const std::string& old : {digest + "\n", digest, digest + " *manifest.json\n"}) {
+    io::write_file_atomically(file("manifest.json.sha256"), old);
+    EXPECT_NO_THROW(read_checkpoint(ckpt_)) << old;
+  }
+  io::write_file_atomically(file("manifest.json.sha256"), digest + "  other.json\n");
+  expect_data_loss("manifest.json.sha256", "not a sha256sum line");
+}
+
 TEST_F(CorruptCheckpointTest, HugeHeaderSize) {
   std::string w = io::read_file(file("weights.safetensors"));
   uint64_t huge = uint64_t{1} << 60;
@@ -237,6 +373,58 @@ TEST_F(CorruptCheckpointTest, MissingManifestAndWrongModel) {
   // latest_checkpoint skips the damaged one; an incomplete directory is never picked.
   std::optional<std::string> latest = latest_checkpoint(dir_);
   EXPECT_FALSE(latest.has_value());
+}
+
+// Bad-input report F16: checkpoints whose hashes were all recomputed but whose content no run
+// writes were accepted: a global step of 2^63-1 (the counter overflowed), step_in_epoch 10^12, a
+// negative learning rate or RNG offset, an iterator blob whose own checksum fails (ckpt inspect
+// said "all files verified"), a missing optimizer slot (silently zero: resume not exact), and a
+// resume point past the run's last epoch (nothing trained, exit 0).
+TEST_F(CorruptCheckpointTest, ForgedButWellSignedContentIsRefused) {
+  const std::string good = io::read_file(file("manifest.json"));
+  auto restore_good = [&] {
+    io::write_file_atomically(file("manifest.json"), good);
+    io::write_file_atomically(file("manifest.json.sha256"), sha256_hex(good) + "\n");
+  };
+  forge_manifest([](auto& j) { j["global_step"] = std::numeric_limits<int64_t>::max(); });
+  expect_data_loss("manifest.json", "is beyond any run");
+  restore_good();
+  forge_manifest([](auto& j) { j["step_in_epoch"] = int64_t{1000000000000}; });
+  expect_data_loss("manifest.json", "step_in_epoch 1000000000000 exceeds global_step 2");
+  restore_good();
+  forge_manifest([](auto& j) { j["lr_schedule"]["learning_rate"] = -0.5; });
+  expect_data_loss("manifest.json", "learning_rate -0.5");
+  restore_good();
+  forge_manifest([](auto& j) { j["rng"]["dropout_offset"] = -3; });
+  expect_data_loss("manifest.json", "negative micro_step, dropout RNG offset");
+  restore_good();
+  std::string it = io::read_file(file("data_iterator.bin"));
+  it[it.size() / 2] ^= 1;
+  replace_and_resign("data_iterator.bin", it);
+  expect_data_loss("data_iterator.bin", "iterator state: checksum mismatch");
+}
+
+TEST_F(CorruptCheckpointTest, AMissingOptimizerSlotOrAPointPastTheRunIsRefused) {
+  io::NamedTensors slots = read_checkpoint(ckpt_).optimizer;
+  const std::string dropped = slots.front().first;
+  slots.erase(slots.begin());
+  replace_and_resign("optimizer.safetensors", io::encode_safetensors(slots, {}));
+  auto m = make_model();
+  EXPECT_TERN_ERROR(restore_checkpoint(*m, read_checkpoint(ckpt_)), ErrorCode::kDataLoss,
+                    "has no optimizer slot '" + dropped + "' after 2 iterations");
+  // A resume point at epoch 50 (complete) of a 2-epoch run.
+  std::string other = fresh_dir("past_end");
+  auto a = make_model();
+  nn::FitOptions o = fit_options(1);
+  o.callbacks = {std::make_shared<ModelCheckpoint>(ModelCheckpointOptions{.dir = other})};
+  a->fit(make_pipeline(x_, y_), o);
+  Checkpoint c = read_checkpoint(*latest_checkpoint(other));
+  c.state.position.epoch = 49;
+  auto b = make_model();
+  restore_checkpoint(*b, c);
+  EXPECT_TERN_ERROR(b->fit(make_pipeline(x_, y_), fit_options(2)), ErrorCode::kInvalidArgument,
+                    "the resume point (epoch 50, complete) is past the last epoch of this run "
+                    "(epochs = 2)");
 }
 
 TEST_F(CheckpointTest, AutoNamedLayersMatchByPosition) {

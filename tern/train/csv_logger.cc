@@ -1,6 +1,8 @@
 // CSVLogger: per-epoch logs as CSV rows.
 #include "tern/train/csv_logger.h"
 
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <sstream>
 
@@ -17,6 +19,12 @@ std::vector<std::string> split(const std::string& line, char sep) {
   return out;
 }
 
+// Unavailable naming the path and the system's reason (ENOSPC: "No space left on device").
+[[noreturn]] void write_failed(const std::string& path) {
+  throw_error(ErrorCode::kUnavailable, "CSVLogger: cannot write '", path,
+              "': ", errno != 0 ? std::strerror(errno) : "write error");
+}
+
 }  // namespace
 
 CSVLogger::CSVLogger(CSVLoggerOptions options) : options_(std::move(options)) {
@@ -26,8 +34,14 @@ CSVLogger::CSVLogger(CSVLoggerOptions options) : options_(std::move(options)) {
 void CSVLogger::on_train_begin(Logs&) {
   columns_.clear();
   std::filesystem::path p(options_.path);
-  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
-  if (options_.append && std::filesystem::exists(p) && std::filesystem::file_size(p) > 0) {
+  std::error_code ec;
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path(), ec);
+  if (ec) {
+    throw_error(ErrorCode::kUnavailable, "CSVLogger: cannot create the folder of '", options_.path,
+                "': ", ec.message());
+  }
+  if (options_.append && std::filesystem::is_regular_file(p, ec) &&
+      std::filesystem::file_size(p) > 0) {
     std::ifstream in(options_.path);
     std::string header;
     std::getline(in, header);
@@ -53,11 +67,17 @@ void CSVLogger::on_epoch_end(int epoch, Logs& logs) {
     if (it != logs.end()) out_ << it->second;  // a key missing this epoch stays empty
   }
   out_ << "\n";
+  // Checked every epoch: a full disk lost the whole log silently (bad-input report F9).
+  errno = 0;
   out_.flush();
+  if (!out_) write_failed(options_.path);
 }
 
 void CSVLogger::on_train_end(Logs&) {
+  if (!out_.is_open()) return;
+  errno = 0;
   out_.close();
+  if (out_.fail()) write_failed(options_.path);
 }
 
 }  // namespace tern::train

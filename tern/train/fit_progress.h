@@ -24,6 +24,10 @@ struct FitProgress {
   int64_t epoch_samples = 0;
   data::Iterator* iterator = nullptr;    // the live training iterator (null between epochs)
   const data::Element* batch = nullptr;  // the current batch (set during batch callbacks)
+  // Set when an interrupt stops fit (interrupt.h): the signal, and the checkpoint a callback
+  // wrote for it in on_train_interrupted.
+  int interrupted_by = 0;
+  std::string interrupt_checkpoint;
 };
 
 // A position to continue from: epoch `epoch` with `step_in_epoch` batches done (the iterator

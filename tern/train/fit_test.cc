@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "tern/base/philox.h"
+#include "tern/data/tensor_slice_dataset.h"
 #include "tern/nn/dense.h"
 #include "tern/nn/dropout.h"
 #include "tern/nn/losses.h"
@@ -82,6 +83,24 @@ TEST(Fit, ErrorsNameTheCulprit) {
                 std::vector<std::string>{});
   Tensor bad_y = Tensor::zeros(DType::kI64, {32});
   EXPECT_TERN_ERROR(model.fit(x, bad_y), ErrorCode::kInvalidArgument, "sample counts differ");
+}
+
+// Bad-input report F8: no training data gave a "successful" fit (loss 0, untrained weights).
+TEST(Fit, AnEpochWithoutABatchIsAnError) {
+  Tensor x, y;
+  make_blobs(64, 3, &x, &y);
+  nn::Sequential model({nn::Dense(4)});
+  model.compile(std::make_shared<optim::SGD>(0.1),
+                std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+                std::vector<std::string>{});
+  nn::FitOptions o;
+  o.verbose = 0;
+  data::DatasetPtr empty = data::from_tensor_slices({x, y})->take(0)->batch(8);
+  EXPECT_TERN_ERROR(model.fit(empty, o), ErrorCode::kInvalidArgument,
+                    "the training data yielded no batch in epoch 1");
+  o.steps_per_epoch = 0;
+  EXPECT_TERN_ERROR(model.fit(data::from_tensor_slices({x, y})->batch(8), o),
+                    ErrorCode::kInvalidArgument, "steps_per_epoch must be -1");
 }
 
 TEST(Fit, UnknownMetricSuggestsClosest) {

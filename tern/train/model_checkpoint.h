@@ -1,9 +1,11 @@
 // Checkpointing callbacks over tern/train/checkpoint.h:
 //   ModelCheckpoint  saves a full checkpoint every N batches or each epoch, optionally only when a
-//                    monitored metric improves, keeping the newest `keep_last`;
+//                    monitored metric improves, keeping the newest `keep_last`; and always when an
+//                    interrupt stops fit (interrupt.h), so `--resume` continues from that step;
 //   BackupAndRestore restores the newest backup when training starts (the run continues at the
 //                    exact batch it was saved at), backs up as it goes, and deletes the backups
-//                    when training finishes (Keras semantics).
+//                    when training finishes (Keras semantics); an interrupted fit backs up at its
+//                    last step and keeps the backups.
 #pragma once
 
 #include <string>
@@ -28,11 +30,12 @@ class ModelCheckpoint : public Callback {
   void on_train_begin(Logs&) override;
   void on_train_batch_end(int64_t step, Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_interrupted(Logs& logs) override;
   // The newest checkpoint this callback wrote ("" if none).
   const std::string& last_saved() const { return last_saved_; }
 
  private:
-  void maybe_save(const Logs& logs);
+  void maybe_save(const Logs& logs, bool always = false);
   ModelCheckpointOptions options_;
   bool maximize_ = false;
   bool have_best_ = false;
@@ -54,12 +57,13 @@ class BackupAndRestore : public Callback {
   void on_train_begin(Logs&) override;
   void on_train_batch_end(int64_t step, Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
+  void on_train_interrupted(Logs&) override;
   void on_train_end(Logs&) override;
   // The checkpoint restored by the last on_train_begin ("" if training started fresh).
   const std::string& restored_from() const { return restored_from_; }
 
  private:
-  void save();
+  std::string save();
   BackupAndRestoreOptions options_;
   std::string restored_from_;
 };

@@ -2,6 +2,7 @@
 // does not depend on the optimizer, data or callback modules.
 #include <chrono>
 #include <cmath>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
@@ -14,6 +15,7 @@
 #include "tern/runtime/runtime.h"
 #include "tern/train/callbacks.h"
 #include "tern/train/distributed.h"
+#include "tern/train/interrupt.h"
 #include "tern/train/progress.h"
 #include "tern/train/training_state.h"
 
@@ -217,6 +219,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
                  options.epochs, ") must exceed initial_epoch (", options.initial_epoch, ")");
   TERN_CHECK_ARG(options.gradient_accumulation_steps >= 1,
                  "fit: gradient_accumulation_steps must be >= 1");
+  TERN_CHECK_ARG(options.steps_per_epoch == -1 || options.steps_per_epoch >= 1,
+                 "fit: steps_per_epoch must be -1 (until the data is exhausted) or >= 1, got ",
+                 options.steps_per_epoch);
   if (s.gradient_accumulation_steps != options.gradient_accumulation_steps) {
     s.gradient_accumulation_steps = options.gradient_accumulation_steps;
     s.steps.clear();
@@ -262,6 +267,11 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   if (resume) {
     first_epoch = resume->epoch + (resume->epoch_complete ? 1 : 0);
     s.progress.global_step = resume->global_step;
+    // A resume point past the run's end, or past its epoch's last batch, is not this run's: a
+    // checkpoint at epoch 50 of 2 trained nothing and "succeeded" (bad-input report F16).
+    TERN_CHECK_ARG(first_epoch <= options.epochs, "fit: the resume point (epoch ",
+                   resume->epoch + 1, resume->epoch_complete ? ", complete" : "",
+                   ") is past the last epoch of this run (epochs = ", options.epochs, ")");
   }
   using Clock = std::chrono::steady_clock;
   auto seconds_since = [](Clock::time_point t) {
@@ -274,7 +284,8 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
   Clock::time_point fit_start = Clock::now();
   int64_t known_steps =
       options.steps_per_epoch > 0 ? options.steps_per_epoch : train_data->cardinality();
-  bool interactive = verbose > 0 && train::ProgressBar::stdout_is_terminal();
+  // verbose 1: a bar redrawn in place on a terminal, else a line per epoch; 2: a line per epoch.
+  bool interactive = verbose == 1 && train::ProgressBar::stdout_is_terminal();
   for (int epoch = first_epoch; epoch < options.epochs && !stop_training; ++epoch) {
     Clock::time_point epoch_start = Clock::now();
     train::Logs epoch_logs;
@@ -292,6 +303,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     double loss_sum = 0;
     int64_t samples = 0, step = 0;
     if (resume && !resume->epoch_complete && resume->epoch == epoch) {
+      TERN_CHECK_ARG(known_steps < 0 || resume->step_in_epoch <= known_steps,
+                     "fit: the resume point is batch ", resume->step_in_epoch, " of epoch ",
+                     epoch + 1, ", which has ", known_steps, " batches");
       it.restore_state(resume->iterator_state);
       step = resume->step_in_epoch;
       loss_sum = resume->epoch_loss_sum;
@@ -363,11 +377,18 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       double batch_loss = c.exe->output_host(static_cast<size_t>(c.loss_output)).get(0);
       std::vector<size_t> metric_begin;
       std::vector<double> batch_stats = metric_stats(s, c, metric_begin);
+      // An interrupt request stops fit after this step (interrupt.h); data-parallel workers
+      // agree on it through the step's sums, so all stop after the same step.
+      int interrupt = train::fit_interrupt_requested();
       if (dp) {
-        // Global loss and metrics: sums over the workers.
+        // Global loss and metrics: sums over the workers; the last value counts the workers
+        // asked to stop.
         batch_stats.push_back(batch_loss * static_cast<double>(n));
         batch_stats.push_back(static_cast<double>(n));
+        batch_stats.push_back(interrupt != 0 ? 1.0 : 0.0);
         train::sum_over_workers(*dp, batch_stats);
+        if (batch_stats.back() > 0 && interrupt == 0) interrupt = SIGTERM;  // another worker's
+        batch_stats.pop_back();
         n = static_cast<int64_t>(batch_stats.back());
         batch_loss = batch_stats[batch_stats.size() - 2] / static_cast<double>(n);
         dp->watchdog().progress("training step");
@@ -386,6 +407,27 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       for (const auto& cb : options.callbacks) cb->on_train_batch_end(step - 1, batch_logs);
       s.progress.batch = nullptr;
       if (bar) bar->update(step, current_logs(s, loss_sum, samples));
+      if (interrupt != 0) {
+        s.progress.interrupted_by = interrupt;
+        break;
+      }
+    }
+    if (s.progress.interrupted_by != 0) {
+      // Cut short after a finished step: the callbacks save while the iterator is live; the
+      // rest of the epoch, validation and the epoch-end callbacks do not run.
+      const train::OrderedLogs ordered = current_logs(s, loss_sum, samples);
+      if (bar) bar->interrupted(step, ordered);
+      train::Logs interrupt_logs(ordered.begin(), ordered.end());
+      for (const auto& cb : options.callbacks) cb->on_train_interrupted(interrupt_logs);
+      stats.epoch_seconds.push_back(seconds_since(epoch_start));
+      break;
+    }
+    // An epoch without a step trained nothing: an empty training split (an empty file, a CSV
+    // with only its header, repeat count 0) is an error, as an empty test split is, not a
+    // "successful" fit that saves the untrained weights (bad-input report F8).
+    if (step == 0 && !stop_training) {
+      throw_error(ErrorCode::kInvalidArgument, "fit: the training data yielded no batch in epoch ",
+                  epoch + 1, " (an empty training split?)");
     }
     if (dp) train::average_non_trainable(*this, s);
     train::OrderedLogs ordered = current_logs(s, loss_sum, samples);
@@ -408,6 +450,8 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     for (const auto& [k, v] : epoch_logs) history.history[k].push_back(v);
     stats.epoch_seconds.push_back(seconds_since(epoch_start));
   }
+  history.interrupted_by = s.progress.interrupted_by;
+  history.interrupt_checkpoint = s.progress.interrupt_checkpoint;
   stats.train_seconds = seconds_since(fit_start);
   stats.device = device.device().to_string();
   stats.peak_device_bytes = device.allocator().stats().peak_bytes_in_use;

@@ -1,6 +1,7 @@
 // nn::Model::save_weights / load_weights (safetensors) and weights_sha256.
 #include "tern/train/model_weights.h"
 
+#include <cmath>
 #include <filesystem>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -73,11 +74,39 @@ namespace train {
 std::string weights_sha256(const nn::Model& model) {
   Sha256 h;
   for (const auto& w : model.weights()) {
-    const Tensor& t = model.variables().get(w.name);
+    const Tensor t = model.variables().get(w.name).to_host();
     h.update(t.type().to_string());
     h.update(t.raw_data(), t.nbytes());
   }
   return h.hex_digest();
+}
+
+std::string weights_sha256(const io::NamedTensors& tensors, const std::vector<std::string>& order) {
+  std::map<std::string, const Tensor*> by_name;
+  for (const auto& [name, t] : tensors) by_name[name] = &t;
+  Sha256 h;
+  for (const auto& name : order) {
+    auto it = by_name.find(name);
+    if (it == by_name.end())
+      throw_error(ErrorCode::kNotFound, "weights_sha256: no tensor '", name, "'");
+    const Tensor t = it->second->to_host();
+    h.update(t.type().to_string());
+    h.update(t.raw_data(), t.nbytes());
+  }
+  return h.hex_digest();
+}
+
+std::string first_non_finite_weight(const nn::Model& model) {
+  for (const auto& w : model.weights()) {
+    if (!is_floating(w.type.dtype)) continue;
+    const Tensor t = model.variables().get(w.name).to_host();
+    int64_t bad = 0;
+    for (int64_t i = 0; i < t.num_elements(); ++i) bad += std::isfinite(t.get(i)) ? 0 : 1;
+    if (bad > 0) {
+      return str_cat(w.name, " (", bad, " of ", t.num_elements(), " values NaN or Inf)");
+    }
+  }
+  return "";
 }
 
 }  // namespace train

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tern/base/sha256.h"
 
 #include "tern/io/safetensors.h"
 #include "tern/nn/dense.h"
@@ -52,6 +55,34 @@ TEST(ModelWeights, HashDependsOnValuesNotNames) {
   w.set(0, w.get(0) + 1);
   EXPECT_NE(train::weights_sha256(*a), train::weights_sha256(*b));
   EXPECT_EQ(train::weights_sha256(*a).size(), 64u);
+}
+
+// weights_sha256 as model_weights.h and docs/formats.md state it, recomputed from the saved file:
+// for each name of the "weight_order" metadata, "<dtype>[<d0>, <d1>, ...]" then the raw bytes.
+TEST(ModelWeights, HashIsTheDocumentedDigestOfTheWeightsFile) {
+  auto a = mlp(3);
+  const std::string path = temp_file("documented.safetensors");
+  a->save_weights(path);
+  io::SafetensorsFile f = io::load_safetensors(path);
+  const nlohmann::json order = nlohmann::json::parse(f.metadata.at("weight_order"));
+  Sha256 h;
+  std::vector<std::string> names;
+  for (const auto& name : order) {
+    const Tensor* t = nullptr;
+    for (const auto& [n, v] : f.tensors) {
+      if (n == name) t = &v;
+    }
+    ASSERT_NE(t, nullptr) << name;
+    std::string type = std::string(dtype_name(t->dtype())) + "[";
+    for (int64_t d = 0; d < t->rank(); ++d)
+      type += (d ? ", " : "") + std::to_string(t->shape().dim(d));
+    h.update(type + "]");
+    h.update(t->raw_data(), t->nbytes());
+    names.push_back(name.get<std::string>());
+  }
+  EXPECT_EQ(h.hex_digest(), train::weights_sha256(*a));
+  EXPECT_EQ(train::weights_sha256(f.tensors, names), train::weights_sha256(*a));
+  EXPECT_TERN_ERROR(train::weights_sha256(f.tensors, {"nope"}), ErrorCode::kNotFound, "nope");
 }
 
 TEST(ModelWeights, AFileOfAnotherModelIsAnErrorNamingTheWeight) {

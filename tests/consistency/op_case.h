@@ -23,11 +23,20 @@ struct InputSpec {
   std::optional<DType> dtype;   // fixed dtype (indices, masks); nullopt = the case's dtype
   bool integral = false;        // values are integers in [lo, hi)
   std::optional<Tensor> value;  // a fixed value instead of random (cast to the input dtype)
+  // Flat element indices set to NaN after the draw (floating dtypes only): NaN must come out of
+  // every kernel exactly where it comes out of ref.
+  std::vector<int64_t> nan_at = {};
 };
 
 // A float input following the case dtype, uniform in [lo, hi).
 inline InputSpec In(Shape shape, double lo = -1.0, double hi = 1.0) {
   return InputSpec{std::move(shape), lo, hi, std::nullopt, false, std::nullopt};
+}
+// A float input as In() with NaN at the flat indices `at`.
+inline InputSpec WithNaN(Shape shape, std::vector<int64_t> at, double lo = -1.0, double hi = 1.0) {
+  InputSpec s = In(std::move(shape), lo, hi);
+  s.nan_at = std::move(at);
+  return s;
 }
 // An integer input with a fixed dtype, uniform in [lo, hi).
 inline InputSpec Idx(Shape shape, int64_t lo, int64_t hi, DType dtype = DType::kI64) {
@@ -52,6 +61,10 @@ struct OpCase {
   std::vector<DType> dtypes = {};  // empty: every dtype the op claims
   double grad_tolerance = 1e-5;    // relative+absolute tolerance of the f64 gradient check
   std::string label = "";
+  // A fast kernel may give NaN where ref has a number (oneDNN's Winograd convolution mixes a
+  // whole tile of inputs, so one NaN input spreads over its output tile), never a number where ref
+  // has NaN. Only for cases with NaN inputs.
+  bool nan_may_spread = false;
 };
 
 // Registers cases at static-init time (the harness binary links every case file).

@@ -8,6 +8,9 @@ the built tern on Fashion-MNIST, every one bounded in time.
   stop        SIGSTOP of one worker: the others' watchdog aborts within T + 2 s
   configs     workers started with different configs: an error naming the key, no hang
   uneven      shards of different sizes: an error on every rank, no hang
+  interrupt   SIGINT / SIGTERM to `tern train --workers 2`, SIGUSR1 to mpirun, at random
+              moments: every worker stops after the same step, rank 0 checkpoints and says
+              where, exit 128 + signal, --resume chains reach the uninterrupted weights_sha256
 
 usage: train_faults_test.py TERN WORKDIR [case...]
 """
@@ -241,8 +244,70 @@ def case_uneven(tern, work):
           "uneven shards: no error naming the batch counts:\n" + text[-2000:])
 
 
+def case_interrupt(tern, work):
+    """SIGINT / SIGTERM to `tern train --workers 2` (which supervises mpirun and turns the first
+    one into SIGUSR1, forwarded by mpirun to every rank), and SIGUSR1 to an mpirun started by
+    hand, at random moments: every worker stops after the same step (the ranks fold the request
+    into the step's all-reduce), rank 0 checkpoints and says where, the exit status is 128 +
+    signal, and --resume chains finish with the uninterrupted weights_sha256."""
+    ref_out = os.path.join(work, "iref")
+    ref_cfg = write_config(work, "iref.toml", ref_out, epochs=3)
+    run_ok(tern, work, "interrupt_reference", 2, [ref_cfg, "--metrics-json", ref_out + ".json"],
+           via_workers=True)
+    reference = sha_of(ref_out + ".json")
+    rng = random.Random(20261126)
+    plan = [(signal.SIGINT, True), (signal.SIGUSR1, False), (signal.SIGTERM, True),
+            (signal.SIGINT, True)]
+    graceful, chain, attempt = 0, 0, 0
+    out = os.path.join(work, "i0")
+    cfg = write_config(work, "i0.toml", out, epochs=3)
+    while graceful < len(plan):
+        attempt += 1
+        check(attempt <= 20, f"only {graceful} graceful stops in 20 runs")
+        sig, via_workers = plan[graceful]
+        log_path = os.path.join(work, f"interrupt{attempt}.log")
+        with open(log_path, "w") as log:
+            args = [tern, "train", cfg, "--resume", "--metrics-json", out + ".json"]
+            if via_workers:
+                proc = subprocess.Popen(args + ["--workers", "2"], stdout=log,
+                                        stderr=subprocess.STDOUT, env=ENV, start_new_session=True)
+            else:
+                proc = mpirun(2, args, log)
+            deadline = time.time() + 120
+            while time.time() < deadline and "Epoch" not in read(log_path) and \
+                    proc.poll() is None:
+                time.sleep(0.02)
+            time.sleep(rng.uniform(0, 2.0))
+            if proc.poll() is None:
+                proc.send_signal(sig)
+            rc = finish(proc, 120, "interrupted job")
+        text = read(log_path)
+        if rc == 0:  # finished before the signal
+            check(sha_of(out + ".json") == reference, f"chain {chain} differs from the reference")
+            chain += 1
+            out = os.path.join(work, f"i{chain}")
+            cfg = write_config(work, f"i{chain}.toml", out, epochs=3)
+            continue
+        check(rc == 128 + sig, f"{signal.Signals(sig).name}: exit {rc}, expected {128 + sig}\n"
+              + text[-3000:])
+        check(text.count("tern: SIGUSR1: stopping after this step") == 2,
+              "not every rank was asked to stop:\n" + text[-3000:])
+        check(text.count("interrupted by SIGUSR1 after step") == 1 and "checkpoint: " + out in text,
+              "rank 0 did not report the checkpoint once:\n" + text[-3000:])
+        graceful += 1
+        step = text.split("interrupted by SIGUSR1 after step ")[1].split(" ")[0]
+        how = "tern train --workers 2" if via_workers else "mpirun"
+        print(f"interrupt: {signal.Signals(sig).name} to {how}: both ranks stopped after step "
+              f"{step}, exit {rc}")
+    run_ok(tern, work, "interrupt_finish", 2, [cfg, "--resume", "--metrics-json", out + ".json"],
+           via_workers=True)
+    resumed = sha_of(out + ".json")
+    check(resumed == reference,
+          f"resumed run's weights_sha256 {resumed} != uninterrupted {reference}")
+
+
 CASES = {"workers": case_workers, "kill": case_kill, "stop": case_stop, "configs": case_configs,
-         "uneven": case_uneven}
+         "uneven": case_uneven, "interrupt": case_interrupt}
 
 
 def main():

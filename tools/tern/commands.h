@@ -1,6 +1,9 @@
 // Subcommands of the `tern` tool. Each takes argv starting at the subcommand name and returns the
-// process exit code (0 ok, 1 error, 2 usage).
+// process exit code (0 ok, 1 error, 2 usage: tools/tern/cli_parse.h). commands() is the table
+// main dispatches through, `tern --help` lists and `tern completion bash` reads the flags of.
 #pragma once
+
+#include <vector>
 
 namespace tern::tools {
 
@@ -20,5 +23,20 @@ int cmd_serve(int argc, char** argv);
 int cmd_predict_model(int argc, char** argv);
 // `tern --version`: versions of tern and oneDNN, compiler, build type, kernel instruction set.
 int cmd_version(int argc, char** argv);
+
+// `tern sweep`: hyperparameter sweeps (trials as `tern train` processes); `tern sweep report`.
+int cmd_sweep(int argc, char** argv);
+
+// `tern completion bash`: a bash completion script generated from the commands' flags.
+int cmd_completion(int argc, char** argv);
+
+struct Command {
+  const char* name;
+  const char* summary;  // one line, for `tern --help`
+  int (*run)(int argc, char** argv);
+};
+
+// Every subcommand, in the order `tern --help` lists them.
+const std::vector<Command>& commands();
 
 }  // namespace tern::tools

@@ -8,6 +8,7 @@
 
 #include "tern/io/atomic_file.h"
 #include "tests/support/idx_writer.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
@@ -64,7 +65,8 @@ TEST(ExportCommand, ExportedModelPredictsWithoutTheConfig) {
   EXPECT_TRUE(std::filesystem::exists(base + "/1/graph.tern"));
   // A version is never overwritten; the version must be numeric.
   EXPECT_EQ(run({"export", config, "--out", base + "/1"}, cmd_export), 1);
-  EXPECT_EQ(run({"export", config, "--out", base + "/latest"}, cmd_export), 2);
+  EXPECT_THROW(run({"export", config, "--out", base + "/latest"}, cmd_export),
+               UsageError);  // main: exit 2
   EXPECT_FALSE(std::filesystem::exists(base + "/latest"));
 
   std::string with_config = dir + "/config.csv", with_model = dir + "/model.csv";

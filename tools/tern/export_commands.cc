@@ -1,5 +1,6 @@
 // `tern export` (a config's trained model as a served model directory) and `tern predict --model`
 // (an exported model run on IDX images, no config needed).
+#include <unistd.h>
 #include <CLI/CLI.hpp>
 
 #include <algorithm>
@@ -9,6 +10,8 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tern/base/progress_line.h"
+#include "tern/base/terminal.h"
 #include "tern/config/export.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/serve/model_dir.h"
@@ -42,6 +45,7 @@ int cmd_export(int argc, char** argv) {
       "Export a config's trained model as a served model directory (graph, weights, "
       "signatures, preprocessing inside).",
       "tern export"};
+  init_app(app);
   std::string config, out, weights;
   std::vector<std::string> sets;
   app.add_option("config", config, "training config (TOML)")->required();
@@ -52,17 +56,21 @@ int cmd_export(int argc, char** argv) {
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   std::filesystem::path p = std::filesystem::path(out).lexically_normal();
   if (p.filename().empty()) p = p.parent_path();
-  if (!numeric(p.filename().string())) {
-    std::cerr << "tern export: --out must end in a numeric version directory (BASE/1), got '" << out
-              << "'\n";
-    return 2;
-  }
+  if (!numeric(p.filename().string()))
+    usage_error("--out must end in a numeric version directory (BASE/1), got '", out, "'");
   if (std::filesystem::exists(p)) {
     std::cerr << "tern export: version directory '" << out << "' already exists\n";
     return 1;
   }
   config::TrainConfig cfg = config::load_config(config, sets);
-  serve::ExportReport r = config::export_from_config(cfg, p.string(), weights);
+  serve::ExportReport r;
+  {
+    ProgressLine line(std::cerr, "export", "steps", config::kExportSteps,
+                      is_interactive_terminal(STDERR_FILENO));
+    r = config::export_from_config(
+        cfg, p.string(), weights,
+        [&](int step, const std::string& what) { line.update(step - 1, what); });
+  }
   for (const auto& d : r.dropped) std::cout << "dropped random augmentation: " << d << "\n";
   std::cout << "exported " << p.string() << " (signatures:";
   for (const auto& s : r.signatures) std::cout << " " << s;
@@ -75,6 +83,7 @@ int cmd_predict_model(int argc, char** argv) {
       "Run an exported model directory on IDX images; writes CSV (index, predicted, "
       "probabilities or logits).",
       "tern predict --model"};
+  init_app(app);
   std::string model, input = "/usr/share/datasets/fashion-mnist/t10k-images-idx3-ubyte.gz", output;
   int64_t limit = 10, batch = 256;
   app.add_option("--model", model, "exported model version directory")->required();
@@ -83,8 +92,8 @@ int cmd_predict_model(int argc, char** argv) {
   app.add_option("--batch", batch, "images per run");
   app.add_option("--output", output, "CSV file to write (default: stdout)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TERN_CHECK_ARG(limit != 0 && batch > 0, "predict: nothing to predict (--limit ", limit,
-                 ", --batch ", batch, ")");
+  if (limit == 0 || batch <= 0)
+    usage_error("nothing to predict (--limit ", limit, ", --batch ", batch, ")");
   serve::ServablePtr s = serve::load(model);
   const serve::Signature& sig = s->signatures().at(serve::kDefaultSignature);
   TERN_CHECK_ARG(sig.inputs.size() == 1, "predict: ", model, " takes ", sig.inputs.size(),

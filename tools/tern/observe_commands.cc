@@ -7,11 +7,14 @@
 #include <iomanip>
 #include <iostream>
 
+#include "tern/base/strings.h"
 #include "tern/config/builders.h"
 #include "tern/config/training_data.h"
 #include "tern/io/event_file.h"
+#include "tern/io/hparams_plugin.h"
 #include "tern/runtime/runtime.h"
 #include "tern/train/checkpoint.h"
+#include "tern/train/model_weights.h"
 #include "tern/train/profiler.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/cli_parse.h"
@@ -19,6 +22,57 @@
 
 namespace tern::tools {
 namespace {
+
+std::string format_number(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%.6g", x);
+  return buf;
+}
+
+std::string format_hparam(const io::HParamValue& v) {
+  if (const double* d = std::get_if<double>(&v)) return format_number(*d);
+  if (const bool* b = std::get_if<bool>(&v)) return *b ? "true" : "false";
+  return "\"" + std::get<std::string>(v) + "\"";
+}
+
+// One line for an hparams plugin value (docs/hparams_events.md).
+std::string describe_hparams(const io::SummaryValue& v) {
+  io::HParamsRecord r;
+  try {
+    io::decode_hparams_content(v.plugin_content, "hparams data", r);
+  } catch (const Error& e) {
+    return "(hparams data: " + e.message() + ")";
+  }
+  std::string out;
+  if (r.has_experiment) {
+    static const char* kType[] = {"float", "string", "bool"};
+    out = "hparams experiment:";
+    for (const auto& h : r.hparams) {
+      out += " " + h.name + " " + kType[static_cast<int>(h.type)];
+      std::string domain;
+      for (const auto& s : h.discrete_strings) domain += (domain.empty() ? "" : ",") + s;
+      for (double d : h.discrete_numbers) domain += (domain.empty() ? "" : ",") + format_number(d);
+      if (!domain.empty()) out += " {" + domain + "}";
+      if (h.interval)
+        out +=
+            " [" + format_number(h.interval->first) + "," + format_number(h.interval->second) + "]";
+      out += ";";
+    }
+    out += " metrics:";
+    for (const auto& m : r.metrics) out += " " + (m.group.empty() ? "" : m.group + "/") + m.tag;
+  }
+  if (r.has_session_start) {
+    out = "hparams session start:";
+    for (const auto& [name, value] : r.session.hparams)
+      out += " " + name + "=" + format_hparam(value);
+    if (!r.session.group_name.empty()) out += " (group " + r.session.group_name + ")";
+  }
+  if (r.has_session_end) {
+    static const char* kStatus[] = {"unknown", "success", "failure", "running"};
+    out = std::string("hparams session end: ") + kStatus[static_cast<int>(r.session.status)];
+  }
+  return out.empty() ? "(hparams data)" : out;
+}
 
 std::string describe(const io::SummaryValue& v) {
   char buf[256];
@@ -33,12 +87,12 @@ std::string describe(const io::SummaryValue& v) {
       return buf;
     }
     case io::SummaryKind::kText: {
-      std::string text = v.text;
-      for (char& c : text) {
-        if (c == '\n') c = ' ';
-      }
-      return "text \"" + (text.size() > 100 ? text.substr(0, 100) + "..." : text) + "\"";
+      const std::string_view text = v.text;
+      return "text \"" + printable(text.substr(0, 100)) + (text.size() > 100 ? "..." : "") + "\"";
     }
+    case io::SummaryKind::kPluginData:
+      if (v.plugin_name == io::kHParamsPluginName) return describe_hparams(v);
+      break;
     case io::SummaryKind::kOther:
       break;
   }
@@ -64,6 +118,7 @@ int cmd_logs(int argc, char** argv) {
   CLI::App app{
       "Print what TensorBoard event files hold: one line per value (step, wall time, tag, value).",
       "tern logs"};
+  init_app(app);
   std::string target, tag;
   app.add_option("path", target, "an event file, or a directory searched for *tfevents* files")
       ->required();
@@ -79,15 +134,18 @@ int cmd_logs(int argc, char** argv) {
     io::EventFileContents c = io::read_event_file(f);
     std::string version =
         !c.events.empty() && c.events[0].file_version ? *c.events[0].file_version : "none";
-    std::cout << f << ": " << c.events.size() << " events, file_version " << version << "\n";
+    // Everything from the file is printed through printable(): an event file written by someone
+    // else must not reach the terminal's escape sequences (bad-input report F20).
+    std::cout << printable(f) << ": " << c.events.size() << " events, file_version "
+              << printable(version) << "\n";
     for (const auto& e : c.events) {
       if (!e.other.empty() && tag.empty())
-        std::cout << "  step " << e.step << "  " << e.other << "\n";
+        std::cout << "  step " << e.step << "  " << printable(e.other) << "\n";
       for (const auto& v : e.summary) {
         if (!tag.empty() && v.tag != tag) continue;
         std::cout << "  step " << std::setw(6) << e.step << "  " << std::fixed
                   << std::setprecision(3) << e.wall_time << "  " << std::setw(28) << std::left
-                  << v.tag << std::right << "  " << describe(v) << "\n";
+                  << printable(v.tag) << std::right << "  " << describe(v) << "\n";
       }
     }
     if (c.truncated_at >= 0) {
@@ -105,6 +163,7 @@ int cmd_ckpt(int argc, char** argv) {
       "and lists its state and tensors; DIR may also be a folder of ckpt-* checkpoints (the newest "
       "is shown).",
       "tern ckpt"};
+  init_app(app);
   app.require_subcommand(1);
   CLI::App* inspect = app.add_subcommand("inspect", "validate and describe a checkpoint");
   std::string dir;
@@ -130,7 +189,9 @@ int cmd_ckpt(int argc, char** argv) {
             << ", learning rate " << s.learning_rate << " (" << s.lr_schedule << ")\n"
             << "  rng dropout offset " << s.rng_offset << ", data iterator state "
             << p.iterator_state.size() << " bytes\n"
-            << "  config_sha256 " << (s.config_sha256.empty() ? "(none)" : s.config_sha256) << "\n";
+            << "  config_sha256 " << (s.config_sha256.empty() ? "(none)" : s.config_sha256) << "\n"
+            << "  weights_sha256 " << train::weights_sha256(c.weights, s.weight_order)
+            << " (over the weights in model order, as tern train prints it: docs/formats.md)\n";
   for (const auto& [k, v] : s.logs) std::cout << "  log " << k << " = " << v << "\n";
   auto list = [](const char* title, const io::NamedTensors& ts) {
     int64_t bytes = 0;
@@ -152,14 +213,16 @@ int cmd_profile(int argc, char** argv) {
       "and "
       "prints ops ranked by total time and the input wait / compute / optimizer split.",
       "tern profile"};
+  init_app(app);
   std::string config, trace = "trace.json";
   std::vector<std::string> sets;
   int64_t steps = 10, warmup = 2;
   app.add_option("config", config, "training config (TOML)")->required();
   app.add_option("--set", sets, "override a config key (repeatable)");
-  app.add_option("--steps", steps, "training steps to profile")->check(CLI::PositiveNumber);
+  app.add_option("--steps", steps, "training steps to profile")
+      ->check(CLI::Range(int64_t{1}, int64_t{1000000000}));
   app.add_option("--warmup", warmup, "steps run first, untraced (the first one compiles)")
-      ->check(CLI::NonNegativeNumber);
+      ->check(CLI::Range(int64_t{0}, int64_t{1000000000}));
   app.add_option("--trace", trace, "where to write the trace JSON");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   config::TrainConfig cfg = config::load_config(config, sets);

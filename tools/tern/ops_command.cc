@@ -1,6 +1,7 @@
 // `tern ops`: one line per registered op with its dtypes, whether a fast kernel exists (per dtype)
 // and whether it has a gradient rule.
-#include <cstring>
+#include <CLI/CLI.hpp>
+
 #include <iomanip>
 #include <iostream>
 
@@ -8,21 +9,18 @@
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
 #include "tern/runtime/runtime.h"
+#include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
 
 namespace tern::tools {
 
 int cmd_ops(int argc, char** argv) {
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::cout << "usage: tern ops\n\nLists every registered op, one per line:\n"
-                   "  name  family  dtypes (a '*' marks a dtype with a fast CPU kernel)  "
-                   "kernels: fast|ref-only  grad: yes|no|n/a\n";
-      return 0;
-    }
-    std::cerr << "tern ops: unexpected argument '" << argv[i] << "'\n";
-    return 2;
-  }
+  CLI::App app{
+      "List every registered op, one per line: name, family, dtypes (a '*' marks a dtype with a "
+      "fast CPU kernel), kernels: fast|ref-only, grad: yes|no|n/a.",
+      "tern ops"};
+  init_app(app);
+  if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   runtime::initialize();
   const auto& kreg = kernels::KernelRegistry::global();
   const auto& greg = autodiff::GradRegistry::global();

@@ -8,8 +8,10 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <utility>
 
 #include "tern/base/logging.h"
+#include "tern/base/thread_pool.h"
 #include "tern/runtime/runtime.h"
 #include "tern/serve/grpc_server.h"
 #include "tern/serve/model_config.h"
@@ -23,6 +25,7 @@ namespace tern::tools {
 
 int cmd_serve(int argc, char** argv) {
   CLI::App app{"Serve exported models over TensorFlow Serving's REST and gRPC APIs.", "tern serve"};
+  init_app(app);
   serve::ServerCoreOptions core;
   serve::RestOptions rest;
   serve::GrpcOptions grpc;
@@ -58,9 +61,14 @@ int cmd_serve(int argc, char** argv) {
   app.add_option("--tensorflow_intra_op_parallelism,--threads", threads,
                  "intra-op threads per model run (default 1; 0 = all cores)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
-  TERN_CHECK_ARG(rest_port > 0 || grpc_port > 0,
-                 "serve: both --port and --rest_api_port are 0: nothing to serve on");
-  TERN_CHECK_ARG(rest_port != grpc_port, "serve: --port and --rest_api_port are both ", rest_port);
+  if (rest_port <= 0 && grpc_port <= 0)
+    usage_error("both --port and --rest_api_port are 0: nothing to serve on");
+  if (rest_port == grpc_port) usage_error("--port and --rest_api_port are both ", rest_port);
+  for (auto [flag, n] : {std::pair<const char*, int64_t>{"--threads", threads},
+                         {"--rest_api_num_threads", rest.num_threads}}) {
+    std::string why = thread_count_problem(n, /*zero_ok=*/true);
+    if (!why.empty()) usage_error(flag, " ", why);
+  }
   runtime::set_intra_op_threads(threads);
 
   if (!monitoring_config_file.empty()) {

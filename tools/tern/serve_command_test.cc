@@ -21,7 +21,7 @@ std::string serve_error(std::vector<std::string> args) {
   for (auto& a : args) argv.push_back(a.data());
   try {
     cmd_serve(static_cast<int>(argv.size()), argv.data());
-  } catch (const Error& e) {
+  } catch (const std::exception& e) {  // tern::Error, or UsageError for a bad flag value
     return e.what();
   }
   return "no error";

@@ -4,29 +4,33 @@
 
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
-#include <thread>
 #include <vector>
 
 #include "tern/base/version.h"
 #include "tern/config/builders.h"
 #include "tern/config/resume.h"
 #include "tern/config/trainer.h"
+#include "tern/config/training_data.h"
 #include "tern/dist/communicator.h"
 #include "tern/io/atomic_file.h"
 #include "tern/runtime/runtime.h"
+#include "tern/train/interrupt.h"
 #include "tern/train/model_weights.h"
 #include "tern/train/training_state.h"
 #include "tools/tern/cli_parse.h"
 #include "tools/tern/commands.h"
+#include "tools/tern/train_workers.h"
 
 namespace tern::tools {
 namespace {
@@ -118,47 +122,24 @@ struct TrainFlags {
   int workers = 0;
 };
 
-// This program's path, for mpirun to start (argv[0] may be a bare name found on PATH).
-std::string self_executable() {
-  std::error_code ec;
-  std::filesystem::path p = std::filesystem::read_symlink("/proc/self/exe", ec);
-  return ec ? std::string("tern") : p.string();
-}
-
-// `tern train ... --workers N`: the same command as N local MPI workers, through mpirun (which
-// then owns the job: a worker that dies takes the others down). Replaces this process.
-[[noreturn]] void exec_workers(int workers, int argc, char** argv) {
-  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-  std::vector<std::string> args = {"mpirun", "-np", std::to_string(workers)};
-  if (static_cast<unsigned>(workers) > cores) {
-    args.insert(args.end(), {"--oversubscribe", "--bind-to", "none"});
-  } else {
-    args.insert(args.end(), {"--bind-to", "core"});
+// The batch part of the banner: the pipeline's effective batch (which may be a [[data.transforms]]
+// batch rather than training.batch_size), each worker's share, and the batch an update sees under
+// gradient accumulation.
+std::string describe_batch(const TrainConfig& cfg, int workers) {
+  const config::TrainBatch b = config::train_batch(cfg);
+  std::string out = str_cat("batch ", b.size);
+  if (b.key != "training.batch_size") {
+    out += str_cat(
+        " (", b.key,
+        b.size != cfg.training.fit.batch_size
+            ? str_cat("; training.batch_size = ", cfg.training.fit.batch_size, " does not apply")
+            : "",
+        ")");
   }
-  if (geteuid() == 0) args.push_back("--allow-run-as-root");
-  args.push_back(self_executable());
-  args.push_back("train");
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "--workers") {
-      ++i;  // and its value
-      continue;
-    }
-    if (a.rfind("--workers=", 0) == 0) continue;
-    args.push_back(a);
-  }
-  std::vector<char*> c_args;
-  for (auto& a : args) c_args.push_back(a.data());
-  c_args.push_back(nullptr);
-  std::cout << "tern train: starting " << workers << " workers:";
-  for (const auto& a : args) std::cout << " " << a;
-  std::cout << std::endl;
-  execvp("mpirun", c_args.data());
-  throw_error(ErrorCode::kNotFound, "--workers ", workers, ": cannot run mpirun (",
-              std::strerror(errno),
-              "); install Debian's openmpi-bin (scripts/install-deps.sh does) or start the "
-              "workers yourself: mpirun -np ",
-              workers, " tern train CONFIG");
+  if (workers > 1) out += str_cat(" (", b.size / workers, " per worker)");
+  const int k = cfg.training.fit.gradient_accumulation_steps;
+  if (k > 1) out += str_cat(" x ", k, " accumulated = ", b.size * k, " per update");
+  return out;
 }
 
 void print_header(config::Trainer& trainer) {
@@ -171,10 +152,8 @@ void print_header(config::Trainer& trainer) {
     std::cout << trainer.data().train_samples
               << (workers > 1 ? " training samples per worker, " : " training samples, ");
   }
-  std::cout << "batch " << cfg.training.fit.batch_size;
-  if (workers > 1) std::cout << " (" << cfg.training.fit.batch_size / workers << " per worker)";
-  std::cout << ", " << cfg.training.fit.epochs << " epochs, " << runtime::intra_op_threads()
-            << " threads";
+  std::cout << describe_batch(cfg, workers) << ", " << cfg.training.fit.epochs << " epochs, "
+            << runtime::intra_op_threads() << " threads";
   if (workers > 1) {
     std::cout << " per worker, " << workers << " workers ("
               << dist::reduce_mode_name(cfg.distribute.options.buckets.mode) << " all-reduce)";
@@ -203,8 +182,11 @@ int64_t samples_trained(const config::Trainer& trainer, const train::History& h)
   const nn::FitOptions& fit = trainer.config().training.fit;
   const int64_t n = trainer.data().train_samples;
   if (n < 0) return h.stats.samples;
-  const int64_t per_epoch = fit.steps_per_epoch > 0 ? fit.steps_per_epoch * fit.batch_size : n;
-  return std::min(n, per_epoch) * static_cast<int64_t>(h.epoch.size());
+  // min(n, steps * batch) without the product (2^63-1 steps overflowed: UBSan).
+  const int64_t batch = config::train_batch(trainer.config()).size;
+  const bool capped = fit.steps_per_epoch > 0 && fit.steps_per_epoch <= (n - 1) / batch;
+  const int64_t per_epoch = capped ? fit.steps_per_epoch * batch : n;
+  return per_epoch * static_cast<int64_t>(h.epoch.size());
 }
 
 // The --metrics-json object (key order as the e2e tests and scripts read it).
@@ -233,16 +215,79 @@ nlohmann::ordered_json run_summary(const nn::EvaluateResult& test, const train::
   return j;
 }
 
+// A run whose loss or weights went NaN or Inf (TerminateOnNaN stopped it, or it diverged without
+// that callback) failed: an error, and the weights file of an earlier run is not overwritten
+// (bad-input report F4: exit 0 with 2,525 NaN weights written over the good ones).
+void check_trained(config::Trainer& trainer, const train::History& h, const std::string& weights) {
+  std::string why;
+  if (auto it = h.history.find("loss");
+      it != h.history.end() && !it->second.empty() && !std::isfinite(it->second.back())) {
+    why = str_cat("the loss of epoch ", h.epoch.back() + 1, " is ", it->second.back());
+  }
+  if (std::string bad = train::first_non_finite_weight(trainer.model()); !bad.empty()) {
+    why += str_cat(why.empty() ? "" : " and ", "weight ", bad);
+  }
+  if (why.empty()) return;
+  std::error_code ec;
+  throw_error(ErrorCode::kFailedPrecondition, "training failed: ", why, "; weights not saved (",
+              std::filesystem::exists(weights, ec) ? str_cat(weights, " from before is kept")
+                                                   : "no weights file written",
+              "). Lower optimizer.learning_rate, or look for NaN / Inf in the input data");
+}
+
 void write_metrics_json(const std::string& path, const nlohmann::ordered_json& j) {
   std::filesystem::path p(path);
   if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
   io::write_file_atomically(path, j.dump(2) + "\n");
 }
 
+const char* signal_name(int sig) {
+  switch (sig) {
+    case SIGINT:
+      return "SIGINT";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGUSR1:
+      return "SIGUSR1";
+  }
+  return "a signal";
+}
+
+// fit stopped at a signal: says where the run was saved (the checkpoint the callbacks wrote, or
+// the weights when none is configured) and gives the exit status 128 + signal.
+int interrupted(config::Trainer& trainer, const train::History& h, const TrainFlags& f) {
+  const int status = train::interrupted_exit_status(h.interrupted_by);
+  if (!trainer.is_chief()) return status;
+  const train::FitProgress& p = trainer.model().training_state()->progress;
+  std::cout << "\ntern train: interrupted by " << signal_name(h.interrupted_by) << " after step "
+            << p.global_step << " (epoch " << p.epoch + 1 << ", batch " << p.step_in_epoch << ")\n";
+  const std::string resume_dir = config::checkpoint_dir(trainer.config());
+  if (!h.interrupt_checkpoint.empty() && h.interrupt_checkpoint.rfind(resume_dir, 0) == 0) {
+    std::cout << "checkpoint: " << h.interrupt_checkpoint << "\ncontinue exactly with: tern train "
+              << f.common.config << " --resume\n";
+  } else if (!h.interrupt_checkpoint.empty()) {
+    std::cout << "backup: " << h.interrupt_checkpoint
+              << " ([callbacks.backup_and_restore]: the next tern train continues from it)\n";
+  } else {
+    const std::string weights = trainer.weights_path();
+    trainer.model().save_weights(weights);
+    std::cout << "weights: " << weights
+              << " (no [callbacks.checkpoint] in the config, so --resume cannot continue this run "
+                 "exactly; add the table to checkpoint)\n";
+  }
+  std::cout << std::flush;
+  return status;
+}
+
 }  // namespace
 
 int cmd_train(int argc, char** argv) {
   CLI::App app{"Train the model a config describes; prints the final test metrics.", "tern train"};
+  init_app(app);
+  app.footer(
+      "Ctrl-C (SIGINT) or SIGTERM stops training after the current step: a checkpoint of that "
+      "step goes to [callbacks.checkpoint] dir (--resume continues exactly), or without one the "
+      "weights to output.dir; exit status 130 / 143. A second Ctrl-C quits at once.");
   TrainFlags f;
   add_common(app, f.common);
   app.add_option(
@@ -260,25 +305,35 @@ int cmd_train(int argc, char** argv) {
       ->check(CLI::Range(1, 1024));
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   if (f.workers > 0 && dist::launched_by_mpi()) {
-    std::cerr << "tern train: --workers starts mpirun itself; this process already runs under an "
-                 "MPI launcher (leave --workers out)\n";
-    return 2;
+    usage_error(
+        "--workers starts mpirun itself; this process already runs under an MPI launcher (leave "
+        "--workers out)");
   }
-  if (f.workers > 1) exec_workers(f.workers, argc, argv);
+  if (f.workers > 1) return run_workers(f.workers, argc, argv);
 
   TrainConfig cfg = config::load_config(f.common.config, f.common.sets);
   cfg.training.fit.verbose = f.quiet ? 0 : 1;
   config::Trainer trainer(std::move(cfg));
   const bool chief = trainer.is_chief();  // data-parallel: only rank 0 prints and writes
   if (!chief) f.quiet = true;
+  // Before the first step, not after the last: a read-only output.dir was found only when the
+  // weights were saved (bad-input report F12).
+  if (chief) io::check_writable_directory(trainer.config().output.dir, "output.dir");
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
-  train::History h = trainer.fit();
+  train::History h;
+  {
+    // SIGINT / SIGTERM / SIGUSR1 stop fit after the current step (interrupt.h).
+    train::GracefulInterrupts interrupts;
+    h = trainer.fit();
+  }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (h.interrupted_by != 0) return interrupted(trainer, h, f);
   if (!chief) return 0;
-  nn::EvaluateResult test = trainer.evaluate();
   const std::string weights = trainer.weights_path();
+  check_trained(trainer, h, weights);
+  nn::EvaluateResult test = trainer.evaluate();
   trainer.model().save_weights(weights);
   const std::string sha = train::weights_sha256(trainer.model());
   const int64_t samples = trainer.workers() > 1 ? h.stats.samples : samples_trained(trainer, h);
@@ -294,6 +349,7 @@ int cmd_train(int argc, char** argv) {
 
 int cmd_eval(int argc, char** argv) {
   CLI::App app{"Evaluate trained weights on the config's test split.", "tern eval"};
+  init_app(app);
   CommonFlags f;
   std::string weights;
   add_common(app, f);
@@ -315,6 +371,7 @@ int cmd_predict(int argc, char** argv) {
       "Predict classes for the config's test images; writes CSV (index, predicted, label, "
       "probabilities).",
       "tern predict"};
+  init_app(app);
   CommonFlags f;
   std::string weights, output;
   int64_t limit = 10;
@@ -322,9 +379,13 @@ int cmd_predict(int argc, char** argv) {
   app.add_option("--weights", weights, "weights file (default: <output.dir>/weights.safetensors)");
   app.add_option("--output", output, "CSV file to write (default: stdout)");
   app.add_option("--limit", limit, "number of test images (-1 = all)");
+  std::string model_dir;  // handled above; listed for --help and completion
+  app.add_option("--model", model_dir,
+                 "run an exported model directory instead of a config's weights (no CONFIG; "
+                 "'tern predict --model DIR --help' lists its options)");
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
   TrainConfig cfg = setup(f);
-  TERN_CHECK_ARG(limit != 0, "predict: nothing to predict (--limit ", limit, ")");
+  if (limit == 0) usage_error("--limit 0: nothing to predict (-1 = all)");
   TestRows rows = test_rows(cfg, limit);
   std::shared_ptr<nn::Model> model = config::make_model(cfg, rows.sample_shape);
   model->load_weights(weights.empty() ? cfg.output.dir + "/weights.safetensors" : weights);
@@ -338,13 +399,24 @@ int cmd_predict(int argc, char** argv) {
     file.open(output);
     TERN_CHECK_ARG(file.good(), "predict: cannot write '", output, "'");
   }
-  write_predictions(output.empty() ? std::cout : file, logits, rows.y, n);
+  std::ostream& os = output.empty() ? std::cout : file;
+  write_predictions(os, logits, rows.y, n);
+  // A full disk left a 0-byte file and exit 0 (bad-input report F9): check the flush and close.
+  errno = 0;
+  os.flush();
+  if (file.is_open()) file.close();
+  if (os.fail()) {
+    throw_error(ErrorCode::kUnavailable, "predict: cannot write '",
+                output.empty() ? "standard output" : output,
+                "': ", errno != 0 ? std::strerror(errno) : "write error");
+  }
   return 0;
 }
 
 int cmd_summary(int argc, char** argv) {
   CLI::App app{"Print the model a config describes: layers, output shapes, parameter counts.",
                "tern summary"};
+  init_app(app);
   CommonFlags f;
   add_common(app, f);
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;

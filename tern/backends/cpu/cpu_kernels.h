@@ -25,6 +25,7 @@ FusedVectorFn fused_vector_fn(ops::FusedOpcode op);
 void register_batch_norm_kernels(kernels::KernelRegistry& r);     // batch_norm_cpu.cc
 void register_layer_norm_kernels(kernels::KernelRegistry& r);     // layer_norm_cpu.cc
 void register_all_finite_kernels(kernels::KernelRegistry& r);     // all_finite_cpu.cc
+void register_max_pool_kernels(kernels::KernelRegistry& r);       // max_pool_cpu.cc
 void register_max_pool_grad_kernels(kernels::KernelRegistry& r);  // max_pool_grad_cpu.cc
 
 }  // namespace tern::cpu

@@ -1,8 +1,9 @@
 // Fast max_pool2d_grad (f32, bf16) for non-overlapping windows (stride >= ksize, the usual 2x2/2
-// pooling): dx is zero except at each window's first maximum (row-major window order, as ref),
-// which receives that window's dy. One pass over x, dy and dx, vectorized across channels; oneDNN's
-// backward needs the forward's workspace, which a separate grad node lacks, so its kernel reruns
-// the forward first (Fashion-MNIST CNN, [128, 26, 26, 32]: 1.2 ms vs this kernel's one pass).
+// pooling): dx is zero except at each window's first maximum (row-major window order, a NaN
+// being the maximum, as ref), which receives that window's dy. One pass over x, dy and dx,
+// vectorized across channels; oneDNN's backward needs the forward's workspace, which a separate
+// grad node lacks, so its kernel reruns the forward first (Fashion-MNIST CNN, [128, 26, 26, 32]:
+// 1.2 ms vs this kernel's one pass).
 // Ranked ahead of oneDNN; declines overlapping windows (their gradients add up), which oneDNN
 // and ref handle.
 #include <omp.h>
@@ -50,9 +51,21 @@ inline void zero_cols(T* row, int64_t c, int64_t w_begin, int64_t w_end) {
   }
 }
 
+// As ref: v takes the best's place if larger, or if it is the window's first NaN.
+inline bool beats(float v, float best) {
+  return (v > best) | ((v != v) & (best == best));
+}
+// The same as an all-ones / all-zeros mask (this form keeps grad_2x2's loop vectorized).
+template <typename Bits>
+inline Bits beats_mask(float v, float best) {
+  Bits larger = Bits(0) - static_cast<Bits>(v > best);
+  Bits v_nan = Bits(0) - static_cast<Bits>(v != v);
+  Bits best_number = Bits(0) - static_cast<Bits>(best == best);
+  return larger | (v_nan & best_number);
+}
+
 // A 2x2 window over n channels: the gradient goes to the first of x00, x01, x10, x11 (window
-// order) holding the maximum; the other three get +0. Comparisons as in ref (strict, so a NaN
-// never takes the place of an earlier element).
+// order) holding the maximum (a NaN counts as the maximum); the other three get +0.
 template <typename T>
 void grad_2x2(const T* __restrict x00, const T* __restrict x01, const T* __restrict x10,
               const T* __restrict x11, const T* __restrict dy, T* __restrict d00, T* __restrict d01,
@@ -65,11 +78,11 @@ void grad_2x2(const T* __restrict x00, const T* __restrict x01, const T* __restr
 #pragma omp simd
   for (int64_t c = 0; c < n; ++c) {
     float a = to_f32(x00[c]), b = to_f32(x01[c]), e = to_f32(x10[c]), f = to_f32(x11[c]);
-    Bits k1 = Bits(0) - static_cast<Bits>(b > a);
-    float best = b > a ? b : a;
-    Bits k2 = Bits(0) - static_cast<Bits>(e > best);
-    best = e > best ? e : best;
-    Bits k3 = Bits(0) - static_cast<Bits>(f > best);
+    Bits k1 = beats_mask<Bits>(b, a);
+    float best = k1 ? b : a;
+    Bits k2 = beats_mask<Bits>(e, best);
+    best = k2 ? e : best;
+    Bits k3 = beats_mask<Bits>(f, best);
     Bits v = g[c];
     o11[c] = v & k3;
     o10[c] = v & k2 & static_cast<Bits>(~k3);
@@ -110,7 +123,7 @@ void grad_row(const ops::Pool2dGeometry& g, const T* x, const T* dy, T* dx, int6
 #pragma omp simd
           for (int64_t c = 0; c < cn; ++c) {
             float v = to_f32(xs[c]);
-            bool more = v > best[c];  // strict: the first maximum wins, NaN never replaces
+            bool more = beats(v, best[c]);  // the first maximum (or first NaN) wins
             best[c] = more ? v : best[c];
             pos[c] = more ? p : pos[c];
           }

@@ -11,6 +11,7 @@
 #include <memory>
 #include <mutex>
 
+#include "tern/backends/cpu/nan_guard.h"
 #include "tern/base/thread_pool.h"
 
 namespace tern::cpu::onednn {
@@ -174,11 +175,19 @@ std::string epilogue_support(const kernels::KernelSignature& sig, const Epilogue
   return activation_support(ep.activation);
 }
 
+bool relu_after_primitive(const Epilogue& ep) {
+  return ep.activation == ops::Activation::kRelu;
+}
+
 dnnl::post_ops epilogue_post_ops(const Epilogue& ep) {
   dnnl::post_ops ops;
   if (ep.residual_input >= 0) ops.append_sum(1.0f);
-  append_activation(ops, ep.activation);
+  if (!relu_after_primitive(ep)) append_activation(ops, ep.activation);
   return ops;
+}
+
+void finish_epilogue(const Epilogue& ep, kernels::KernelContext& ctx) {
+  if (relu_after_primitive(ep)) relu_in_place(ctx.outputs[0]);
 }
 
 void load_residual(const Epilogue& ep, kernels::KernelContext& ctx) {

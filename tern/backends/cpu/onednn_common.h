@@ -60,9 +60,14 @@ struct Epilogue {
 Epilogue fused_epilogue(const ops::Attrs& attrs);
 // Why the epilogue can't run on oneDNN ("" = it can).
 std::string epilogue_support(const kernels::KernelSignature& sig, const Epilogue& ep);
+// The residual's sum post-op and the activation's eltwise post-op, except relu: oneDNN's relu
+// post-op is max(x, 0), which turns NaN into 0 where ref keeps it (bad-input report F1), so relu
+// runs after the primitive (finish_epilogue).
 dnnl::post_ops epilogue_post_ops(const Epilogue& ep);
 // Before executing: copies the residual into the output (unless they share memory).
 void load_residual(const Epilogue& ep, kernels::KernelContext& ctx);
+// After executing (output in the user's layout): the part of the epilogue not in the post-ops.
+void finish_epilogue(const Epilogue& ep, kernels::KernelContext& ctx);
 
 // An attr with user-managed scratchpad (PrimitiveRunner supplies the memory) and `ops`.
 dnnl::primitive_attr make_attr(const dnnl::post_ops& ops = dnnl::post_ops());

@@ -1,7 +1,8 @@
 // oneDNN conv2d and fused_conv2d forward: NHWC activations, the HWIO filter reordered each run
 // into the blocked layout the primitive chose (the reorder primitive is built once), groups
 // (incl. depthwise) through grouped weight dims; fused_conv2d adds bias, residual (sum post-op)
-// and activation (eltwise post-op). Also the shared descriptor helpers of onednn_conv.h.
+// and activation (eltwise post-op; relu after the primitive, keeping NaN). Also the shared
+// descriptor helpers of onednn_conv.h.
 #include "tern/backends/cpu/onednn_conv.h"
 
 #include <cstdlib>
@@ -145,6 +146,7 @@ class ConvForwardKernel {
     runner_.set(DNNL_ARG_DST, dst);
     runner_.execute();
     dst_.to_user(out);
+    finish_epilogue(ep_, ctx);
   }
 
  private:

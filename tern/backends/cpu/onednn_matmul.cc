@@ -1,7 +1,8 @@
 // oneDNN matmul and fused_matmul: matmul(a, b) with transposes expressed as strides and NumPy
 // batch broadcasting (oneDNN broadcasts a batch dim of size 1); fused_matmul adds the bias in the
-// primitive and the residual (sum post-op) and activation (eltwise post-op) in its epilogue. The
-// primitive is built once per node; a run only points the memories at the tensors and executes.
+// primitive and the residual (sum post-op) and activation (eltwise post-op; relu runs after the
+// primitive, keeping NaN) in its epilogue. The primitive is built once per node; a run only points
+// the memories at the tensors and executes.
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/onednn_kernels.h"
@@ -89,6 +90,7 @@ class MatmulKernel {
     if (ep_.bias_input >= 0) runner_.set(DNNL_ARG_BIAS, ctx.inputs[ep_.bias_input].raw_data());
     runner_.set(DNNL_ARG_DST, ctx.outputs[0].raw_data());
     runner_.execute();
+    finish_epilogue(ep_, ctx);
   }
 
  private:

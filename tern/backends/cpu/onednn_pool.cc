@@ -2,8 +2,10 @@
 // oneDNN's avg_exclude_padding), global_avg_pool, avg_pool2d_grad, and max_pool2d_grad. oneDNN's
 // max backward needs the forward's workspace (argmax positions), which a separate grad node does
 // not have: max_pool2d_grad recomputes the forward (a cheap, memory-bound pass) into a kernel-owned
-// workspace and then runs the backward. Geometry comes from tern/ops/conv_geometry.h.
+// workspace and then runs the backward. Max pooling over an input holding NaN runs ref (oneDNN
+// drops the NaN). Geometry comes from tern/ops/conv_geometry.h.
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/nan_guard.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/onednn_kernels.h"
 #include "tern/ops/conv_geometry.h"
@@ -69,10 +71,12 @@ PoolDescs descs_of(const kernels::KernelSignature& sig) {
   return pool_descs(sig.inputs[0].shape, dtype, *sig.attrs);
 }
 
-// max_pool2d / avg_pool2d.
+// max_pool2d / avg_pool2d. oneDNN's max ignores a NaN in its window where ref returns it: an
+// input holding NaN runs ref (one scan decides; avg keeps NaN by itself).
 class PoolForwardKernel {
  public:
-  PoolForwardKernel(const kernels::KernelSignature& sig, bool max) {
+  PoolForwardKernel(const kernels::KernelSignature& sig, bool max) : max_(max) {
+    if (max_) nan_fallback_ = RefFallback(sig);
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       auto pd = forward_pd(descs_of(sig), max, dnnl::prop_kind::forward_inference);
       runner_.init<dnnl::pooling_forward>(pd);
@@ -82,12 +86,15 @@ class PoolForwardKernel {
   }
 
   void run(kernels::KernelContext& ctx) {
+    if (max_ && has_nan(ctx.inputs[0])) return nan_fallback_.run(ctx);
     runner_.set(DNNL_ARG_SRC, ctx.inputs[0].raw_data());
     runner_.set(DNNL_ARG_DST, ctx.outputs[0].raw_data());
     runner_.execute();
   }
 
  private:
+  bool max_;
+  RefFallback nan_fallback_;
   PrimitiveRunner runner_;
 };
 
@@ -114,10 +121,11 @@ class AvgPoolGradKernel {
   PrimitiveRunner runner_;
 };
 
-// max_pool2d_grad(x, dy): forward (training) into y_ and workspace_, then backward.
+// max_pool2d_grad(x, dy): forward (training) into y_ and workspace_, then backward. An x holding
+// NaN runs ref (oneDNN's argmax skips the NaN that ref routes the gradient to).
 class MaxPoolGradKernel {
  public:
-  explicit MaxPoolGradKernel(const kernels::KernelSignature& sig) {
+  explicit MaxPoolGradKernel(const kernels::KernelSignature& sig) : nan_fallback_(sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       PoolDescs d = descs_of(sig);
       auto fwd = forward_pd(d, true, dnnl::prop_kind::forward_training);
@@ -136,6 +144,7 @@ class MaxPoolGradKernel {
   }
 
   void run(kernels::KernelContext& ctx) {
+    if (has_nan(ctx.inputs[0])) return nan_fallback_.run(ctx);
     forward_.set(DNNL_ARG_SRC, ctx.inputs[0].raw_data());
     forward_.set(DNNL_ARG_DST, y_.data());
     forward_.set(DNNL_ARG_WORKSPACE, workspace_.data());
@@ -147,6 +156,7 @@ class MaxPoolGradKernel {
   }
 
  private:
+  RefFallback nan_fallback_;
   PrimitiveRunner forward_, backward_;
   AlignedBuffer y_, workspace_;
 };

@@ -77,9 +77,11 @@ INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnPool, ::testing::Values(DType::kF32, DTyp
 
 TEST(OneDnnPoolSelect, Picked) {
   ops::Attrs attrs = {{"ksize", Ints{2, 2}}, {"strides", Ints{2, 2}}};
-  EXPECT_EQ(selected_kernel("max_pool2d", {{DType::kF32, {1, 8, 8, 4}}}, attrs), "onednn");
-  // Overlapping windows: oneDNN (non-overlapping ones go to cpu_vec, max_pool_grad_test.cc).
+  // Overlapping windows: oneDNN (non-overlapping ones go to cpu_vec: max_pool_cpu.cc,
+  // max_pool_grad_test.cc).
+  EXPECT_EQ(selected_kernel("max_pool2d", {{DType::kF32, {1, 8, 8, 4}}}, attrs), "cpu_vec");
   ops::Attrs overlap = {{"ksize", Ints{3, 3}}, {"strides", Ints{2, 2}}};
+  EXPECT_EQ(selected_kernel("max_pool2d", {{DType::kF32, {1, 9, 9, 4}}}, overlap), "onednn");
   EXPECT_EQ(selected_kernel("max_pool2d_grad",
                             {{DType::kF32, {1, 9, 9, 4}}, {DType::kF32, {1, 4, 4, 4}}}, overlap),
             "onednn");

@@ -1,7 +1,10 @@
 // oneDNN softmax and log_softmax along any axis, and their gradients from the forward output:
 // softmax_grad(dy, y) and log_softmax_grad(dy, y) (oneDNN's softmax_v2 primitives, accurate and
-// log algorithms). Tensors are viewed as [outer, axis(, inner)]; f32 and bf16.
+// log algorithms). Tensors are viewed as [outer, axis(, inner)]; f32 and bf16. Inputs holding
+// Inf or NaN run ref: oneDNN's exp clamps its argument, so a NaN in a row gave finite values
+// where ref gives a NaN row (one scan per input decides).
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/nan_guard.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/onednn_kernels.h"
 
@@ -50,7 +53,8 @@ dnnl::softmax_v2_backward::primitive_desc backward_pd(const kernels::KernelSigna
 
 class SoftmaxKernel {
  public:
-  SoftmaxKernel(const kernels::KernelSignature& sig, SoftmaxSpec spec) : spec_(spec) {
+  SoftmaxKernel(const kernels::KernelSignature& sig, SoftmaxSpec spec)
+      : spec_(spec), non_finite_fallback_(sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       if (spec_.backward) {
         auto pd = backward_pd(sig, spec_);
@@ -68,6 +72,9 @@ class SoftmaxKernel {
   }
 
   void run(kernels::KernelContext& ctx) {
+    for (const Tensor& t : ctx.inputs) {
+      if (has_non_finite(t)) return non_finite_fallback_.run(ctx);
+    }
     if (spec_.backward) {
       runner_.set(DNNL_ARG_DIFF_DST, ctx.inputs[0].raw_data());
       runner_.set(DNNL_ARG_DST, ctx.inputs[1].raw_data());
@@ -81,6 +88,7 @@ class SoftmaxKernel {
 
  private:
   SoftmaxSpec spec_;
+  RefFallback non_finite_fallback_;
   PrimitiveRunner runner_;
 };
 

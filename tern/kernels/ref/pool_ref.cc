@@ -1,6 +1,6 @@
 // Reference 2-D pooling (max, avg, their gradients) and global_avg_pool over NHWC, accumulating in
-// double. Pad positions never take part: max ignores them, avg divides by the in-bounds count
-// (TensorFlow semantics). Registered from register_conv_ref.
+// double. Pad positions never take part: max ignores them (a NaN in a window is its maximum), avg
+// divides by the in-bounds count (TensorFlow semantics). Registered from register_conv_ref.
 #include <algorithm>
 #include <vector>
 
@@ -41,7 +41,14 @@ int64_t y_index(const ops::Pool2dGeometry& g, int64_t n, int64_t oh, int64_t ow,
   return ((n * g.out_h + oh) * g.out_w + ow) * g.c + c;
 }
 
-// Flat x index of the first maximum (row-major window order) of window (oh, ow), channel c.
+// True if v takes the place of the window's best so far: larger, or the first NaN (NaN
+// propagates, as through relu and maximum; once the best is NaN nothing replaces it).
+inline bool beats(double v, double best) {
+  return v > best || (v != v && best == best);
+}
+
+// Flat x index of the first maximum (row-major window order) of window (oh, ow), channel c; a NaN
+// is the maximum of a window holding one.
 template <typename T>
 int64_t argmax_of(const ops::Pool2dGeometry& g, const T* x, int64_t n, int64_t oh, int64_t ow,
                   int64_t c) {
@@ -50,7 +57,7 @@ int64_t argmax_of(const ops::Pool2dGeometry& g, const T* x, int64_t n, int64_t o
   for (int64_t h = win.h0; h < win.h1; ++h) {
     for (int64_t w = win.w0; w < win.w1; ++w) {
       int64_t i = x_index(g, n, h, w, c);
-      if (load(x, i) > load(x, best)) best = i;
+      if (beats(load(x, i), load(x, best))) best = i;
     }
   }
   return best;
