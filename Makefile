@@ -4,21 +4,30 @@ ASAN_BUILD ?= build-asan
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
-.PHONY: all build test test-unit test-asan fuzz train bench bench-serve bench-sweep bench-dist format check-format clean
+.PHONY: all build test test-unit test-asan test-install fuzz train bench bench-serve bench-sweep \
+	bench-dist install package format check-format clean
 
 all: build
 
+# Development builds (this Makefile, CI): warnings are errors. Consumers and `make package` build
+# without -Werror (TERN_WERROR in CMakeLists.txt).
 $(BUILD)/build.ninja:
-	cmake -S . -B $(BUILD) -G Ninja $(CMAKE_FLAGS)
+	cmake -S . -B $(BUILD) -G Ninja -DTERN_WERROR=ON $(CMAKE_FLAGS)
 
 build: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS)
 
-# Everything: the unit, consistency and end-to-end tests, then the parser tests under ASan+UBSan.
+# Everything: the unit, consistency, end-to-end and install tests, then the parser tests under
+# ASan+UBSan.
 test: test-unit test-asan
 
 test-unit: build
 	ctest --test-dir $(BUILD) --output-on-failure -j $(JOBS)
+
+# Only the install tests (tests/install, also part of test-unit): a program outside the tree built
+# against `cmake --install` (find_package and pkg-config), and the .deb installed into a fresh root.
+test-install: build
+	ctest --test-dir $(BUILD) --output-on-failure -L install
 
 # Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV,
 # the per-worker checkpoint blobs)
@@ -26,7 +35,8 @@ test-unit: build
 # (cmake/tern_fuzz.cmake).
 ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test fuzz
 test-asan:
-	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug $(CMAKE_FLAGS)
+	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTERN_WERROR=ON \
+	  $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
 	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|fuzz_.*)$$'
 
@@ -57,6 +67,22 @@ bench-serve: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target tern serve_inprocess_bench
 	/usr/bin/python3 bench/run_serve_bench.py --build-dir $(BUILD) $(SERVE_BENCH_ARGS)
 
+# Installs the build (library, headers, CMake and pkg-config files, `tern`, docs) under PREFIX
+# (default /usr/local): `make install PREFIX=$$HOME/.local`.
+PREFIX ?=
+install: build
+	cmake --install $(BUILD) $(if $(PREFIX),--prefix $(PREFIX))
+
+# The Debian package: a release build of its own (no -Werror, no tests, installed under /usr),
+# then CPack: $(PACKAGE_BUILD)/tern_<version>_amd64.deb.
+PACKAGE_BUILD ?= build-package
+package:
+	cmake -S . -B $(PACKAGE_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \
+	  -DTERN_WERROR=OFF -DTERN_BUILD_TESTS=OFF $(CMAKE_FLAGS)
+	cmake --build $(PACKAGE_BUILD) -j $(JOBS)
+	cd $(PACKAGE_BUILD) && cpack -G DEB
+	@ls $(PACKAGE_BUILD)/*.deb
+
 # The seed's 27-trial sweep (learning rate x weight decay x augmentation strength) at a reduced
 # size: sequential trials (2 threads each) vs --parallel 2 (1 thread each) vs ASHA; writes the
 # "Hyperparameter sweeps" section of BENCHMARKS.md (~15 minutes on 2 idle cores).
@@ -82,4 +108,4 @@ check-format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(PACKAGE_BUILD)

@@ -25,6 +25,7 @@ TREES = {
     "tests/examples": ["config"],
     "tests/serve": ["config", "serve"],
     "tests/dist": ["config", "train", "dist"],
+    "tests/install": ["train", "serve"],
 }
 
 # Vendor headers (a prefix of the name inside <>) and the folders that wrap them. Test files

@@ -16,6 +16,7 @@
 
 #include "tern/base/error.h"
 #include "tern/base/sha256.h"
+#include "tern/base/version.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/pipeline_spec.h"
 #include "tern/io/atomic_file.h"
@@ -537,7 +538,8 @@ std::string write_model_dir(const ModelDirContents& c, const std::string& dir) {
     fs::create_directory(tmp);
     json manifest = {{"format", "tern.model"},
                      {"format_version", kModelDirFormatVersion},
-                     {"model", c.model_name}};
+                     {"model", c.model_name},
+                     {"tern_version", version()}};  // informational; part of the fingerprint
     io::write_new_file_synced(tmp + "/" + kManifestFile, manifest.dump(2) + "\n");
     io::write_new_file_synced(tmp + "/" + kGraphFile, ir::print_graph(*c.graph));
     io::write_new_file_synced(
@@ -587,6 +589,7 @@ ModelDirContents read_model_dir(const std::string& dir) {
                    ": key 'format_version' is ", v.dump(), "; this build reads version ",
                    kModelDirFormatVersion);
     c.model_name = string_field(m, "model", "", file);
+    if (m.contains("tern_version")) c.tern_version = string_field(m, "tern_version", "", file);
   }
   {
     std::string file = dir + "/" + kFingerprintFile;

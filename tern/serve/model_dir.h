@@ -103,6 +103,7 @@ struct ModelDirContents {
   StoredSignatures signatures;
   std::map<std::string, std::string> assets;  // file name under assets/ -> bytes
   std::string fingerprint;                    // set by read_model_dir (and write_model_dir)
+  std::string tern_version;  // set by read_model_dir: the tern that wrote it ("" before 0.5.0)
 };
 
 // Writes `contents` as version directory `dir` (atomically, see above); FailedPrecondition if `dir`

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "tern/base/version.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/idx_images.h"
 #include "tern/io/atomic_file.h"
@@ -85,6 +86,7 @@ TEST(ModelDir, RoundTrip) {
   EXPECT_EQ(c.fingerprint, r.fingerprint);
   EXPECT_EQ(c.fingerprint.size(), 64u);
   EXPECT_EQ(c.model_name, m->name());
+  EXPECT_EQ(c.tern_version, tern::version());  // manifest.json records the tern that wrote it
   EXPECT_EQ(ir::print_graph(*c.graph),
             ir::print_graph(*trace_inference_graph(*m, image_options(), 1)));
   ASSERT_EQ(c.weights.size(), m->weights().size());

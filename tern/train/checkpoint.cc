@@ -14,6 +14,7 @@
 
 #include "tern/base/logging.h"
 #include "tern/base/sha256.h"
+#include "tern/base/version.h"
 #include "tern/data/iterator_state.h"
 #include "tern/dist/data_parallel.h"
 #include "tern/io/atomic_file.h"
@@ -283,6 +284,7 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
     }
     json manifest = state_to_json(state);
     manifest["model"] = model.name();
+    manifest["tern_version"] = version();  // informational: readers check "version" (the format)
     json files = json::object();
     auto add_file = [&](const char* name, const std::string& bytes) {
       io::write_new_file_synced(tmp + "/" + name, bytes);

@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tern/base/sha256.h"
+#include "tern/base/version.h"
 #include "tern/io/atomic_file.h"
 #include "tern/train/model_checkpoint.h"
 #include "tern/train/model_weights.h"
@@ -268,6 +269,9 @@ class CorruptCheckpointTest : public CheckpointTest {
     m->fit(make_pipeline(x_, y_), o);
     ckpt_ = dir_ + "/ckpt-0000000002";
     ASSERT_NO_THROW(read_checkpoint(ckpt_));
+    // The manifest records the tern that wrote it (informational, not checked on read).
+    EXPECT_EQ(nlohmann::json::parse(io::read_file(file("manifest.json")))["tern_version"],
+              tern::version());
   }
   std::string file(const std::string& name) const { return ckpt_ + "/" + name; }
   // Replaces a data file and re-signs the manifest, so only the format validator can object.

@@ -21,6 +21,9 @@ int cmd_export(int argc, char** argv);
 int cmd_serve(int argc, char** argv);
 // `tern predict --model DIR`: an exported model, no config (cmd_predict dispatches here).
 int cmd_predict_model(int argc, char** argv);
+// `tern --version`: versions of tern and oneDNN, compiler, build type, kernel instruction set.
+int cmd_version(int argc, char** argv);
+
 // `tern sweep`: hyperparameter sweeps (trials as `tern train` processes); `tern sweep report`.
 int cmd_sweep(int argc, char** argv);
 

@@ -19,7 +19,7 @@ void print_usage(std::ostream& os) {
   os << "usage: tern COMMAND [options]\n\ncommands:\n";
   for (const auto& c : tern::tools::commands())
     os << "  " << std::left << std::setw(12) << c.name << c.summary << "\n";
-  os << "\n'tern COMMAND --help' describes a command.\n"
+  os << "\n'tern COMMAND --help' describes a command; 'tern --version' prints the version.\n"
         "exit status: 0 done, 1 error, 2 usage error (a bad flag, argument or config key)\n";
 }
 
@@ -44,6 +44,7 @@ int main(int argc, char** argv) {
   }
   std::string cmd = argv[1];
   try {
+    if (cmd == "--version") return tern::tools::cmd_version(argc - 1, argv + 1);
     for (const auto& c : tern::tools::commands()) {
       if (cmd == c.name) return c.run(argc - 1, argv + 1);
     }

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tern/base/strings.h"
+#include "tern/base/version.h"
 #include "tern/format/tfrecord_frame.h"
 #include "tern/io/atomic_file.h"
 #include "tern/io/event_file.h"
@@ -164,6 +165,7 @@ TEST_F(ObserveCommands, TrainWritesLogsAndCheckpointsThatToolsRead) {
     EXPECT_TRUE(j["monitor"].contains(k)) << k;
   }
   EXPECT_EQ(j["monitor"]["steps"], 12);
+  EXPECT_EQ(j["tern_version"], tern::version());
 
   std::string out = captured({"logs", dir_ + "/run/logs", "--tag", "epoch_loss"}, cmd_logs, &rc);
   EXPECT_EQ(rc, 0);

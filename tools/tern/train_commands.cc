@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 #include <vector>
 
+#include "tern/base/version.h"
 #include "tern/config/builders.h"
 #include "tern/config/resume.h"
 #include "tern/config/trainer.h"
@@ -210,6 +211,7 @@ nlohmann::ordered_json run_summary(const nn::EvaluateResult& test, const train::
                   {"compute_seconds", st.compute_seconds},
                   {"validation_seconds", st.validation_seconds}};
   j["weights"] = weights;
+  j["tern_version"] = version();
   return j;
 }
 

@@ -1,7 +1,7 @@
 // all_finite on the CPU for every float dtype: each input scanned by has_non_finite (nan_guard.h:
 // unsigned-integer exponent tests, no float compares, no early exit, the same instructions for
 // f32, f64, bf16 and f16). Large inputs are split over the OpenMP threads; the answer does not
-// depend on how.
+// depend on how. Baseline x86-64 code (the scan is memory-bound): registered on every CPU.
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/nan_guard.h"
 

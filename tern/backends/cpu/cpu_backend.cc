@@ -8,6 +8,7 @@
 #include <cstring>
 #include <fstream>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/base/thread_pool.h"
@@ -89,6 +90,19 @@ class CpuBackend final : public DeviceBackend {
 void register_cpu_backend(kernels::KernelRegistry& kernels, DeviceRegistry& devices) {
   if (!devices.find(DeviceType::kCPU)) devices.add(std::make_unique<CpuBackend>());
   register_cpu_kernels(kernels);
+}
+
+std::string onednn_version_built() {
+  return str_cat(DNNL_VERSION_MAJOR, ".", DNNL_VERSION_MINOR, ".", DNNL_VERSION_PATCH);
+}
+
+std::string onednn_version_loaded() {
+  const dnnl_version_t* v = dnnl_version();
+  return str_cat(v->major, ".", v->minor, ".", v->patch);
+}
+
+std::string vector_kernels_isa() {
+  return cpu_isa_name(cpu_isa());
 }
 
 }  // namespace tern::cpu

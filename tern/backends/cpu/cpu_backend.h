@@ -3,6 +3,8 @@
 // of the reference kernels.
 #pragma once
 
+#include <string>
+
 #include "tern/device/device.h"
 #include "tern/kernels/kernel.h"
 
@@ -10,5 +12,12 @@ namespace tern::cpu {
 
 // Registers the CPU DeviceBackend and every fast CPU kernel candidate (idempotent).
 void register_cpu_backend(kernels::KernelRegistry& kernels, DeviceRegistry& devices);
+
+// oneDNN's version as "2.6.3": the headers tern was compiled with, and the library loaded now.
+std::string onednn_version_built();
+std::string onednn_version_loaded();
+// The instructions the vectorized kernels use on this CPU: "x86-64-v3", or "x86-64" when the
+// CPU (or TERN_CPU_ISA) rules them out and ref kernels run instead (cpu_isa.h).
+std::string vector_kernels_isa();
 
 }  // namespace tern::cpu

@@ -1,6 +1,7 @@
 // The list of fast CPU kernel families.
 #include "tern/backends/cpu/cpu_kernels.h"
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/onednn_kernels.h"
 
@@ -13,18 +14,23 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_onednn_batch_norm(r);
   register_onednn_softmax(r);
   register_onednn_eltwise(r);
-  register_optimizer_kernels(r);
-  register_softmax_xent_kernels(r);
-  register_dropout_kernels(r);
-  register_max_pool_kernels(r);
-  register_max_pool_grad_kernels(r);
-  register_reduce_kernels(r);
-  register_transpose_kernels(r);
-  register_elementwise_unary_kernels(r);
-  register_elementwise_binary_kernels(r);
-  register_fused_elementwise_kernels(r);
-  register_batch_norm_kernels(r);
-  register_layer_norm_kernels(r);
+  // The vectorized families are compiled for x86-64-v3 (cpu_isa.h); on an older CPU (or with
+  // TERN_CPU_ISA=x86-64) oneDNN and ref serve their ops.
+  if (cpu_isa() == CpuIsa::kX86_64_v3) {
+    register_optimizer_kernels(r);
+    register_softmax_xent_kernels(r);
+    register_dropout_kernels(r);
+    register_max_pool_kernels(r);
+    register_max_pool_grad_kernels(r);
+    register_reduce_kernels(r);
+    register_transpose_kernels(r);
+    register_elementwise_unary_kernels(r);
+    register_elementwise_binary_kernels(r);
+    register_fused_elementwise_kernels(r);
+    register_batch_norm_kernels(r);
+    register_layer_norm_kernels(r);
+  }
+  // all_finite scans with nan_guard.h's baseline loops (memory-bound): every CPU.
   register_all_finite_kernels(r);
 }
 

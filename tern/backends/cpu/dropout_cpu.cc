@@ -9,7 +9,10 @@
 #include <cmath>
 #include <type_traits>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -116,3 +119,5 @@ void register_dropout_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

@@ -5,9 +5,12 @@
 #include <cstring>
 #include <memory>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -220,3 +223,5 @@ void register_elementwise_binary_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

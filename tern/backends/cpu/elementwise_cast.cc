@@ -2,9 +2,12 @@
 // decline to ref. Rounding is to nearest even, identical to the reference conversions.
 #include <cstring>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -72,3 +75,5 @@ void register_elementwise_cast_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

@@ -1,8 +1,11 @@
 // Vectorized comparisons (equal, not_equal, less, less_equal, greater, greater_equal) on every
 // dtype, bool output, over the same 2-D broadcast plans as the arithmetic kernels; 16-bit floats
 // are compared in float blocks (exact: widening keeps order and equality).
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -118,3 +121,5 @@ void register_elementwise_compare_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

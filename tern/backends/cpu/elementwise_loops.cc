@@ -8,6 +8,10 @@
 
 #include <bit>
 
+#include "tern/backends/cpu/cpu_isa.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
+
 namespace tern::cpu {
 
 void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
@@ -134,3 +138,5 @@ std::string plan_broadcast(const kernels::KernelSignature& sig, BroadcastPlan* p
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

@@ -4,10 +4,13 @@
 // elementwise_math.h); 16-bit floats compute in float blocks. sin and cos stay on ref.
 #include <immintrin.h>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -226,3 +229,5 @@ void register_elementwise_unary_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

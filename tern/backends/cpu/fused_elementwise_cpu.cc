@@ -9,10 +9,13 @@
 
 #include <cmath>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
 #include "tern/ops/fused_program.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -262,3 +265,5 @@ void register_fused_elementwise_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

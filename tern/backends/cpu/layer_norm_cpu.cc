@@ -13,7 +13,10 @@
 #include <cmath>
 #include <vector>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -186,3 +189,5 @@ void register_layer_norm_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

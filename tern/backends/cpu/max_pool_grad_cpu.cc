@@ -12,8 +12,11 @@
 #include <cstring>
 #include <type_traits>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/ops/conv_geometry.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -183,3 +186,5 @@ void register_max_pool_grad_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

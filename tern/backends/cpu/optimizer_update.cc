@@ -7,12 +7,13 @@
 #include <cmath>
 #include <memory>
 
-#ifdef __AVX__
 #include <immintrin.h>
-#endif
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/ops/optimizer_layout.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -56,17 +57,13 @@ struct Sgd {
 // their radicands to a small block and take the roots here with AVX.
 inline void sqrt_inplace(float* x, int64_t n) {
   int64_t e = 0;
-#ifdef __AVX__
   for (; e + 8 <= n; e += 8) _mm256_storeu_ps(x + e, _mm256_sqrt_ps(_mm256_loadu_ps(x + e)));
-#endif
   for (; e < n; ++e) x[e] = std::sqrt(x[e]);
 }
 
 inline void sqrt_inplace(double* x, int64_t n) {
   int64_t e = 0;
-#ifdef __AVX__
   for (; e + 4 <= n; e += 4) _mm256_storeu_pd(x + e, _mm256_sqrt_pd(_mm256_loadu_pd(x + e)));
-#endif
   for (; e < n; ++e) x[e] = std::sqrt(x[e]);
 }
 
@@ -277,3 +274,5 @@ void register_optimizer_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

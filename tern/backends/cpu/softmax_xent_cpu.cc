@@ -10,7 +10,10 @@
 #include <cmath>
 #include <limits>
 
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
 namespace tern::cpu {
 namespace {
@@ -105,6 +108,40 @@ inline std::pair<float, float> exp_row(const float* __restrict x, float* __restr
   return {mx, sum};
 }
 
+// One row of each kernel below, in functions of their own: the OpenMP loops only call them (clang
+// compiles an OpenMP region as a function of its own, outside the x86-64-v3 region of cpu_isa.h).
+
+// Loss of row x[0, c) with label `label`; d = softmax(x) - onehot(label).
+float sparse_xent_row(const float* xr, int64_t label, float* d, int64_t c) {
+  auto [mx, sum] = exp_row(xr, d, c);
+  const float inv = 1.f / sum;
+#pragma omp simd
+  for (int64_t j = 0; j < c; ++j) d[j] *= inv;
+  d[label] -= 1.f;
+  return std::log(sum) + mx - xr[label];
+}
+
+// Loss of row x[0, c) against the distribution z (any total); d = softmax(x) * sum(z) - z.
+float xent_row(const float* xr, const float* zr, float* d, int64_t c) {
+  auto [mx, sum] = exp_row(xr, d, c);
+  const float zsum = sum_row(zr, c);
+  const float lse = std::log(sum) + mx, scale = zsum / sum;
+  __m256 acc = _mm256_setzero_ps();
+  const __m256 vlse = _mm256_set1_ps(lse), vscale = _mm256_set1_ps(scale);
+  int64_t j = 0;
+  for (; j + 8 <= c; j += 8) {  // loss += z (lse - x); d = d * scale - z
+    __m256 z8 = _mm256_loadu_ps(zr + j);
+    acc = _mm256_fmadd_ps(z8, _mm256_sub_ps(vlse, _mm256_loadu_ps(xr + j)), acc);
+    _mm256_storeu_ps(d + j, _mm256_fmsub_ps(_mm256_loadu_ps(d + j), vscale, z8));
+  }
+  float l = horizontal_sum(acc);
+  for (; j < c; ++j) {
+    l += zr[j] * (lse - xr[j]);
+    d[j] = d[j] * scale - zr[j];
+  }
+  return l;
+}
+
 template <typename L>
 void sparse_xent_f32(KernelContext& ctx) {
   const Tensor& logits = ctx.inputs[0];
@@ -122,15 +159,7 @@ void sparse_xent_f32(KernelContext& ctx) {
   }
 #pragma omp parallel for schedule(static) if (rows * c >= kParallelThreshold && !omp_in_parallel())
   for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * c;
-    float* d = dl + r * c;
-    auto [mx, sum] = exp_row(xr, d, c);
-    const int64_t label = static_cast<int64_t>(labels[r]);
-    const float inv = 1.f / sum;
-#pragma omp simd
-    for (int64_t j = 0; j < c; ++j) d[j] *= inv;
-    d[label] -= 1.f;
-    loss[r] = std::log(sum) + mx - xr[label];
+    loss[r] = sparse_xent_row(x + r * c, static_cast<int64_t>(labels[r]), dl + r * c, c);
   }
 }
 
@@ -143,28 +172,7 @@ void xent_f32(KernelContext& ctx) {
   const int64_t c = logits.shape()[logits.rank() - 1];
   const int64_t rows = logits.num_elements() / c;
 #pragma omp parallel for schedule(static) if (rows * c >= kParallelThreshold && !omp_in_parallel())
-  for (int64_t r = 0; r < rows; ++r) {
-    const float* xr = x + r * c;
-    const float* zr = z + r * c;
-    float* d = dl + r * c;
-    auto [mx, sum] = exp_row(xr, d, c);
-    const float zsum = sum_row(zr, c);
-    const float lse = std::log(sum) + mx, scale = zsum / sum;
-    __m256 acc = _mm256_setzero_ps();
-    const __m256 vlse = _mm256_set1_ps(lse), vscale = _mm256_set1_ps(scale);
-    int64_t j = 0;
-    for (; j + 8 <= c; j += 8) {  // loss += z (lse - x); d = d * scale - z
-      __m256 z8 = _mm256_loadu_ps(zr + j);
-      acc = _mm256_fmadd_ps(z8, _mm256_sub_ps(vlse, _mm256_loadu_ps(xr + j)), acc);
-      _mm256_storeu_ps(d + j, _mm256_fmsub_ps(_mm256_loadu_ps(d + j), vscale, z8));
-    }
-    float l = horizontal_sum(acc);
-    for (; j < c; ++j) {
-      l += zr[j] * (lse - xr[j]);
-      d[j] = d[j] * scale - zr[j];
-    }
-    loss[r] = l;
-  }
+  for (int64_t r = 0; r < rows; ++r) loss[r] = xent_row(x + r * c, z + r * c, dl + r * c, c);
 }
 
 }  // namespace
@@ -183,3 +191,5 @@ void register_softmax_xent_kernels(kernels::KernelRegistry& r) {
 }
 
 }  // namespace tern::cpu
+
+TERN_CPU_V3_END

@@ -1,0 +1,49 @@
+// Which x86-64 instructions the vectorized CPU kernels use, and the run-time check that allows
+// them.
+//
+// tern is compiled for baseline x86-64 (any 64-bit x86 CPU; -march=native with TERN_NATIVE=ON).
+// The files of the vectorized kernel families (elementwise_*.cc, reduce_sum.cc, softmax_xent_cpu.cc
+// ...) compile their code for x86-64-v3 (AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE) by writing it
+// between TERN_CPU_V3_BEGIN and TERN_CPU_V3_END, after their #includes. The region is a target
+// pragma, so only the functions that file defines get those instructions: the standard library's
+// and tern's header templates instantiated there keep baseline code, and the linker cannot pick
+// an AVX2 copy of them for the rest of the program (check_cpu_isa.py checks the objects).
+// register_cpu_kernels registers those families only when cpu_isa() is kX86_64_v3; otherwise the
+// oneDNN kernels (which dispatch on the CPU themselves) and the ref kernels run. The choice is
+// made once, like oneDNN's: TERN_CPU_ISA=x86-64 in the environment forces the baseline path (as
+// ONEDNN_MAX_CPU_ISA caps oneDNN's), e.g. to test it on a newer machine.
+//
+// Under clang the region is `#pragma clang attribute`, which does not reach the functions clang
+// makes of `#pragma omp parallel` bodies: such a body calls a function of the file rather than
+// using intrinsics itself (GCC gives those functions the region's target).
+//
+// Nothing here decides what the rest of tern is compiled for; that is CMake's TERN_NATIVE option.
+#pragma once
+
+#include <string>
+
+// _Pragma takes one string literal: no line breaks inside it.
+// clang-format off
+#if defined(__clang__)
+#define TERN_CPU_V3_BEGIN _Pragma("clang attribute push(__attribute__((target(\"avx2,fma,f16c,bmi,bmi2,lzcnt,movbe,popcnt\"))), apply_to = function)")
+#define TERN_CPU_V3_END _Pragma("clang attribute pop")
+#else
+#define TERN_CPU_V3_BEGIN _Pragma("GCC push_options") _Pragma("GCC target(\"avx2,fma,f16c,bmi,bmi2,lzcnt,movbe,popcnt\")")
+#define TERN_CPU_V3_END _Pragma("GCC pop_options")
+#endif
+// clang-format on
+
+namespace tern::cpu {
+
+enum class CpuIsa {
+  kX86_64,     // baseline: SSE2; the vectorized families are not registered
+  kX86_64_v3,  // AVX2, FMA, F16C, BMI1/2, LZCNT, MOVBE (Haswell, Zen and later)
+};
+
+// What this CPU runs, capped by TERN_CPU_ISA ("x86-64" or "x86-64-v3"; read once, at the first
+// call). An unknown TERN_CPU_ISA value is an InvalidArgument error naming the variable.
+CpuIsa cpu_isa();
+// "x86-64" / "x86-64-v3".
+std::string cpu_isa_name(CpuIsa isa);
+
+}  // namespace tern::cpu
