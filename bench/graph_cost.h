@@ -24,9 +24,9 @@ namespace tern::bench {
 
 struct GraphCost {
   double matmul_flops = 0;
-  double conv_flops = 0;         // as a direct convolution (Winograd does fewer multiplications)
-  double optimizer_bytes = 0;    // the optimizer update nodes
-  double norm_bytes = 0;         // batch norm and layer norm, forward and backward
+  double conv_flops = 0;       // as a direct convolution (Winograd does fewer multiplications)
+  double optimizer_bytes = 0;  // the optimizer update nodes
+  double norm_bytes = 0;       // batch norm and layer norm, forward and backward
   double flops() const { return matmul_flops + conv_flops; }
 };
 
@@ -61,8 +61,10 @@ inline GraphCost graph_cost(const ir::Graph& g) {
                op == "rmsprop_update") {
       ops::OptimizerLayout l = ops::optimizer_layout(op, n->attrs());
       for (int i = 0; i < l.num_params; ++i) {
-        c.optimizer_bytes += 2 * value_bytes(n->input(l.param(i))) + value_bytes(n->input(l.grad(i)));
-        for (int s = 0; s < l.num_slots(); ++s) c.optimizer_bytes += 2 * value_bytes(n->input(l.slot(s, i)));
+        c.optimizer_bytes +=
+            2 * value_bytes(n->input(l.param(i))) + value_bytes(n->input(l.grad(i)));
+        for (int s = 0; s < l.num_slots(); ++s)
+          c.optimizer_bytes += 2 * value_bytes(n->input(l.slot(s, i)));
       }
     } else if (op == "batch_norm_training") {
       c.norm_bytes += 3 * value_bytes(n->input(0));

@@ -137,7 +137,8 @@ std::pair<double, std::string> time_workload(const Workload& w, double min_time)
 // The triad over `threads` threads: {median seconds per run, bytes per run}.
 std::pair<double, double> time_triad(double min_time, int threads) {
   const int64_t n = int64_t{32} << 20;  // 128 MiB per array
-  std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n)), c(static_cast<size_t>(n));
+  std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n)),
+      c(static_cast<size_t>(n));
   auto parallel = [&](auto&& body) {
     std::vector<std::thread> pool;
     for (int t = 0; t < threads; ++t) {
@@ -168,7 +169,8 @@ std::pair<double, double> time_triad(double min_time, int threads) {
     parallel(triad);
     times.push_back(wall_seconds() - t0);
   }
-  if (a[static_cast<size_t>(n / 2)] != 7.0f) throw_error(ErrorCode::kInternal, "triad: wrong result");
+  if (a[static_cast<size_t>(n / 2)] != 7.0f)
+    throw_error(ErrorCode::kInternal, "triad: wrong result");
   return {median(times), 12.0 * static_cast<double>(n)};
 }
 
@@ -195,9 +197,10 @@ int main_impl(int argc, char** argv) {
   }
   runtime::initialize();
   runtime::set_intra_op_threads(0);  // one OpenMP thread per available core
-  const bool triad_selected = (filter.empty() && name.empty()) ||
-                              (!filter.empty() && std::string("stream_triad").find(filter) != std::string::npos) ||
-                              name == "stream_triad";
+  const bool triad_selected =
+      (filter.empty() && name.empty()) ||
+      (!filter.empty() && std::string("stream_triad").find(filter) != std::string::npos) ||
+      name == "stream_triad";
   if (list && triad_selected) std::printf("stream_triad\n");
   if (!list && triad_selected) {
     const int threads = runtime::intra_op_threads();

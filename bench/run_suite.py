@@ -205,6 +205,8 @@ def selected(a):
 
 def measure(a, build, env):
     info = machine(a)
+    info["command"] = ("make bench" if os.environ.get("TERN_BENCH_FROM_MAKE")
+                       else " ".join(["bench/run_suite.py"] + sys.argv[1:]))
     log(f"machine: {info['cpu']}, {info['cores']} cores; peers {info['versions']}")
     only = selected(a)
     info["first_step_check"] = None
@@ -490,7 +492,7 @@ def replace_section(path, section):
 def write_markdown(a, info, tables, elapsed):
     notes_path = os.path.join(ROOT, "bench", "benchmarks_notes.md")
     notes = open(notes_path).read() if os.path.exists(notes_path) else ""
-    cmd = "make bench" if os.environ.get("TERN_BENCH_FROM_MAKE") else " ".join(["bench/run_suite.py"] + sys.argv[1:])
+    cmd = info.get("command", "bench/run_suite.py")
     v = info.get("versions", {})
     peers = (f"TensorFlow {v.get('tensorflow', '?')} (Keras {v.get('keras', '?')}), PyTorch {v.get('torch', '?')} "
              f"(torchvision {v.get('torchvision', '?')}; {v.get('torch_build', 'PyPI')}), onnxruntime "

@@ -278,7 +278,8 @@ void run_epoch(const Args& a, const config::TrainConfig& c, nn::FitOptions fo,
   // The steady part: from the end of the first step (compilation, first touch) to the end of the
   // epoch, scaled to the epoch's number of steps.
   double first = std::chrono::duration<double>(timer->first_end_ - w0).count();
-  double steady = n > 1 ? (wall - first) * static_cast<double>(n) / static_cast<double>(n - 1) : wall;
+  double steady =
+      n > 1 ? (wall - first) * static_cast<double>(n) / static_cast<double>(n - 1) : wall;
   std::printf(
       ", \"seconds\": %.4f, \"steady_seconds\": %.4f, \"first_step_seconds\": %.4f, "
       "\"cpu_seconds\": %.4f, \"steps\": %lld, \"test_accuracy\": %.5f",
@@ -302,8 +303,8 @@ void run_steps(const Args& a, const config::TrainConfig& c, nn::FitOptions fo,
   double c0 = cpu_seconds();
   model->fit(ds, fo);
   double cpu = (cpu_seconds() - c0) / static_cast<double>(a.steps);
-  std::printf(", \"seconds\": %.6f, \"cpu_seconds\": %.6f, \"steps\": %lld", median(timer->seconds_),
-              cpu, static_cast<long long>(a.steps));
+  std::printf(", \"seconds\": %.6f, \"cpu_seconds\": %.6f, \"steps\": %lld",
+              median(timer->seconds_), cpu, static_cast<long long>(a.steps));
   print_cost(train_step_cost(*model), 1.0);
   if (a.profile) {
     OpTimeSink sink;
@@ -353,7 +354,8 @@ void run_inference(const Args& a) {
   double cpu = (cpu_seconds() - c0) / static_cast<double>(a.steps);
   std::sort(secs.begin(), secs.end());
   auto pct = [&](double p) {
-    return secs[std::min(secs.size() - 1, static_cast<size_t>(p * static_cast<double>(secs.size())))];
+    return secs[std::min(secs.size() - 1,
+                         static_cast<size_t>(p * static_cast<double>(secs.size())))];
   };
   std::printf(
       ", \"batch\": %lld, \"seconds\": %.7f, \"p50_seconds\": %.7f, \"p99_seconds\": %.7f, "
@@ -374,6 +376,9 @@ int run(const Args& a) {
   if (!a.order_out.empty()) {
     config::ClassificationData d = config::load_data(c);
     write_order(a.order_out, a, c, d.train_x.shape()[0]);
+    std::printf("{\"workload\": \"%s\", \"order_out\": \"%s\", \"rows\": %lld}\n",
+                a.workload.c_str(), a.order_out.c_str(),
+                static_cast<long long>(d.train_x.shape()[0]));
     return 0;
   }
   std::printf(
