@@ -338,7 +338,7 @@ def train_rows(results, only, pv):
     return rows
 
 
-def infer_rows(results, only):
+def infer_rows(results, only, pv):
     rows = []
     for rid, flag, batch, desc in INFER_ROWS:
         if only and rid.upper() not in only:
@@ -371,6 +371,9 @@ def infer_rows(results, only):
             ort = row["peers"]["ort"]["value"]
             row["ratio_ort"] = row["tern"] / ort if ort and row["tern"] else None
         row["fastest"] = best
+        row["floor"], row["floor_text"] = floor_of(tern, False, pv) if tern else (None, "")
+        per_call = row["tern"] if batch == 1 else (batch / row["tern"] if row["tern"] else None)
+        row["fraction"] = row["floor"] / per_call if row["floor"] and per_call else None
         rows.append(row)
     return rows
 
@@ -440,9 +443,11 @@ def format_tables(trows, irows, peaks, pv):
                                f"{q:.2f}x{' (met)' if q <= 0.8 else ' (not met)'} | <= 0.8x |")
     if irows:
         out += ["", "Inference (in-process, f32; batch 1: p50 latency, p99 in brackets, over the calls; batch 256: "
-                "rows per second). Goal: >= 1.0x onnxruntime.", "",
-                "| workload | tern | " + " | ".join(l for _, l in INFER_PEERS) + " | fastest peer / tern | vs ORT |",
-                "|---|---|" + "---|" * len(INFER_PEERS) + "---|---|"]
+                "rows per second). Goal: >= 1.0x onnxruntime. The floor is per call (the forward pass's FLOPs "
+                "and batch-norm bytes at the machine's rates).", "",
+                "| workload | tern | " + " | ".join(l for _, l in INFER_PEERS) +
+                " | fastest peer / tern | vs ORT | floor per call | tern % of floor |",
+                "|---|---|" + "---|" * len(INFER_PEERS) + "---|---|---|---|"]
         for r in irows:
             def cell(v, p99):
                 if v is None:
@@ -452,10 +457,12 @@ def format_tables(trows, irows, peaks, pv):
                      ("failed" if r["peers"][s]["error"] else "n/a") for s, _ in INFER_PEERS]
             ratio = f"{r['ratio']:.2f}x vs {label[r['fastest'][1]]}" if r["ratio"] else "n/a"
             ort = f"{r['ratio_ort']:.2f}x{met(r['ratio_ort'], GOAL_ORT)}" if r["ratio_ort"] else "n/a"
+            frac = f"{100 * r['fraction']:.0f}%" if r["fraction"] else "n/a"
             out.append(f"| {r['id']}: {r['desc']} | {cell(r['tern'], r['tern_p99'])} | " + " | ".join(cells) +
-                       f" | {ratio} | {ort} |")
+                       f" | {ratio} | {ort} | {fmt_s(r['floor'])} | {frac} |")
         errs = [f"{r['id']} {label[s]}: {r['peers'][s]['error'][:100]}" for r in irows for s, _ in INFER_PEERS
                 if r["peers"][s]["error"]]
+        out += [""] + [f"- {r['id']} floor per call: {r['floor_text'] or 'n/a'}" for r in irows]
         if errs:
             out += [""] + [f"- failed: {e}" for e in errs]
     out += ["", "| machine rate (bench/ops_bench; best run) | tern | PyTorch |", "|---|---|---|"]
@@ -582,7 +589,7 @@ def main():
                        "warmup": a.warmup, "epoch_steps": a.epoch_steps, "only": sorted(only), "peaks": peaks,
                        "results": results}, f, indent=1)
     pv = peak_values(peaks)
-    trows, irows = train_rows(results, only, pv), infer_rows(results, only)
+    trows, irows = train_rows(results, only, pv), infer_rows(results, only, pv)
     tables = format_tables(trows, irows, peaks, pv)
     print(tables)
     write_markdown(a, info, tables, elapsed)

@@ -10,7 +10,8 @@
 //   w9  ResNet-50 (ImageNet stem), 64x64x3 synthetic batches of 32, SGD momentum 0.9
 //   i-cnn, i-resnet18  inference: w3's CNN or w4's ResNet-18 exported (Model::save) and loaded as
 //       a Servable (the in-process API of `tern serve`, tern/serve/model_dir.h), --steps calls of
-//       --batch random rows after --warmup calls: p50 / p99 latency and rows per second
+//       --batch random rows after --warmup calls: p50 / p99 latency and rows per second (the work
+//       of a call counted on the same forward pass compiled by predict())
 // Epoch workloads time fit() over one epoch (step compilation and the input pipeline included)
 // and also report the time from the end of the first step to the end of the epoch (the steady
 // part, which run_suite.py compares); step workloads time each step after --warmup steps and
@@ -150,11 +151,16 @@ data::DatasetPtr synthetic(const Args& a, const config::TrainConfig& c, Shape* s
                            sample);
 }
 
-const runtime::Executable* train_step(nn::Model& model) {
+// The model's compiled step called `name` ("train_step", "predict_step"); null if none.
+const runtime::Executable* compiled_step(nn::Model& model, const std::string& name) {
   for (const auto& [key, step] : model.training_state()->steps) {
-    if (step.exe && step.exe->graph().name() == "train_step") return step.exe.get();
+    if (step.exe && step.exe->graph().name() == name) return step.exe.get();
   }
   return nullptr;
+}
+
+const runtime::Executable* train_step(nn::Model& model) {
+  return compiled_step(model, "train_step");
 }
 
 GraphCost train_step_cost(nn::Model& model) {
@@ -323,6 +329,17 @@ void run_inference(const Args& a) {
   const Shape sample = cnn ? Shape({28, 28}) : Shape({32, 32, 3});
   std::shared_ptr<nn::Model> model = config::make_model(c, sample);
   model->build();
+  std::vector<int64_t> dims = {a.batch};
+  for (int64_t d : sample.dims()) dims.push_back(d);
+  Tensor x(DType::kF32, Shape(dims));
+  std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
+  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
+  // The work of one call for the floor: the same forward pass compiled as predict() compiles it.
+  config::compile_model(*model, c, 1);
+  model->predict(x, a.batch);
+  const runtime::Executable* predict = compiled_step(*model, "predict_step");
+  const GraphCost cost = predict ? graph_cost(predict->graph()) : GraphCost{};
   std::string dir = (std::filesystem::temp_directory_path() /
                      str_cat("tern_infer_bench_", getpid(), "_", a.workload))
                         .string();
@@ -333,12 +350,6 @@ void run_inference(const Args& a) {
   const serve::Signature& sig = servable->signatures().at(serve::kDefaultSignature);
   TERN_CHECK(sig.inputs.size() == 1, "inference bench: the signature has ", sig.inputs.size(),
              " inputs");
-  std::vector<int64_t> dims = {a.batch};
-  for (int64_t d : sample.dims()) dims.push_back(d);
-  Tensor x(DType::kF32, Shape(dims));
-  std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
-  std::uniform_real_distribution<float> unit(0.0f, 1.0f);
-  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
   serve::TensorMap in{{sig.inputs.begin()->first, serve::TensorValue::from_tensor(x)}};
   for (int64_t i = 0; i < std::max<int64_t>(a.warmup, 1); ++i)
     servable->run(serve::kDefaultSignature, in);
@@ -362,6 +373,7 @@ void run_inference(const Args& a) {
       "\"rows_per_second\": %.2f, \"cpu_seconds\": %.7f, \"steps\": %lld",
       static_cast<long long>(a.batch), median(secs), pct(0.5), pct(0.99),
       static_cast<double>(a.batch * a.steps) / wall, cpu, static_cast<long long>(a.steps));
+  print_cost(cost, 1.0);
 }
 
 int run(const Args& a) {
