@@ -55,7 +55,7 @@ train: build
 # The benchmark suite: tern vs TensorFlow 2.21 (with and without XLA), PyTorch 2.x (eager and
 # torch.compile) and onnxruntime on the same machine, one run: bench/setup-peers.sh installs the
 # peers into .venv-peers/ (pinned, from PyPI; does nothing when up to date), then the suite prints
-# the tables and replaces its section of BENCHMARKS.md (~3 hours on 2 cores with the default 3
+# the tables and replaces its section of BENCHMARKS.md (~2 hours on 2 idle cores with the default 3
 # repeats). Options: BENCH_ARGS="--repeats 1 --only W1,W4".
 BENCH_ARGS ?=
 bench: $(BUILD)/build.ninja
