@@ -198,8 +198,9 @@ def selected(a):
     known = {r[0].upper() for r in TRAIN_ROWS} | {r[0].upper() for r in INFER_ROWS}
     unknown = only - known
     if unknown:
-        raise SystemExit(f"run_suite.py: --only: unknown rows {', '.join(sorted(unknown))} "
-                         f"(rows: {', '.join(r[0] for r in TRAIN_ROWS + INFER_ROWS)})")
+        print(f"run_suite.py: --only: unknown rows {', '.join(sorted(unknown))} "
+              f"(rows: {', '.join(r[0] for r in TRAIN_ROWS + INFER_ROWS)})", file=sys.stderr)
+        sys.exit(2)
     return only
 
 

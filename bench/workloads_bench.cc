@@ -75,6 +75,19 @@ struct Args {
   std::string first_steps_dir;
 };
 
+// The integer value of `flag`; InvalidArgument naming the flag otherwise.
+int64_t int_flag(const std::string& flag, const std::string& v) {
+  size_t end = 0;
+  int64_t out = 0;
+  try {
+    out = std::stoll(v, &end);
+  } catch (const std::exception&) {
+    end = 0;
+  }
+  TERN_CHECK_ARG(end == v.size() && !v.empty(), flag, ": '", v, "' is not an integer");
+  return out;
+}
+
 Args parse_args(int argc, char** argv) {
   Args a;
   for (int i = 1; i < argc; ++i) {
@@ -88,21 +101,21 @@ Args parse_args(int argc, char** argv) {
     if (s == "--workload") {
       a.workload = v;
     } else if (s == "--steps") {
-      a.steps = std::stoll(v);
+      a.steps = int_flag(s, v);
     } else if (s == "--warmup") {
-      a.warmup = std::stoll(v);
+      a.warmup = int_flag(s, v);
     } else if (s == "--seed") {
-      a.seed = std::stoll(v);
+      a.seed = int_flag(s, v);
     } else if (s == "--threads") {
-      a.threads = std::stoi(v);
+      a.threads = static_cast<int>(int_flag(s, v));
     } else if (s == "--precision") {
       a.precision = v;
     } else if (s == "--data") {
       a.data_dir = v;
     } else if (s == "--epoch-steps") {
-      a.epoch_steps = std::stoll(v);
+      a.epoch_steps = int_flag(s, v);
     } else if (s == "--batch") {
-      a.batch = std::stoll(v);
+      a.batch = int_flag(s, v);
     } else if (s == "--order-out") {
       a.order_out = v;
     } else if (s == "--first-steps") {
@@ -115,6 +128,11 @@ Args parse_args(int argc, char** argv) {
                  "--workload is required (w1 w2 w3 w4 w6 w9 i-cnn i-resnet18 peak)");
   TERN_CHECK_ARG(a.steps >= 1 && a.warmup >= 0 && a.epoch_steps >= 0 && a.batch >= 1,
                  "--steps and --batch must be >= 1, --warmup and --epoch-steps >= 0");
+  const bool epoch_mode = a.workload == "w1" || a.workload == "w2" || a.workload == "w3";
+  TERN_CHECK_ARG(a.order_out.empty() || epoch_mode, "--order-out needs w1, w2 or w3");
+  TERN_CHECK_ARG(a.first_steps_dir.empty() || epoch_mode, "--first-steps needs w1, w2 or w3");
+  TERN_CHECK_ARG(a.workload.rfind("i-", 0) != 0 || a.precision == "float32",
+                 "inference workloads run float32");
   return a;
 }
 
@@ -381,9 +399,6 @@ int run(const Args& a) {
   if (a.workload == "peak") return run_peak(a);
   const bool epoch_mode = a.workload == "w1" || a.workload == "w2" || a.workload == "w3";
   const bool inference = a.workload == "i-cnn" || a.workload == "i-resnet18";
-  TERN_CHECK_ARG(a.order_out.empty() || epoch_mode, "--order-out needs w1, w2 or w3");
-  TERN_CHECK_ARG(a.first_steps_dir.empty() || epoch_mode, "--first-steps needs w1, w2 or w3");
-  TERN_CHECK_ARG(!inference || a.precision == "float32", "inference workloads run float32");
   config::TrainConfig c = inference ? config::TrainConfig{} : config_for(a);
   if (!a.order_out.empty()) {
     config::ClassificationData d = config::load_data(c);
@@ -419,8 +434,15 @@ int run(const Args& a) {
 
 int main(int argc, char** argv) {
   tern::runtime::use_bounded_openmp_spin(argv);
+  tern::bench::Args args;
   try {
-    return tern::bench::run(tern::bench::parse_args(argc, argv));
+    args = tern::bench::parse_args(argc, argv);
+  } catch (const std::exception& e) {  // usage errors: exit 2
+    std::fprintf(stderr, "workloads_bench: %s\n", e.what());
+    return 2;
+  }
+  try {
+    return tern::bench::run(args);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "workloads_bench: %s\n", e.what());
     return 1;
