@@ -85,7 +85,10 @@ def run_json(cmd, env, timeout):
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout} s"}
     if p.returncode != 0:
-        return {"error": (p.stderr.strip().splitlines() or ["exit %d" % p.returncode])[-1]}
+        lines = [ln.strip() for ln in p.stderr.strip().splitlines() if ln.strip()] or [f"exit {p.returncode}"]
+        # TensorFlow ends a failure with op names; the line naming the error says more.
+        named = [ln for ln in lines if "Error" in ln or "error:" in ln or "Exception" in ln]
+        return {"error": (named or lines)[-1]}
     for line in reversed(p.stdout.strip().splitlines()):
         if line.startswith("{"):
             return json.loads(line)
