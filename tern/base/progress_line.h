@@ -45,7 +45,7 @@ class ProgressLine {
   bool interactive_;
   int fd_, columns_;
   double log_interval_;
-  bool drawn_ = false, finished_ = false;
+  bool drawn_ = false, finished_ = false, force_draw_ = false;
   std::string last_note_;
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
