@@ -12,17 +12,11 @@
 namespace tern::pipeline {
 
 const std::map<std::string, std::string>& default_severities() {
-  static const std::map<std::string, std::string> kDefaults = {{"missing_feature", "error"},
-                                                               {"presence", "error"},
-                                                               {"new_feature", "warning"},
-                                                               {"type_change", "error"},
-                                                               {"out_of_domain", "error"},
-                                                               {"out_of_range", "error"},
-                                                               {"value_count", "error"},
-                                                               {"image_shape", "error"},
-                                                               {"invalid_image", "error"},
-                                                               {"skew", "error"},
-                                                               {"drift", "error"}};
+  static const std::map<std::string, std::string> kDefaults = {
+      {"missing_feature", "error"}, {"presence", "error"},      {"new_feature", "warning"},
+      {"type_change", "error"},     {"out_of_domain", "error"}, {"out_of_range", "error"},
+      {"value_count", "error"},     {"image_shape", "error"},   {"image_format", "error"},
+      {"invalid_image", "error"},   {"skew", "error"},          {"drift", "error"}};
   return kDefaults;
 }
 

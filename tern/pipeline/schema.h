@@ -31,8 +31,8 @@ namespace tern::pipeline {
 
 // The anomaly kinds validate_statistics reports (validate.h) and their default severities:
 // missing_feature, presence, new_feature (warning), type_change, out_of_domain, out_of_range,
-// value_count, image_shape, invalid_image, skew, drift. "error" stops the pipeline, "warning"
-// does not.
+// value_count, image_shape, image_format, invalid_image, skew, drift. "error" stops the
+// pipeline, "warning" does not.
 const std::map<std::string, std::string>& default_severities();
 
 struct Comparator {

@@ -119,6 +119,7 @@ void check_options(const StatisticsOptions& o) {
                  "statistics: histogram_bins must be in [1, 10000], got ", o.histogram_bins);
   TERN_CHECK_ARG(o.max_value_counts >= 0, "statistics: max_value_counts must be >= 0");
   TERN_CHECK_ARG(o.max_exact_values >= 0, "statistics: max_exact_values must be >= 0");
+  TERN_CHECK_ARG(o.max_distinct_numbers >= 0, "statistics: max_distinct_numbers must be >= 0");
   TERN_CHECK_ARG(o.max_decoded_images >= 0, "statistics: max_decoded_images must be >= 0");
   TERN_CHECK_ARG(o.sketch_relative_accuracy > 0 && o.sketch_relative_accuracy < 0.5,
                  "statistics: sketch_relative_accuracy must be in (0, 0.5), got ",

@@ -54,6 +54,10 @@ struct NumericStatistics {
   std::vector<std::pair<double, double>> quantiles;
   bool quantiles_exact = true;
   std::vector<HistogramBin> histogram;  // equal width over [min, max]; one bin when min == max
+  // Every distinct finite value with its count, while the quantiles are exact and there are at
+  // most StatisticsOptions::max_distinct_numbers of them (integer codes, small data): the
+  // validator counts values out of a range exactly from it.
+  std::vector<std::pair<double, int64_t>> value_counts;
   bool operator==(const NumericStatistics&) const = default;
 };
 
@@ -125,6 +129,7 @@ struct StatisticsOptions {
   int histogram_bins = 20;
   std::vector<double> quantiles = {0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1};
   int64_t max_exact_values = 1 << 20;       // per numeric feature, then the sketch
+  int64_t max_distinct_numbers = 1000;      // NumericStatistics::value_counts up to this many
   double sketch_relative_accuracy = 0.005;  // DDSketch's alpha
   // Bytes features summarized as images (with <prefix>height / width / channels / format, the
   // prefix being the name up to its last '/').

@@ -34,6 +34,9 @@ ojson numeric_json(const NumericStatistics& n) {
   for (const HistogramBin& b : n.histogram)
     h.push_back({json_number(b.low), json_number(b.high), json_number(b.count)});
   j["histogram"] = std::move(h);
+  ojson counts = ojson::array();
+  for (const auto& [v, c] : n.value_counts) counts.push_back({json_number(v), c});
+  j["value_counts"] = std::move(counts);
   return j;
 }
 
@@ -77,7 +80,7 @@ ojson image_json(const ImageStatistics& s) {
 
 NumericStatistics read_numeric(const JsonField& j) {
   j.only({"finite", "nan", "infinite", "min", "max", "mean", "std", "zeros", "quantiles_exact",
-          "quantiles", "histogram"});
+          "quantiles", "histogram", "value_counts"});
   NumericStatistics n;
   n.finite = j["finite"].as_count();
   n.nan = j["nan"].as_count();
@@ -105,6 +108,15 @@ NumericStatistics read_numeric(const JsonField& j) {
     if (!(b.low <= b.high)) e.fail("low > high");
     if (!(b.count >= 0)) e.at(2).fail("negative count");
     n.histogram.push_back(b);
+  }
+  const JsonField counts = j["value_counts"];
+  for (size_t i = 0; i < counts.array_size(); ++i) {
+    const JsonField e = counts.at(i);
+    if (e.array_size() != 2) e.fail("expected [value, count]");
+    const double v = e.at(0).as_double();
+    if (!n.value_counts.empty() && !(n.value_counts.back().first < v))
+      e.at(0).fail("values must be ascending and distinct");
+    n.value_counts.emplace_back(v, e.at(1).as_count());
   }
   return n;
 }

@@ -83,6 +83,13 @@ TEST(Statistics, NumericExactValues) {
   EXPECT_EQ(k->max_values, 2);
   EXPECT_DOUBLE_EQ(k->avg_values, 1);
   EXPECT_EQ(k->numeric->zeros, 2);
+  using Counts = std::vector<std::pair<double, int64_t>>;
+  EXPECT_EQ(k->numeric->value_counts, (Counts{{0, 2}, {5, 1}}));
+  StatisticsOptions few = quiet();
+  few.max_distinct_numbers = 4;  // x has 5 distinct values
+  const DatasetStatistics s4 = compute_statistics({dir.file("a.tfrecord")}, few);
+  EXPECT_TRUE(s4.find("x")->numeric->value_counts.empty());
+  EXPECT_EQ(s4.find("k")->numeric->value_counts.size(), 2u);
   EXPECT_EQ(k->numeric->max, 5);
   EXPECT_EQ(s.find("nothing"), nullptr);
 }

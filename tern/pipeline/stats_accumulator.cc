@@ -129,6 +129,17 @@ NumericStatistics NumericAccumulator::finish(const StatisticsOptions& o) {
   };
   if (!sketch_) {
     for (double v : values_) s.histogram[static_cast<size_t>(bin_of(v))].count += 1;
+    // Distinct values (values_ is sorted), unless there are too many.
+    for (size_t i = 0; i < values_.size(); ++i) {
+      if (i > 0 && values_[i] == values_[i - 1]) {
+        ++s.value_counts.back().second;
+      } else if (static_cast<int64_t>(s.value_counts.size()) < o.max_distinct_numbers) {
+        s.value_counts.emplace_back(values_[i], 1);
+      } else {
+        s.value_counts.clear();
+        break;
+      }
+    }
   } else {
     for (const auto& [v, n] : sketch_->buckets())
       s.histogram[static_cast<size_t>(bin_of(std::clamp(v, min_, max_)))].count +=
