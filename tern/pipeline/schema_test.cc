@@ -148,6 +148,8 @@ TEST(Schema, BadFilesNameTheLineAndKey) {
   expect_bad("version = 1\n[severity]\nnew_featur = \"error\"\n",
              "schema.toml:3: unknown key 'severity.new_featur'");
   expect_bad("version = 1\nfeature = [\n", "schema.toml:2");
+  // toml++ asserted on this one (cmake/toml_config.h): now a syntax error with its line.
+  expect_bad("version = 1\n[(severity]\n", "schema.toml:2:2: TOML syntax error");
   expect_bad("version = 1\nfeatures = []\n", "unknown key 'features' (did you mean 'feature'?)");
 }
 
