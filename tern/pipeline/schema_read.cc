@@ -85,6 +85,9 @@ FeatureSchema read_feature(Section& f) {
     out.min = range[0];
     out.max = range[1];
   }
+  f.read("range_margin", out.range_margin);
+  if (!(out.range_margin >= 0 && std::isfinite(out.range_margin)))
+    f.error("range_margin", str_cat("'", f.full("range_margin"), "' must be >= 0"));
   f.read("domain", out.domain);
   std::set<std::string> seen;
   for (const std::string& v : out.domain)

@@ -69,7 +69,12 @@ TEST(Schema, InferenceRules) {
 
   EXPECT_EQ(s.find("note")->min_fraction, 0);  // 50%: optional, but may not vanish
   EXPECT_EQ(s.find("note")->min_count, 1);
-  EXPECT_EQ(s.find("almost")->min_fraction, 0.99);  // 99.5%: required, rounded down
+  EXPECT_EQ(s.find("almost")->min_fraction, 0);  // 99.5%: not all, so optional (TFDV's rule)
+  EXPECT_EQ(age->range_margin, 0.5);
+  EXPECT_EQ(city->domain_min_fraction, 0.9);
+  SchemaOptions lax;
+  lax.required_fraction = 0.99;  // required from 99% on, rounded down
+  EXPECT_EQ(infer_schema(sample_statistics(), lax).find("almost")->min_fraction, 0.99);
   EXPECT_EQ(s.find("score")->max_values, 2);
 
   const FeatureSchema* img = s.find("image/encoded");
