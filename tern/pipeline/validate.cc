@@ -267,10 +267,9 @@ class Validator {
         total > 0 ? 1 - static_cast<double>(out) / static_cast<double>(total) : 1;
     const bool tolerated = fs.domain_min_fraction < 1 && in_domain >= fs.domain_min_fraction;
     add(fs.name, "out_of_domain", split,
-        str_cat("feature '", fs.name, "': ", outside.size(), " ", split,
-                outside.size() == 1 ? " value" : " values", " outside the schema's domain of ",
-                fs.domain.size(), ": ", listed, "; ", count_text(out), " of ", count_text(total),
-                " values (", percent(1 - in_domain), ")",
+        str_cat("feature '", fs.name, "': ", listed, " outside the schema's domain of ",
+                fs.domain.size(), " values: ", count_text(out), " of ", count_text(total), " ",
+                split, " values (", percent(1 - in_domain), ")",
                 tolerated ? str_cat(", within domain_min_fraction ", num(fs.domain_min_fraction),
                                     ": a warning")
                           : "",
