@@ -64,6 +64,23 @@ std::string count(int64_t n) {
   return out;
 }
 
+// 85.6 kB, 57.2 MB
+std::string size_text(int64_t bytes) {
+  std::ostringstream os;
+  os.precision(3);
+  const auto b = static_cast<double>(bytes);
+  if (b < 1e3) {
+    os << bytes << " bytes";
+  } else if (b < 1e6) {
+    os << b / 1e3 << " kB";
+  } else if (b < 1e9) {
+    os << b / 1e6 << " MB";
+  } else {
+    os << b / 1e9 << " GB";
+  }
+  return os.str();
+}
+
 std::string row(const std::string& label, const std::string& value) {
   return "<tr><td>" + label + "</td><td>" + value + "</td></tr>";
 }
@@ -185,7 +202,7 @@ std::string statistics_report_html(const SplitStatistics& splits,
   std::set<std::string> names;
   for (const auto& [split, s] : splits) {
     os << "<b>" << html_escape(split) << "</b>: " << count(s->examples) << " examples, "
-       << number(static_cast<double>(s->bytes) / 1e6) << " MB in " << s->files.size()
+       << size_text(s->bytes) << " in " << s->files.size()
        << (s->files.size() == 1 ? " file" : " files") << ". ";
     for (const FeatureStatistics& f : s->features) names.insert(f.name);
   }
