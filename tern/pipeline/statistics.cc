@@ -217,6 +217,10 @@ class StatisticsRun {
         const size_t want = b->data.size() - tail.size();
         const size_t got = in->read(b->data.data() + tail.size(), want);
         const bool eof = got < want;
+        if (eof) {
+          char probe;
+          in->read(&probe, 1);  // a compressed stream cut short reports it here (DataLoss)
+        }
         const size_t filled = tail.size() + got;
         bytes_ += static_cast<int64_t>(got);
         // Whole frames from the start; the rest waits for the next read.

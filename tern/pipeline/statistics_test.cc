@@ -396,6 +396,29 @@ TEST(Statistics, CorruptInputNamesTheFileAndOffset) {
   EXPECT_THROW(compute_statistics({dir.file("missing.tfrecord")}, quiet()), Error);
 }
 
+TEST(Statistics, GzipFilesAndTheirCorruption) {
+  TempDir dir;
+  {
+    data::TFRecordWriter w(dir.file("a.tfrecord.gz"), data::Compression::kGzip);
+    for (int i = 0; i < 200; ++i)
+      w.write(data::serialize_example(example({{"x", Feature::int64s({i})}})));
+    w.close();
+  }
+  const DatasetStatistics s = compute_statistics({dir.file("a.tfrecord.gz")}, quiet());
+  EXPECT_EQ(s.examples, 200);
+  EXPECT_DOUBLE_EQ(s.find("x")->numeric->mean, 99.5);
+  // Cut short: the gzip stream ends early, which is a DataLoss, not a shorter split.
+  const std::string bytes = data::read_file_bytes(dir.file("a.tfrecord.gz"));
+  data::write_file_bytes(dir.file("cut.tfrecord.gz"), bytes.substr(0, bytes.size() - 20));
+  try {
+    compute_statistics({dir.file("cut.tfrecord.gz")}, quiet());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << e.what();
+    EXPECT_NE(e.message().find("cut.tfrecord.gz"), std::string::npos) << e.what();
+  }
+}
+
 TEST(Statistics, JsonRoundTrip) {
   TempDir dir;
   write_examples(
