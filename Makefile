@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all build test test-unit test-asan test-install fuzz train bench bench-serve bench-sweep \
-	bench-dist install package format check-format clean
+	bench-dist bench-pipeline install package format check-format clean
 
 all: build
 
@@ -30,15 +30,16 @@ test-install: build
 	ctest --test-dir $(BUILD) --output-on-failure -L install
 
 # Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV,
-# the per-worker checkpoint blobs)
+# the per-worker checkpoint blobs, the pipeline's statistics / anomalies JSON and schema TOML)
 # under ASan+UBSan, and the fuzz targets replaying seeds and random mutations
 # (cmake/tern_fuzz.cmake).
-ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test fuzz
+ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test \
+	tern_pipeline_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTERN_WERROR=ON \
 	  $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|fuzz_.*)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|pipeline|fuzz_.*)$$'
 
 # Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
 FUZZ_BUILD ?= build-fuzz
@@ -104,6 +105,23 @@ DIST_BENCH_ARGS ?=
 bench-dist: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
 	/usr/bin/python3 bench/run_dist_bench.py --build-dir $(BUILD) $(DIST_BENCH_ARGS)
+
+# The pipeline's statistics pass (tern/pipeline/statistics.h) over Fashion-MNIST as raw-pixel
+# tf.Examples (made once with `tern data convert ... --image-format raw`) against reading the same
+# files with no work; the figures go into BENCHMARKS.md ("Pipeline statistics") by hand (~1
+# minute). Options: PIPELINE_BENCH_ARGS="--repeats 3".
+PIPELINE_BENCH_DIR ?= runs/pipeline_bench
+PIPELINE_BENCH_ARGS ?=
+FASHION_MNIST ?= /usr/share/datasets/fashion-mnist
+bench-pipeline: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target tern pipeline_stats_bench
+	mkdir -p $(PIPELINE_BENCH_DIR)
+	for s in train t10k; do test -f $(PIPELINE_BENCH_DIR)/$$s.tfrecord || \
+	  $(BUILD)/tools/tern/tern data convert $(FASHION_MNIST)/$$s-images-idx3-ubyte.gz \
+	    $(PIPELINE_BENCH_DIR)/$$s.tfrecord --labels $(FASHION_MNIST)/$$s-labels-idx1-ubyte.gz \
+	    --image-format raw || exit 1; done
+	$(BUILD)/bench/pipeline_stats_bench $(PIPELINE_BENCH_ARGS) $(PIPELINE_BENCH_DIR)/train.tfrecord \
+	  $(PIPELINE_BENCH_DIR)/t10k.tfrecord
 
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
