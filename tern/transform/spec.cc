@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "tern/base/toml_precheck.h"
 #include "tern/io/atomic_file.h"
 #include "tern/ops/registry.h"
 
@@ -254,6 +255,7 @@ std::string render_table(const toml::table& t) {
   return os.str() + "\n";
 }
 
+
 }  // namespace
 
 std::string_view transform_op_name(TransformOp op) {
@@ -301,6 +303,10 @@ std::vector<TransformSpec::RawFeature> TransformSpec::raw_features() const {
 }
 
 TransformSpec parse_transform_spec(std::string_view text, const std::string& file) {
+  // Refused before toml++ sees it: what it would abort on (tern/base/toml_precheck.h).
+  if (auto p = toml_text_problem(text))
+    throw SpecError(ErrorCode::kInvalidArgument,
+                    str_cat(file, ":", p->line, ":", p->column, ": TOML syntax error: ", p->what));
   toml::table root;
   try {
     root = toml::parse(text, file);

@@ -146,6 +146,24 @@ TEST(TransformSpec, ReadsTheFileAndNamesItInErrors) {
   EXPECT_THROW(read_transform_spec(dir / "missing.toml"), Error);
 }
 
+TEST(TransformSpec, OtherTablesMayHoldAnyValidToml) {
+  // Lines starting with '[' inside multi-line arrays and strings are values, not table headers.
+  const std::string text = std::string(R"([pipeline]
+splits = [
+  [],
+  [{a = 1}],
+  [+1, -2],
+]
+note = """
+[& not a header
+"""
+raw = '''
+[[=
+'''
+)") + one("input = \"a\"\nop = \"identity\"\n");
+  EXPECT_EQ(parse_transform_spec(text, "p.toml").features.size(), 1u);
+}
+
 TEST(TransformSpec, ErrorsNameFileLineAndKey) {
   struct Case {
     std::string text, want;
@@ -188,6 +206,9 @@ TEST(TransformSpec, ErrorsNameFileLineAndKey) {
       {"[transform]\nlabel = \"a\"\n[[transform.features]]\ninput = \"a\"\nop = \"identity\"\n",
        "feature 'a' is the label"},
       {"[transform\n", "t.toml:1:"},
+      {"[transform]\n[   \x01", "t.toml:2:5: TOML syntax error: control character 0x01"},
+      {"[&", "t.toml:1:2: TOML syntax error: a table header needs a key"},
+      {"[transform]\n  [[ =", "t.toml:2:6: TOML syntax error: a table header needs a key"},
   };
   for (const Case& c : cases) {
     std::string err = spec_error(c.text);

@@ -130,7 +130,7 @@ TEST(TransformModelOverRest, RawCsvRowsGiveTheInProcessOutputs) {
                                  R"({"instances": [{"make": 3}]})", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400) << bad->body;
-  EXPECT_NE(bad->body.find("is not of expected type: string"), std::string::npos) << bad->body;
+  EXPECT_NE(bad->body.find("is not of expected type: DT_STRING"), std::string::npos) << bad->body;
   EXPECT_EQ(server.stop(), 0) << server.log();
 }
 
