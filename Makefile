@@ -113,16 +113,7 @@ bench-pipeline: $(BUILD)/build.ninja
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
-check-# Pipeline components on the Fashion-MNIST training TFRecords (issue 14): transform analyze (a
-# [transform] spec of the image, scale_to_0_1 / z_score, and the label) against reading the same
-# file with no work; prints the table of BENCHMARKS.md's "Transform analyze" section (~1 minute on
-# 2 idle cores). Options: PIPELINE_BENCH_ARGS="--repeats 3 --train FILE.tfrecord".
-PIPELINE_BENCH_ARGS ?=
-bench-pipeline: $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target transform_bench
-	$(BUILD)/bench/transform_bench $(PIPELINE_BENCH_ARGS)
-
-format:
+check-format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:

@@ -32,8 +32,9 @@ using namespace tern;
 constexpr const char* kDataDir = "/usr/share/datasets/fashion-mnist";
 
 std::string spec_text(const char* op) {
-  return std::string("[transform]\nlabel = \"image/class/label\"\n[[transform.features]]\n"
-                     "input = \"image/encoded\"\nop = \"") +
+  return std::string(
+             "[transform]\nlabel = \"image/class/label\"\n[[transform.features]]\n"
+             "input = \"image/encoded\"\nop = \"") +
          op + "\"\nshape = [28, 28, 1]\n";
 }
 
@@ -77,12 +78,13 @@ int main(int argc, char** argv) {
   try {
     std::string tmp;
     if (train.empty()) {
-      std::string pattern = (std::filesystem::temp_directory_path() / "tern_transform_bench_XXXXXX").string();
+      std::string pattern =
+          (std::filesystem::temp_directory_path() / "tern_transform_bench_XXXXXX").string();
       tmp = ::mkdtemp(pattern.data());
       train = tmp + "/train.tfrecord";
-      data::convert_image_dataset(std::string(kDataDir) + "/train-images-idx3-ubyte.gz", train,
-                                  {.labels = std::string(kDataDir) + "/train-labels-idx1-ubyte.gz",
-                                   .image_format = "raw"});
+      data::convert_image_dataset(
+          std::string(kDataDir) + "/train-images-idx3-ubyte.gz", train,
+          {.labels = std::string(kDataDir) + "/train-labels-idx1-ubyte.gz", .image_format = "raw"});
     }
     const int64_t size = static_cast<int64_t>(std::filesystem::file_size(train));
     std::vector<Row> rows;
@@ -107,9 +109,10 @@ int main(int argc, char** argv) {
         return transform::analyze(spec, {train}, {.threads = threads}).bytes;
       }));
     }
-    std::printf("transform analyze, %s: %lld records, %.1f MB, %d threads (%d cores), median of %d\n",
-                train.c_str(), static_cast<long long>(records), size / 1e6,
-                threads > 0 ? threads : available_cores(), available_cores(), repeats);
+    std::printf(
+        "transform analyze, %s: %lld records, %.1f MB, %d threads (%d cores), median of %d\n",
+        train.c_str(), static_cast<long long>(records), size / 1e6,
+        threads > 0 ? threads : available_cores(), available_cores(), repeats);
     std::printf("| what | wall | CPU (all threads) | throughput |\n|---|---:|---:|---:|\n");
     for (const Row& r : rows)
       std::printf("| %s | %.3f s | %.3f s | %.0f MB/s |\n", r.what.c_str(), r.seconds,

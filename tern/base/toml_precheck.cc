@@ -60,8 +60,8 @@ std::optional<TomlTextProblem> toml_text_problem(std::string_view text) {
     const auto c = static_cast<unsigned char>(text[i]);
     if ((c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7f) {
       const char* hex = "0123456789abcdef";
-      return problem_at(text, i,
-                        str_cat("control character 0x", hex[c >> 4], hex[c & 15], " is not allowed"));
+      return problem_at(
+          text, i, str_cat("control character 0x", hex[c >> 4], hex[c & 15], " is not allowed"));
     }
   }
   std::vector<char> open;  // '[' arrays and '{' inline tables of the value being read

@@ -1,9 +1,9 @@
-// Feature op family: the per-example lookups of a data transform (tern/transform, docs/transform.md)
-// on i64 string fingerprints (tern/base/fingerprint.h) and numbers. None is differentiable: their
-// outputs are integer indices.
+// Feature op family: the per-example lookups of a data transform (tern/transform,
+// docs/transform.md) on i64 string fingerprints (tern/base/fingerprint.h) and numbers. None is
+// differentiable: their outputs are integer indices.
 //   vocab_lookup(x, keys, values)  x's fingerprints looked up in a sorted key table
-//   bucketize(x)                   numbers -> bucket index by sorted boundaries (tf.raw_ops.Bucketize)
-//   hash_bucket(x)                 mix64(x) mod num_buckets
+//   bucketize(x)                   numbers -> bucket index by sorted boundaries
+//   (tf.raw_ops.Bucketize) hash_bucket(x)                 mix64(x) mod num_buckets
 //   fingerprint_combine(a, b, ...) one fingerprint per position for a feature cross
 #include <string>
 #include <vector>
@@ -27,8 +27,8 @@ std::vector<TensorType> infer_vocab_lookup(const InferContext& ctx) {
   require_i64(ctx, 1, "keys");
   require_i64(ctx, 2, "values");
   if (ctx.input(1).shape.rank() != 1 || ctx.input(1).shape != ctx.input(2).shape)
-    ctx.fail("keys and values must be one vector each of the same length, got ",
-             ctx.input(1).shape, " and ", ctx.input(2).shape);
+    ctx.fail("keys and values must be one vector each of the same length, got ", ctx.input(1).shape,
+             " and ", ctx.input(2).shape);
   if (ctx.attrs.get_int("num_oov_buckets") < 0)
     ctx.fail("num_oov_buckets must be >= 0, got ", ctx.attrs.get_int("num_oov_buckets"));
   return {{DType::kI64, ctx.input(0).shape}};

@@ -263,19 +263,19 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
   if (o.front.graph) {
     nlohmann::json inputs = nlohmann::json::array();
     for (const auto& [alias, spec] : predict.signature.inputs) inputs.push_back(alias);
-    c.assets["preprocessing.json"] = nlohmann::json({{"front", o.front.description},
-                                                     {"inputs", inputs},
-                                                     {"output", o.front.output}})
-                                         .dump(2) +
-                                     "\n";
+    c.assets["preprocessing.json"] =
+        nlohmann::json(
+            {{"front", o.front.description}, {"inputs", inputs}, {"output", o.front.output}})
+            .dump(2) +
+        "\n";
   } else {
-  c.assets["preprocessing.json"] =
-      nlohmann::json({{"input", o.input.alias},
-                      {"decoder", std::string(decoder_kind_name(o.input.decoder.kind))},
-                      {"decoder_steps", decoder_steps},
-                      {"steps", steps}})
-          .dump(2) +
-      "\n";
+    c.assets["preprocessing.json"] =
+        nlohmann::json({{"input", o.input.alias},
+                        {"decoder", std::string(decoder_kind_name(o.input.decoder.kind))},
+                        {"decoder_steps", decoder_steps},
+                        {"steps", steps}})
+            .dump(2) +
+        "\n";
   }
   for (const auto& [name, s] : c.signatures) report.signatures.push_back(name);
   report.fingerprint = write_model_dir(c, dir);

@@ -59,8 +59,8 @@ struct FrontGraph {
 
 struct ExportOptions {
   RawInput input;
-  FrontGraph front;  // set: the model's input comes from this graph (input is unused)
-  bool classifier = false;                    // probabilities / classes outputs, classify signature
+  FrontGraph front;         // set: the model's input comes from this graph (input is unused)
+  bool classifier = false;  // probabilities / classes outputs, classify signature
   std::vector<std::string> class_names;       // default "0", "1", ...
   std::string example_feature = "image";      // the classify signature's tf.Example feature
   std::map<std::string, std::string> assets;  // extra files for assets/

@@ -32,8 +32,8 @@ std::unique_ptr<ir::Graph> front_graph() {
   ir::Value* price = g->input("price", {DType::kF32, Shape{1}});
   ir::Value* make = g->input("make", {DType::kI64, Shape{1}});
   ir::Value* px = g->input("px", {DType::kU8, Shape{1, 2}});
-  ir::Value* filled = g->add("where", {g->add("not_equal", {price, price}),
-                                       g->scalar(DType::kF32, 0), price});
+  ir::Value* filled =
+      g->add("where", {g->add("not_equal", {price, price}), g->scalar(DType::kF32, 0), price});
   // The fingerprint of "audi" as an i64 constant (a double could not hold it).
   ir::Value* key =
       g->constant(Tensor::from_vector(Shape{}, std::vector<int64_t>{fingerprint64_i64("audi")}));
@@ -89,7 +89,8 @@ TEST(FrontGraph, ExportsRawInputsAndServesThem) {
   // Served raw features = the model on the front graph's output, computed by hand.
   const float nan = std::numeric_limits<float>::quiet_NaN();
   TensorMap in;
-  in["price"] = TensorValue::from_tensor(Tensor::from_vector(Shape{3}, std::vector<float>{2, nan, 5}));
+  in["price"] =
+      TensorValue::from_tensor(Tensor::from_vector(Shape{3}, std::vector<float>{2, nan, 5}));
   in["make"] = TensorValue::from_strings({3}, {"audi", "bmw", ""});
   in["px"] = TensorValue::from_tensor(
       Tensor::from_vector(Shape{3, 2}, std::vector<uint8_t>{1, 2, 3, 4, 250, 5}));
@@ -139,8 +140,9 @@ TEST(FrontGraph, ModelDirRefusesDecodersAndNullableOnTheWrongInputs) {
                       in["price"]["decoder"] = {{"kind", "fingerprint"}};
                     })),
                     ErrorCode::kInvalidArgument,
-                    file2 + ": signature 'serving_default' input 'price' has a fingerprint "
-                            "decoder but graph input 'price' is DT_FLOAT[-1] (DT_INT64[-1] needed)");
+                    file2 +
+                        ": signature 'serving_default' input 'price' has a fingerprint "
+                        "decoder but graph input 'price' is DT_FLOAT[-1] (DT_INT64[-1] needed)");
   EXPECT_TERN_ERROR(read_model_dir(tampered([](json& in) { in["px"]["nullable"] = true; })),
                     ErrorCode::kInvalidArgument,
                     "input 'px' is nullable but DT_UINT8[-1,2]; only DT_FLOAT, DT_DOUBLE and "

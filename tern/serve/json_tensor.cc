@@ -153,10 +153,10 @@ TensorValue make_tensor(const JsonDocument& doc, const TensorSpec& spec, std::ve
   }
   std::optional<DType> tern = tern_dtype_of(dtype);
   if (!tern || *tern == DType::kBF16 || *tern == DType::kF16) {
-    throw_error(ErrorCode::kUnimplemented, "Conversion of JSON Value: ",
-                leaves.empty() || leaves[0] == kAbsentLeaf ? std::string("[]")
-                                                           : doc.excerpt(leaves[0]),
-                " to type: ", wire_dtype_name(dtype));
+    throw_error(
+        ErrorCode::kUnimplemented, "Conversion of JSON Value: ",
+        leaves.empty() || leaves[0] == kAbsentLeaf ? std::string("[]") : doc.excerpt(leaves[0]),
+        " to type: ", wire_dtype_name(dtype));
   }
   Tensor t(*tern, Shape(shape));
   switch (*tern) {
@@ -426,8 +426,8 @@ TensorMap read_inputs(const JsonDocument& doc, uint32_t value, const Signature& 
     shape.insert(shape.end(), item.begin(), item.end());
     size_t n = 1;
     for (int64_t d : shape) n *= static_cast<size_t>(d);
-    out.emplace(name, make_tensor(doc, spec, std::move(shape),
-                                  std::vector<uint32_t>(n, kAbsentLeaf)));
+    out.emplace(name,
+                make_tensor(doc, spec, std::move(shape), std::vector<uint32_t>(n, kAbsentLeaf)));
   }
   return out;
 }

@@ -143,7 +143,8 @@ Tensor LoadedModel::decode_input(const std::string& alias, const InputDecoder& d
   if (decoder.kind == DecoderKind::kFingerprint) {
     // The one fingerprint the transform's analysis and apply use (tern/base/fingerprint.h).
     int64_t* dst = out.data<int64_t>();
-    for (int64_t i = 0; i < n; ++i) dst[i] = fingerprint64_i64(value.strings[static_cast<size_t>(i)]);
+    for (int64_t i = 0; i < n; ++i)
+      dst[i] = fingerprint64_i64(value.strings[static_cast<size_t>(i)]);
     return out;
   }
   for (int64_t i = 0; i < n; ++i) {

@@ -362,7 +362,8 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
       if (spec.nullable && spec.dtype != WireDType::kFloat && spec.dtype != WireDType::kDouble &&
           spec.dtype != WireDType::kString)
         throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is nullable but ",
-                    spec_string(spec), "; only DT_FLOAT, DT_DOUBLE and DT_STRING inputs can "
+                    spec_string(spec),
+                    "; only DT_FLOAT, DT_DOUBLE and DT_STRING inputs can "
                     "carry a missing value");
       if (dec.kind == DecoderKind::kNone) {
         if (!spec_matches(spec, type, false))

@@ -10,9 +10,9 @@
 //   weights.safetensors   every variable the graph reads, nothing else
 //   signatures.json       {"signatures": {name: {"method_name", "inputs", "outputs"}}}; an input
 //                         is alias -> {"dtype": "DT_UINT8", "shape": [-1, 28, 28], "tensor": graph
-//                         input, optional "decoder", optional "nullable": true}; an output is alias -> {"dtype", "shape",
-//                         "tensor": graph output} or {..., "labels": asset file} (class names
-//                         repeated per row, DT_STRING [-1, classes])
+//                         input, optional "decoder", optional "nullable": true}; an output is alias
+//                         -> {"dtype", "shape", "tensor": graph output} or {..., "labels": asset
+//                         file} (class names repeated per row, DT_STRING [-1, classes])
 //   assets/               class names, preprocessing statistics, vocabularies (plain files)
 //   fingerprint.json      {"sha256": hex}: sha256 over every other file's relative path and
 //                         contents, in path order

@@ -19,8 +19,12 @@ void* operator new(size_t n) {
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, size_t) noexcept { std::free(p); }
+void operator delete(void* p) noexcept {
+  std::free(p);
+}
+void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
 
 namespace tern::transform {
 namespace {
@@ -50,8 +54,8 @@ TEST(TransformAnalyzeAllocations, PerChunkNotPerRecord) {
   const int64_t small = allocations_of_analyze(spec, dir / "1000.tfrecord");
   const int64_t large = allocations_of_analyze(spec, dir / "5000.tfrecord");
   // 4000 more records = 4 more chunks.
-  EXPECT_LE(large - small, 4 * 64) << small << " allocations for 1000 records, " << large
-                                   << " for 5000";
+  EXPECT_LE(large - small, 4 * 64)
+      << small << " allocations for 1000 records, " << large << " for 5000";
   std::cout << "[ alloc ] analyze: " << small << " allocations for 1000 records, " << large
             << " for 5000 (" << (large - small) / 4.0 << " per chunk of 1000)\n";
 }

@@ -120,7 +120,8 @@ void accumulate(const TransformSpec& spec, const std::vector<std::vector<size_t>
     }
     for (int64_t i = 0; i < b.size; ++i) {
       bool missing = false;
-      for (size_t col : cols[k]) missing = missing || b.columns[col].missing[static_cast<size_t>(i)];
+      for (size_t col : cols[k])
+        missing = missing || b.columns[col].missing[static_cast<size_t>(i)];
       if (missing) {
         ++fp.missing;
         continue;
@@ -207,9 +208,9 @@ FeatureAnalysis finish_feature(const FeatureTransform& f, const FeaturePartial& 
     const Moments& m = p.moments;
     const bool needs_values = f.op != TransformOp::kIdentity || f.default_is_mean;
     if (m.n == 0 && needs_values)
-      throw_error(ErrorCode::kFailedPrecondition, "transform feature '", f.name, "' (", 
-                  transform_op_name(f.op), " of '", f.inputs[0], "'): no values in the ",
-                  records, " training records", records > 0 ? " (the feature is always missing)" : "",
+      throw_error(ErrorCode::kFailedPrecondition, "transform feature '", f.name, "' (",
+                  transform_op_name(f.op), " of '", f.inputs[0], "'): no values in the ", records,
+                  " training records", records > 0 ? " (the feature is always missing)" : "",
                   ", so there is nothing to compute its statistics from");
     a.count = m.n;
     if (m.n > 0) {
@@ -299,8 +300,10 @@ TransformAnalysis analyze(const TransformSpec& spec, const std::vector<std::stri
     l.feature = spec.label;
     l.bytes = total.label.bytes;
     if (out.records == 0)
-      throw_error(ErrorCode::kFailedPrecondition, "transform analyze: the training files hold no "
-                  "records, so label '", spec.label, "' has no classes");
+      throw_error(ErrorCode::kFailedPrecondition,
+                  "transform analyze: the training files hold no "
+                  "records, so label '",
+                  spec.label, "' has no classes");
     if (l.bytes) {
       l.vocabulary = sorted_counts(total.label.counts, true);
       l.num_classes = static_cast<int64_t>(l.vocabulary.size());
@@ -309,8 +312,8 @@ TransformAnalysis analyze(const TransformSpec& spec, const std::vector<std::stri
         throw_error(ErrorCode::kFailedPrecondition, "transform analyze: label '", spec.label,
                     "' is ", total.label.min, " in record ", total.label.min_record,
                     " (of the training files); int64 labels must be class indices >= 0");
-      TERN_CHECK_ARG(total.label.max < (int64_t{1} << 24), "transform analyze: label '",
-                     spec.label, "' reaches ", total.label.max, ": too many classes for indices");
+      TERN_CHECK_ARG(total.label.max < (int64_t{1} << 24), "transform analyze: label '", spec.label,
+                     "' reaches ", total.label.max, ": too many classes for indices");
       l.min = total.label.min;
       l.max = total.label.max;
       l.num_classes = l.max + 1;

@@ -69,16 +69,17 @@ struct TransformAnalysis {
 };
 
 struct AnalyzeOptions {
-  int threads = 0;                  // 0: every core
-  int64_t chunk_records = 1024;     // records per parallel work item
+  int threads = 0;               // 0: every core
+  int64_t chunk_records = 1024;  // records per parallel work item
   int64_t exact_quantile_limit = int64_t{1} << 20;
-  int64_t sketch_k = 4096;          // quantiles.h
+  int64_t sketch_k = 4096;  // quantiles.h
 };
 
 // One pass over `train_tfrecords`. InvalidArgument / DataLoss naming the file and record for bad
 // records; FailedPrecondition naming the feature when a numeric feature has no values at all, or
 // an int64 label is negative.
-TransformAnalysis analyze(const TransformSpec& spec, const std::vector<std::string>& train_tfrecords,
+TransformAnalysis analyze(const TransformSpec& spec,
+                          const std::vector<std::string>& train_tfrecords,
                           const AnalyzeOptions& options = {});
 
 // analysis.json: {"format": "tern.transform_analysis", "format_version": 1, "records", "bytes",

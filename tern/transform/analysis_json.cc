@@ -93,12 +93,9 @@ std::string analysis_to_json(const TransformAnalysis& a) {
     }
     features.push_back(j);
   }
-  json root = {{"format", kFormat},
-               {"format_version", kAnalysisFormatVersion},
-               {"records", a.records},
-               {"bytes", a.bytes},
-               {"files", a.files},
-               {"features", features}};
+  json root = {{"format", kFormat},    {"format_version", kAnalysisFormatVersion},
+               {"records", a.records}, {"bytes", a.bytes},
+               {"files", a.files},     {"features", features}};
   if (!a.label.feature.empty()) {
     json l = {{"feature", a.label.feature},
               {"kind", a.label.bytes ? "bytes" : "int64"},
@@ -117,15 +114,15 @@ std::string analysis_to_json(const TransformAnalysis& a) {
 TransformAnalysis parse_analysis_json(std::string_view text, const TransformSpec& spec,
                                       const std::string& file) {
   json root = json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (root.is_discarded())
-    throw_error(ErrorCode::kInvalidArgument, file, ": not valid JSON");
+  if (root.is_discarded()) throw_error(ErrorCode::kInvalidArgument, file, ": not valid JSON");
   Reader r{file};
   if (!root.is_object()) throw_error(ErrorCode::kInvalidArgument, file, ": not a JSON object");
   if (r.string(root, "", "format") != kFormat)
     r.fail("format", str_cat("must be \"", kFormat, "\""));
-  if (const json& fv = r.field(root, "", "format_version"); !fv.is_number_integer() ||
-      fv.get<int64_t>() != kAnalysisFormatVersion)
-    r.fail("format_version", str_cat("must be ", kAnalysisFormatVersion, " (written by another "
+  if (const json& fv = r.field(root, "", "format_version");
+      !fv.is_number_integer() || fv.get<int64_t>() != kAnalysisFormatVersion)
+    r.fail("format_version", str_cat("must be ", kAnalysisFormatVersion,
+                                     " (written by another "
                                      "tern version: analyze again)"));
   TransformAnalysis a;
   a.records = r.count(root, "", "records");
@@ -138,8 +135,8 @@ TransformAnalysis parse_analysis_json(std::string_view text, const TransformSpec
   }
   const json& features = r.field(root, "", "features");
   if (!features.is_array() || features.size() != spec.features.size())
-    r.fail("features", str_cat("must be an array of ", spec.features.size(),
-                               " entries, one per spec feature"));
+    r.fail("features",
+           str_cat("must be an array of ", spec.features.size(), " entries, one per spec feature"));
   for (size_t k = 0; k < spec.features.size(); ++k) {
     const FeatureTransform& f = spec.features[k];
     const std::string p = str_cat("features[", k, "]");
@@ -184,23 +181,23 @@ TransformAnalysis parse_analysis_json(std::string_view text, const TransformSpec
       fa.unique = r.count(j, p, "unique");
       fa.vocabulary = r.counts(j, p, "vocabulary");
       if (f.top_k > 0 && static_cast<int64_t>(fa.vocabulary.size()) > f.top_k)
-        r.fail(p + ".vocabulary", str_cat("holds ", fa.vocabulary.size(), " values; top_k is ",
-                                          f.top_k));
+        r.fail(p + ".vocabulary",
+               str_cat("holds ", fa.vocabulary.size(), " values; top_k is ", f.top_k));
     }
     a.features.push_back(std::move(fa));
   }
   const bool has_label = root.contains("label");
   if (has_label != !spec.label.empty())
-    r.fail("label", spec.label.empty() ? "is present but the spec has no label"
-                                       : str_cat("is missing (the spec's label is '", spec.label,
-                                                 "')"));
+    r.fail("label", spec.label.empty()
+                        ? "is present but the spec has no label"
+                        : str_cat("is missing (the spec's label is '", spec.label, "')"));
   if (has_label) {
     const json& l = root["label"];
     LabelAnalysis& la = a.label;
     la.feature = r.string(l, "label", "feature");
     if (la.feature != spec.label)
-      r.fail("label.feature", str_cat("is '", la.feature, "' but the spec's label is '",
-                                      spec.label, "'"));
+      r.fail("label.feature",
+             str_cat("is '", la.feature, "' but the spec's label is '", spec.label, "'"));
     const std::string kind = r.string(l, "label", "kind");
     if (kind != "bytes" && kind != "int64") r.fail("label.kind", "must be \"bytes\" or \"int64\"");
     la.bytes = kind == "bytes";

@@ -54,21 +54,33 @@ hash_buckets = 5
 
 std::vector<data::Example> cars() {
   return {
-      example({{"price", Feature::floats({10})}, {"make", Feature::bytes({"audi"})},
-               {"style", Feature::bytes({"sedan"})}, {"fuel", Feature::bytes({"gas"})},
+      example({{"price", Feature::floats({10})},
+               {"make", Feature::bytes({"audi"})},
+               {"style", Feature::bytes({"sedan"})},
+               {"fuel", Feature::bytes({"gas"})},
                {"weight", Feature::int64s({1})}}),
-      example({{"price", Feature::int64s({20})}, {"make", Feature::bytes({"bmw"})},
-               {"style", Feature::bytes({"wagon"})}, {"fuel", Feature::bytes({"diesel"})},
+      example({{"price", Feature::int64s({20})},
+               {"make", Feature::bytes({"bmw"})},
+               {"style", Feature::bytes({"wagon"})},
+               {"fuel", Feature::bytes({"diesel"})},
                {"weight", Feature::int64s({2})}}),
-      example({{"make", Feature::bytes({"audi"})}, {"style", Feature::bytes({"sedan"})},
-               {"fuel", Feature::bytes({"gas"})}, {"weight", Feature::int64s({3})}}),
-      example({{"price", Feature::floats({30})}, {"make", Feature::bytes({"volvo"})},
-               {"fuel", Feature::bytes({"gas"})}, {"weight", Feature::int64s({4})}}),
-      example({{"price", Feature::floats({40})}, {"make", Feature::bytes({"bmw"})},
-               {"style", Feature::bytes({"sedan"})}, {"fuel", Feature::bytes({"gas"})},
+      example({{"make", Feature::bytes({"audi"})},
+               {"style", Feature::bytes({"sedan"})},
+               {"fuel", Feature::bytes({"gas"})},
+               {"weight", Feature::int64s({3})}}),
+      example({{"price", Feature::floats({30})},
+               {"make", Feature::bytes({"volvo"})},
+               {"fuel", Feature::bytes({"gas"})},
+               {"weight", Feature::int64s({4})}}),
+      example({{"price", Feature::floats({40})},
+               {"make", Feature::bytes({"bmw"})},
+               {"style", Feature::bytes({"sedan"})},
+               {"fuel", Feature::bytes({"gas"})},
                {"weight", Feature::floats({5})}}),
-      example({{"price", Feature::floats({50})}, {"make", Feature::bytes({""})},
-               {"style", Feature::bytes({"hatch"})}, {"fuel", Feature::bytes({"diesel"})}}),
+      example({{"price", Feature::floats({50})},
+               {"make", Feature::bytes({""})},
+               {"style", Feature::bytes({"hatch"})},
+               {"fuel", Feature::bytes({"diesel"})}}),
   };
 }
 
@@ -112,17 +124,19 @@ TEST(TransformAnalyze, SameResultOnAnyChunkingAndThreadCount) {
   PhiloxStream rng(7, 0);
   const char* makes[] = {"audi", "bmw", "volvo", "saab", "fiat"};
   for (int i = 0; i < 3000; ++i) {
-    data::Example e = example({{"price", Feature::floats({static_cast<float>(
-                                             rng.next_double() * 1000)})},
-                               {"make", Feature::bytes({makes[rng.next_u32() % 5]})},
-                               {"weight", Feature::int64s({static_cast<int64_t>(i % 97)})},
-                               {"style", Feature::bytes({"s"})},
-                               {"fuel", Feature::bytes({i % 3 ? "gas" : "diesel"})}});
+    data::Example e =
+        example({{"price", Feature::floats({static_cast<float>(rng.next_double() * 1000)})},
+                 {"make", Feature::bytes({makes[rng.next_u32() % 5]})},
+                 {"weight", Feature::int64s({static_cast<int64_t>(i % 97)})},
+                 {"style", Feature::bytes({"s"})},
+                 {"fuel", Feature::bytes({i % 3 ? "gas" : "diesel"})}});
     if (i % 11 == 0) e.features.erase("price");
     many.push_back(e);
   }
-  testing::write_examples(dir / "a.tfrecord", std::vector<data::Example>(many.begin(), many.begin() + 1700));
-  testing::write_examples(dir / "b.tfrecord", std::vector<data::Example>(many.begin() + 1700, many.end()));
+  testing::write_examples(dir / "a.tfrecord",
+                          std::vector<data::Example>(many.begin(), many.begin() + 1700));
+  testing::write_examples(dir / "b.tfrecord",
+                          std::vector<data::Example>(many.begin() + 1700, many.end()));
   TransformSpec spec = parse_transform_spec(kSpec, "t.toml");
   const std::vector<std::string> files = {dir / "a.tfrecord", dir / "b.tfrecord"};
   TransformAnalysis one = analyze(spec, files, {.threads = 1, .chunk_records = 64});
@@ -220,8 +234,8 @@ TEST(TransformAnalyze, ImagePixelsExactlyAndFastPathEqualsGeneral) {
       "n.toml");
   std::vector<std::string> recs;
   for (int i = 0; i < 4; ++i)
-    recs.push_back(data::serialize_example(example(
-        {{"n", Feature::int64s({i, -i})}, {"l", Feature::int64s({i})}})));
+    recs.push_back(data::serialize_example(
+        example({{"n", Feature::int64s({i, -i})}, {"l", Feature::int64s({i})}})));
   std::vector<std::string_view> views(recs.begin(), recs.end());
   RawDecoder decoder(num, false);
   RawBatch general, fast;
@@ -258,14 +272,15 @@ TEST(TransformAnalyze, QuantileSketchStaysWithinItsBound) {
   ASSERT_EQ(got.size(), 9u);
   for (size_t i = 0; i < 9; ++i) {
     EXPECT_EQ(want[i], sorted[static_cast<size_t>((i + 1) * n / 10)]);
-    const double rank = static_cast<double>(
-        std::lower_bound(sorted.begin(), sorted.end(), got[i]) - sorted.begin());
+    const double rank = static_cast<double>(std::lower_bound(sorted.begin(), sorted.end(), got[i]) -
+                                            sorted.begin());
     EXPECT_LE(std::abs(rank - static_cast<double>((i + 1) * n / 10)), bound * n + 1) << i;
   }
 }
 
 // The message of the error analyze throws.
-std::string analyze_error(const std::vector<data::Example>& examples, const std::string& spec_text) {
+std::string analyze_error(const std::vector<data::Example>& examples,
+                          const std::string& spec_text) {
   testing::TempDir dir;
   testing::write_examples(dir / "f.tfrecord", examples);
   try {
@@ -302,23 +317,26 @@ TEST(TransformAnalyze, BadRecordsAreNamed) {
   EXPECT_NE(analyze_error(c, kSpec).find("record 1: feature 'make' has 2 values"),
             std::string::npos);
   // A numeric feature never present: no statistics.
-  EXPECT_NE(analyze_error(cars(), "[transform]\n[[transform.features]]\ninput = \"nope\"\n"
-                                  "op = \"z_score\"\n")
+  EXPECT_NE(analyze_error(cars(),
+                          "[transform]\n[[transform.features]]\ninput = \"nope\"\n"
+                          "op = \"z_score\"\n")
                 .find("transform feature 'nope' (z_score of 'nope'): no values in the 6 training"),
             std::string::npos);
   // An image of the wrong size.
-  std::vector<data::Example> img = {
-      example({{"im", Feature::bytes({std::string(4, 'x')})}}),
-      example({{"im", Feature::bytes({std::string(3, 'x')})}})};
-  EXPECT_NE(analyze_error(img, "[transform]\n[[transform.features]]\ninput = \"im\"\n"
-                               "op = \"scale_to_0_1\"\nshape = [2, 2, 1]\n")
+  std::vector<data::Example> img = {example({{"im", Feature::bytes({std::string(4, 'x')})}}),
+                                    example({{"im", Feature::bytes({std::string(3, 'x')})}})};
+  EXPECT_NE(analyze_error(img,
+                          "[transform]\n[[transform.features]]\ninput = \"im\"\n"
+                          "op = \"scale_to_0_1\"\nshape = [2, 2, 1]\n")
                 .find("record 1: feature 'im' must be one bytes value of 4 raw u8 pixels"),
             std::string::npos);
   // A negative int64 label.
-  std::vector<data::Example> neg = {example({{"x", Feature::floats({1})}, {"y", Feature::int64s({0})}}),
-                                    example({{"x", Feature::floats({1})}, {"y", Feature::int64s({-2})}})};
-  EXPECT_NE(analyze_error(neg, "[transform]\nlabel = \"y\"\n[[transform.features]]\ninput = \"x\"\n"
-                               "op = \"identity\"\n")
+  std::vector<data::Example> neg = {
+      example({{"x", Feature::floats({1})}, {"y", Feature::int64s({0})}}),
+      example({{"x", Feature::floats({1})}, {"y", Feature::int64s({-2})}})};
+  EXPECT_NE(analyze_error(neg,
+                          "[transform]\nlabel = \"y\"\n[[transform.features]]\ninput = \"x\"\n"
+                          "op = \"identity\"\n")
                 .find("label 'y' is -2 in record 1"),
             std::string::npos);
 }

@@ -98,7 +98,8 @@ int64_t apply_transform(const TransformArtifact& a, const std::vector<std::strin
                 label = raw.label_ints.data<int64_t>()[i];
                 if (label < 0 || label >= a.analysis.label.num_classes)
                   throw_error(ErrorCode::kInvalidArgument, record_where(file, record), ": label '",
-                              a.spec.label, "' is ", label, "; the training split's classes are 0 .. ",
+                              a.spec.label, "' is ", label,
+                              "; the training split's classes are 0 .. ",
                               a.analysis.label.num_classes - 1);
               }
               ex.features[kLabelFeature] = data::Feature::int64s({label});

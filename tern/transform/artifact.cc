@@ -21,8 +21,10 @@ constexpr uint64_t kMaxFileBytes = uint64_t{1} << 30;
 std::string read_part(const std::string& dir, const char* name) {
   const std::string path = dir + "/" + name;
   if (!fs::is_regular_file(path))
-    throw_error(ErrorCode::kNotFound, path, ": missing (not a transform artifact directory: it "
-                "holds ", kSpecFile, ", ", kAnalysisFile, " and ", kGraphFile, ")");
+    throw_error(ErrorCode::kNotFound, path,
+                ": missing (not a transform artifact directory: it "
+                "holds ",
+                kSpecFile, ", ", kAnalysisFile, " and ", kGraphFile, ")");
   return io::read_file(path, kMaxFileBytes);
 }
 
@@ -56,16 +58,15 @@ TransformArtifact read_transform_artifact(const std::string& dir) {
   const std::string analysis_text = read_part(dir, kAnalysisFile);
   const std::string graph_text = read_part(dir, kGraphFile);
   TransformSpec spec = parse_transform_spec(spec_text, dir + "/" + kSpecFile);
-  TransformAnalysis analysis =
-      parse_analysis_json(analysis_text, spec, dir + "/" + kAnalysisFile);
+  TransformAnalysis analysis = parse_analysis_json(analysis_text, spec, dir + "/" + kAnalysisFile);
   const std::string graph_file = dir + "/" + kGraphFile;
   std::unique_ptr<ir::Graph> stored = ir::parse_graph(graph_text, graph_file);
   TransformArtifact a = make_transform_artifact(std::move(spec), std::move(analysis));
   std::string diff = serve::first_graph_difference(*stored, *a.graph);
   if (!diff.empty())
     throw_error(ErrorCode::kDataLoss, graph_file, ": does not match the graph built from ",
-                kSpecFile, " and ", kAnalysisFile, " (edited, or left from another analysis): ",
-                diff);
+                kSpecFile, " and ", kAnalysisFile,
+                " (edited, or left from another analysis): ", diff);
   a.dir = dir;
   return a;
 }

@@ -51,8 +51,8 @@ TEST(TransformExport, RawFeaturesThroughTheServedModelMatchTheTrainedModel) {
   ASSERT_EQ(got.shape(), want.shape());
   double worst = 0;
   for (int64_t i = 0; i < got.num_elements(); ++i)
-    worst = std::max(worst, std::abs(static_cast<double>(got.data<float>()[i]) -
-                                     want.data<float>()[i]));
+    worst = std::max(worst,
+                     std::abs(static_cast<double>(got.data<float>()[i]) - want.data<float>()[i]));
   EXPECT_LE(worst, 1e-6) << "served raw features vs transformed data through the model";
   std::cout << "[ skew ] " << got.num_elements()
             << " logits, worst |served(raw) - model(transformed)| = " << worst << "\n";

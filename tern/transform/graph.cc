@@ -14,7 +14,9 @@ bool lone_image(const TransformSpec& spec) {
   return spec.features.size() == 1 && spec.features[0].kind == RawKind::kImage;
 }
 
-float inverse_or_zero(double d) { return d > 0 ? static_cast<float>(1.0 / d) : 0.0f; }
+float inverse_or_zero(double d) {
+  return d > 0 ? static_cast<float>(1.0 / d) : 0.0f;
+}
 
 ir::Value* f32_scalar(ir::Graph& g, double v, const std::string& name) {
   return g.constant(Tensor::scalar(DType::kF32, v), name);
@@ -30,7 +32,8 @@ ir::Value* affine(ir::Graph& g, ir::Value* x, double shift, float scale, const s
 // An i64 index -> one_hot f32 [..., depth] or the index as f32.
 ir::Value* index_output(ir::Graph& g, ir::Value* idx, OutputForm form, int64_t depth,
                         const std::string& p) {
-  if (form == OutputForm::kIndex) return g.add("cast", {idx}, {{"dtype", DType::kF32}}, p + "/index");
+  if (form == OutputForm::kIndex)
+    return g.add("cast", {idx}, {{"dtype", DType::kF32}}, p + "/index");
   return g.add("one_hot", {idx}, {{"depth", depth}, {"dtype", DType::kF32}}, p + "/one_hot");
 }
 
@@ -45,8 +48,9 @@ std::pair<ir::Value*, ir::Value*> vocabulary_tables(ir::Graph& g, const FeatureA
   for (size_t i = 0; i < table.size(); ++i) {
     if (i > 0 && table[i].first == table[i - 1].first)
       throw_error(ErrorCode::kFailedPrecondition, "transform feature '", a.name,
-                  "': vocabulary values '", a.vocabulary[static_cast<size_t>(table[i - 1].second)].first,
-                  "' and '", a.vocabulary[static_cast<size_t>(table[i].second)].first,
+                  "': vocabulary values '",
+                  a.vocabulary[static_cast<size_t>(table[i - 1].second)].first, "' and '",
+                  a.vocabulary[static_cast<size_t>(table[i].second)].first,
                   "' have the same 64-bit fingerprint; drop one (top_k / frequency_threshold)");
     keys.push_back(table[i].first);
     values.push_back(table[i].second);
@@ -91,8 +95,10 @@ std::vector<int64_t> transform_output_shape(const TransformSpec& spec,
 std::unique_ptr<ir::Graph> build_transform_graph(const TransformSpec& spec,
                                                  const TransformAnalysis& analysis, int64_t batch) {
   TERN_CHECK_ARG(batch >= 1, "transform graph: batch must be >= 1, got ", batch);
-  TERN_CHECK_ARG(analysis.features.size() == spec.features.size(), "transform graph: the analysis "
-                 "has ", analysis.features.size(), " features, the spec ", spec.features.size());
+  TERN_CHECK_ARG(analysis.features.size() == spec.features.size(),
+                 "transform graph: the analysis "
+                 "has ",
+                 analysis.features.size(), " features, the spec ", spec.features.size());
   auto g = std::make_unique<ir::Graph>("transform");
   std::map<std::string, ir::Value*> inputs;
   for (const auto& r : spec.raw_features()) {
@@ -160,9 +166,8 @@ std::unique_ptr<ir::Graph> build_transform_graph(const TransformSpec& spec,
                  p + "/columns");
     parts.push_back(y);
   }
-  ir::Value* out = parts.size() == 1
-                       ? parts[0]
-                       : g->add("concat", parts, {{"axis", int64_t{1}}}, "concat");
+  ir::Value* out =
+      parts.size() == 1 ? parts[0] : g->add("concat", parts, {{"axis", int64_t{1}}}, "concat");
   g->add_output(kTransformOutput, out);
   return g;
 }

@@ -48,21 +48,33 @@ output = "index"
 
 std::vector<data::Example> cars() {
   return {
-      example({{"price", Feature::floats({10})}, {"make", Feature::bytes({"audi"})},
-               {"style", Feature::bytes({"sedan"})}, {"fuel", Feature::bytes({"gas"})},
+      example({{"price", Feature::floats({10})},
+               {"make", Feature::bytes({"audi"})},
+               {"style", Feature::bytes({"sedan"})},
+               {"fuel", Feature::bytes({"gas"})},
                {"weight", Feature::int64s({1})}}),
-      example({{"price", Feature::int64s({20})}, {"make", Feature::bytes({"bmw"})},
-               {"style", Feature::bytes({"wagon"})}, {"fuel", Feature::bytes({"diesel"})},
+      example({{"price", Feature::int64s({20})},
+               {"make", Feature::bytes({"bmw"})},
+               {"style", Feature::bytes({"wagon"})},
+               {"fuel", Feature::bytes({"diesel"})},
                {"weight", Feature::int64s({2})}}),
-      example({{"make", Feature::bytes({"audi"})}, {"style", Feature::bytes({"sedan"})},
-               {"fuel", Feature::bytes({"gas"})}, {"weight", Feature::int64s({3})}}),
-      example({{"price", Feature::floats({30})}, {"make", Feature::bytes({"volvo"})},
-               {"fuel", Feature::bytes({"gas"})}, {"weight", Feature::int64s({4})}}),
-      example({{"price", Feature::floats({40})}, {"make", Feature::bytes({"bmw"})},
-               {"style", Feature::bytes({"sedan"})}, {"fuel", Feature::bytes({"gas"})},
+      example({{"make", Feature::bytes({"audi"})},
+               {"style", Feature::bytes({"sedan"})},
+               {"fuel", Feature::bytes({"gas"})},
+               {"weight", Feature::int64s({3})}}),
+      example({{"price", Feature::floats({30})},
+               {"make", Feature::bytes({"volvo"})},
+               {"fuel", Feature::bytes({"gas"})},
+               {"weight", Feature::int64s({4})}}),
+      example({{"price", Feature::floats({40})},
+               {"make", Feature::bytes({"bmw"})},
+               {"style", Feature::bytes({"sedan"})},
+               {"fuel", Feature::bytes({"gas"})},
                {"weight", Feature::floats({5})}}),
-      example({{"price", Feature::floats({50})}, {"make", Feature::bytes({""})},
-               {"style", Feature::bytes({"hatch"})}, {"fuel", Feature::bytes({"diesel"})}}),
+      example({{"price", Feature::floats({50})},
+               {"make", Feature::bytes({""})},
+               {"style", Feature::bytes({"hatch"})},
+               {"fuel", Feature::bytes({"diesel"})}}),
   };
 }
 
@@ -126,15 +138,17 @@ TEST(TransformGraph, ApplyComputesEveryValue) {
   EXPECT_EQ(a.class_names, (std::vector<std::string>{"diesel", "gas"}));
   // Eval data: an unseen make, a missing make, the training records again.
   std::vector<data::Example> eval = cars();
-  eval.push_back(example({{"price", Feature::floats({30})}, {"make", Feature::bytes({"saab"})},
-                          {"style", Feature::bytes({"sedan"})}, {"fuel", Feature::bytes({"gas"})},
+  eval.push_back(example({{"price", Feature::floats({30})},
+                          {"make", Feature::bytes({"saab"})},
+                          {"style", Feature::bytes({"sedan"})},
+                          {"fuel", Feature::bytes({"gas"})},
                           {"weight", Feature::int64s({9})}}));
   eval.push_back(example({{"fuel", Feature::bytes({"diesel"})}}));
   testing::write_examples(f.dir / "eval.tfrecord", eval);
   // Batch 3 leaves a padded last batch.
-  EXPECT_EQ(apply_transform(a, {f.dir / "eval.tfrecord"}, f.dir / "out/eval.tfrecord",
-                            {.batch_size = 3}),
-            8);
+  EXPECT_EQ(
+      apply_transform(a, {f.dir / "eval.tfrecord"}, f.dir / "out/eval.tfrecord", {.batch_size = 3}),
+      8);
   auto rows = read_transformed(f.dir / "out/eval.tfrecord");
   ASSERT_EQ(rows.size(), 8u);
   // price: z = (x - 30) * (1 / sqrt(200)) in f32; missing -> the mean -> 0.

@@ -81,7 +81,8 @@ std::vector<double> QuantileAccumulator::boundaries(int64_t num_buckets) const {
     for (double v : exact_) items.emplace_back(v, 1);
   } else {
     for (size_t l = 0; l < sketch_levels_.size(); ++l) {
-      for (double v : sketch_levels_[l]) items.emplace_back(v, int64_t{1} << std::min<size_t>(l, 62));
+      for (double v : sketch_levels_[l])
+        items.emplace_back(v, int64_t{1} << std::min<size_t>(l, 62));
     }
   }
   std::vector<double> out;

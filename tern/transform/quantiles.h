@@ -48,7 +48,7 @@ class QuantileAccumulator {
   double error_ = 0;  // accumulated rank error bound (in values)
   std::vector<double> exact_;
   std::vector<std::vector<double>> sketch_levels_;  // empty while exact
-  std::vector<uint8_t> offset_;                     // per level: which half the next compaction keeps
+  std::vector<uint8_t> offset_;  // per level: which half the next compaction keeps
 };
 
 }  // namespace tern::transform

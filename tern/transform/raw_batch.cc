@@ -1,8 +1,8 @@
 // RawDecoder: tf.Example records -> the transform graph's raw input tensors.
 #include "tern/transform/raw_batch.h"
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -29,8 +29,9 @@ std::vector<int64_t> column_dims(const TransformSpec::RawFeature& f, int64_t bat
 }
 
 DType column_dtype(RawKind kind) {
-  return kind == RawKind::kNumeric ? DType::kF32
-                                   : kind == RawKind::kCategorical ? DType::kI64 : DType::kU8;
+  return kind == RawKind::kNumeric       ? DType::kF32
+         : kind == RawKind::kCategorical ? DType::kI64
+                                         : DType::kU8;
 }
 
 void prepare(const std::vector<TransformSpec::RawFeature>& features, int64_t batch,
@@ -70,8 +71,8 @@ RawDecoder::RawDecoder(const TransformSpec& spec, bool keep_strings)
   for (size_t j = 0; j <= features_.size(); ++j)
     kinds_[j] = static_cast<uint8_t>(j < features_.size() && features_[j].kind != RawKind::kImage
                                          ? data::FeatureKind::kFloat
-                                         : j < features_.size() ? data::FeatureKind::kBytes
-                                                                : data::FeatureKind::kInt64);
+                                     : j < features_.size() ? data::FeatureKind::kBytes
+                                                            : data::FeatureKind::kInt64);
 }
 
 RawDecoder::~RawDecoder() = default;
@@ -149,9 +150,9 @@ void RawDecoder::decode_general(std::span<const std::string_view> records, const
                           "is a bytes_list; a numeric feature needs float_list or int64_list "
                           "(or use op vocabulary / hash for a categorical one)");
           if (static_cast<int64_t>(feat->size()) != f.length)
-            feature_error(file, index, f.name,
-                          str_cat("has ", feat->size(), " values; the spec says length = ",
-                                  f.length));
+            feature_error(
+                file, index, f.name,
+                str_cat("has ", feat->size(), " values; the spec says length = ", f.length));
           kinds_[j] = static_cast<uint8_t>(feat->kind);
           for (int64_t k = 0; k < f.length; ++k) {
             const size_t u = static_cast<size_t>(k);
@@ -168,8 +169,9 @@ void RawDecoder::decode_general(std::span<const std::string_view> records, const
                                   "; a categorical feature needs a bytes_list (force the column "
                                   "categorical at ingest)"));
           if (feat && feat->size() > 1)
-            feature_error(file, index, f.name,
-                          str_cat("has ", feat->size(), " values; a categorical feature takes one"));
+            feature_error(
+                file, index, f.name,
+                str_cat("has ", feat->size(), " values; a categorical feature takes one"));
           std::string_view v = absent ? std::string_view() : std::string_view(feat->bytes_list[0]);
           c.values.data<int64_t>()[i] = fingerprint64_i64(v);
           if (absent) c.missing[static_cast<size_t>(i)] = 1;
@@ -178,13 +180,14 @@ void RawDecoder::decode_general(std::span<const std::string_view> records, const
         }
         case RawKind::kImage: {
           const int64_t bytes = f.shape[0] * f.shape[1] * f.shape[2];
-          if (!feat) feature_error(file, index, f.name, "is missing (an image feature is required)");
+          if (!feat)
+            feature_error(file, index, f.name, "is missing (an image feature is required)");
           if (feat->kind != data::FeatureKind::kBytes || feat->size() != 1 ||
               static_cast<int64_t>(feat->bytes_list[0].size()) != bytes)
             feature_error(
                 file, index, f.name,
-                str_cat("must be one bytes value of ", bytes, " raw u8 pixels (shape [",
-                        f.shape[0], ", ", f.shape[1], ", ", f.shape[2], "]), got a ",
+                str_cat("must be one bytes value of ", bytes, " raw u8 pixels (shape [", f.shape[0],
+                        ", ", f.shape[1], ", ", f.shape[2], "]), got a ",
                         data::feature_kind_name(feat->kind), " of ", feat->size(), " value(s)",
                         feat->kind == data::FeatureKind::kBytes && feat->size() == 1
                             ? str_cat(" of ", feat->bytes_list[0].size(), " bytes")
@@ -210,10 +213,10 @@ void RawDecoder::decode_general(std::span<const std::string_view> records, const
       label_known = true;
       kinds_[features_.size()] = static_cast<uint8_t>(l.kind);
     } else if (bytes != out.label_is_bytes) {
-      feature_error(file, index, label_,
-                    str_cat("(the label) is a ", data::feature_kind_name(l.kind),
-                            " but record ", first_index, " has a ",
-                            out.label_is_bytes ? "bytes_list" : "int64_list", " label"));
+      feature_error(
+          file, index, label_,
+          str_cat("(the label) is a ", data::feature_kind_name(l.kind), " but record ", first_index,
+                  " has a ", out.label_is_bytes ? "bytes_list" : "int64_list", " label"));
     }
     if (bytes) {
       out.label_strings.push_back(l.bytes_list[0]);

@@ -36,8 +36,8 @@ class RecordBlocks {
   std::string path_;
   std::unique_ptr<data::InputStream> in_;
   std::string buf_;
-  size_t size_ = 0;   // valid bytes in buf_
-  size_t head_ = 0;   // first unconsumed byte in buf_
+  size_t size_ = 0;     // valid bytes in buf_
+  size_t head_ = 0;     // first unconsumed byte in buf_
   int64_t offset_ = 0;  // file offset of buf_[head_]
   int64_t first_index_ = 0, next_index_ = 0;
   bool eof_ = false;

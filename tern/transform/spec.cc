@@ -42,8 +42,9 @@ class Table {
 
   [[noreturn]] void fail(const std::string& key, const std::string& msg) const {
     const toml::node* n = t_.get(key);
-    spec_error(file_, n ? n->source() : t_.source(),
-               key.empty() ? str_cat("'", path_, "': ", msg) : str_cat("key '", full(key), "' ", msg));
+    spec_error(
+        file_, n ? n->source() : t_.source(),
+        key.empty() ? str_cat("'", path_, "': ", msg) : str_cat("key '", full(key), "' ", msg));
   }
 
   std::optional<std::string> string(const std::string& key) {
@@ -106,9 +107,9 @@ class Table {
 
 const std::map<std::string, TransformOp>& op_names() {
   static const std::map<std::string, TransformOp> kOps = {
-      {"z_score", TransformOp::kZScore},       {"scale_to_0_1", TransformOp::kScaleTo01},
-      {"identity", TransformOp::kIdentity},    {"vocabulary", TransformOp::kVocabulary},
-      {"bucketize", TransformOp::kBucketize},  {"hash", TransformOp::kHash},
+      {"z_score", TransformOp::kZScore},      {"scale_to_0_1", TransformOp::kScaleTo01},
+      {"identity", TransformOp::kIdentity},   {"vocabulary", TransformOp::kVocabulary},
+      {"bucketize", TransformOp::kBucketize}, {"hash", TransformOp::kHash},
       {"cross", TransformOp::kCross},
   };
   return kOps;
@@ -141,14 +142,17 @@ FeatureTransform read_feature(Table& t) {
   FeatureTransform f;
   f.line = t.line();
   std::optional<std::string> op = t.string("op");
-  if (!op) t.fail("", "needs key 'op' (z_score, scale_to_0_1, identity, vocabulary, bucketize, "
-                      "hash or cross)");
+  if (!op)
+    t.fail("",
+           "needs key 'op' (z_score, scale_to_0_1, identity, vocabulary, bucketize, "
+           "hash or cross)");
   auto it = op_names().find(*op);
   if (it == op_names().end()) {
     std::vector<std::string> names;
     for (const auto& [n, o] : op_names()) names.push_back(n);
     std::string best = ops::closest_name(*op, names);
-    t.fail("op", str_cat("is '", *op, "'; expected one of z_score, scale_to_0_1, identity, "
+    t.fail("op", str_cat("is '", *op,
+                         "'; expected one of z_score, scale_to_0_1, identity, "
                          "vocabulary, bucketize, hash, cross",
                          best.empty() ? "" : str_cat(" (did you mean '", best, "'?)")));
   }
@@ -167,9 +171,12 @@ FeatureTransform read_feature(Table& t) {
       if (!seen.insert(in).second) t.fail("inputs", str_cat("names '", in, "' twice"));
     }
   } else {
-    if (inputs) t.fail("inputs", str_cat("does not apply to op '", opname, "' (only to cross): "
-                                         "use 'input'"));
-    if (!input || input->empty()) t.fail(input ? "input" : "", "needs key 'input' (the raw feature)");
+    if (inputs)
+      t.fail("inputs", str_cat("does not apply to op '", opname,
+                               "' (only to cross): "
+                               "use 'input'"));
+    if (!input || input->empty())
+      t.fail(input ? "input" : "", "needs key 'input' (the raw feature)");
     f.inputs = {*input};
   }
   std::string name;
@@ -178,15 +185,16 @@ FeatureTransform read_feature(Table& t) {
   if (f.name.empty()) t.fail("name", "must not be empty");
   // Keys that belong to other ops are named as such rather than as unknown.
   std::set<std::string> allowed = op_keys(f.op);
-  for (const char* k : {"default", "length", "shape", "num_buckets", "top_k",
-                        "frequency_threshold", "num_oov_buckets", "hash_buckets", "output"}) {
+  for (const char* k : {"default", "length", "shape", "num_buckets", "top_k", "frequency_threshold",
+                        "num_oov_buckets", "hash_buckets", "output"}) {
     if (t.has(k) && !allowed.count(k)) t.fail(k, str_cat("does not apply to op '", opname, "'"));
   }
   if (numeric_op(f.op)) {
     f.kind = RawKind::kNumeric;
     if (const toml::node* d = t.get("default")) {
       if (auto s = d->value_exact<std::string>()) {
-        if (*s != "mean") t.fail("default", str_cat("is \"", *s, "\"; expected \"mean\" or a number"));
+        if (*s != "mean")
+          t.fail("default", str_cat("is \"", *s, "\"; expected \"mean\" or a number"));
       } else if (auto v = d->value<double>()) {
         if (!std::isfinite(*v)) t.fail("default", "must be a finite number");
         f.default_is_mean = false;
@@ -200,7 +208,8 @@ FeatureTransform read_feature(Table& t) {
     f.length = t.integer("length", 1).value_or(1);
     if (std::optional<std::vector<int64_t>> shape = t.integers("shape")) {
       if (t.has("length")) t.fail("shape", "and 'length' exclude each other (shape: an image)");
-      if (t.has("default")) t.fail("default", "does not apply to an image (shape): pixels are never missing");
+      if (t.has("default"))
+        t.fail("default", "does not apply to an image (shape): pixels are never missing");
       if (shape->size() != 3)
         t.fail("shape", str_cat("must be [height, width, channels], got ", shape->size(), " dims"));
       for (int64_t d : *shape) {
@@ -254,7 +263,6 @@ std::string render_table(const toml::table& t) {
   os << toml::toml_formatter(root);
   return os.str() + "\n";
 }
-
 
 }  // namespace
 
@@ -324,8 +332,7 @@ TransformSpec parse_transform_spec(std::string_view text, const std::string& fil
   Table t(*table, "transform", file);
   spec.label = t.string("label").value_or("");
   const toml::node* features = t.get("features");
-  if (!features)
-    t.fail("", "needs [[transform.features]] entries (one table per output feature)");
+  if (!features) t.fail("", "needs [[transform.features]] entries (one table per output feature)");
   const toml::array* arr = features->as_array();
   if (!arr || arr->empty())
     t.fail("features", "must be a non-empty array of tables ([[transform.features]])");
@@ -360,8 +367,10 @@ TransformSpec parse_transform_spec(std::string_view text, const std::string& fil
       if (g.kind != f.kind || g.length != f.length || g.shape != f.shape)
         spec_error(file, e.source(),
                    str_cat("'", path, "': feature '", in, "' is used as ", raw_kind_name(f.kind),
-                           " here but as ", raw_kind_name(g.kind), " (or another length / shape) "
-                           "at line ", g.line));
+                           " here but as ", raw_kind_name(g.kind),
+                           " (or another length / shape) "
+                           "at line ",
+                           g.line));
     }
   }
   spec.toml = render_table(*table);

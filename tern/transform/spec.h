@@ -47,7 +47,7 @@ std::string_view transform_op_name(TransformOp op);
 
 // How a raw feature is stored in tf.Examples and enters the transform graph.
 enum class RawKind : uint8_t {
-  kNumeric,      // float_list or int64_list of `length` values -> f32 [B] / [B, length], NaN missing
+  kNumeric,  // float_list or int64_list of `length` values -> f32 [B] / [B, length], NaN missing
   kCategorical,  // bytes_list of one value -> i64 [B] fingerprint (tern/base/fingerprint.h)
   kImage,        // bytes_list of one value of H*W*C raw u8 pixels -> u8 [B, H, W, C]
 };
@@ -57,10 +57,10 @@ std::string_view raw_kind_name(RawKind kind);  // "numeric", "categorical", "ima
 enum class OutputForm : uint8_t { kOneHot, kIndex };
 
 struct FeatureTransform {
-  std::string name;                 // the output feature's name (default: the input, or the
-                                    // inputs joined by "_x_" for a cross)
+  std::string name;  // the output feature's name (default: the input, or the
+                     // inputs joined by "_x_" for a cross)
   TransformOp op = TransformOp::kIdentity;
-  std::vector<std::string> inputs;  // one raw feature; a cross: two or more
+  std::vector<std::string> inputs;   // one raw feature; a cross: two or more
   RawKind kind = RawKind::kNumeric;  // of the inputs (derived from op and shape)
   int64_t length = 1;                // numeric: values per example
   std::vector<int64_t> shape;        // image: [H, W, C] (raw u8 pixels in one bytes value)

@@ -1,6 +1,6 @@
-// The [transform] spec: every op's keys and defaults, the rendering the artifact stores read back to
-// the same spec, and errors naming file:line and the key (unknown keys with a did-you-mean, keys of
-// another op, bad values, conflicts across features).
+// The [transform] spec: every op's keys and defaults, the rendering the artifact stores read back
+// to the same spec, and errors naming file:line and the key (unknown keys with a did-you-mean, keys
+// of another op, bad values, conflicts across features).
 #include "tern/transform/spec.h"
 
 #include <gtest/gtest.h>

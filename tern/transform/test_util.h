@@ -9,8 +9,8 @@
 #include <gtest/gtest.h>
 
 #include <charconv>
-#include <limits>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <string>
 #include <utility>
@@ -24,10 +24,10 @@
 #include "tern/nn/dense.h"
 #include "tern/nn/losses.h"
 #include "tern/optim/adam.h"
-#include "tern/train/callbacks.h"
 #include "tern/serve/tensor_value.h"
-#include "tern/transform/transform.h"
+#include "tern/train/callbacks.h"
 #include "tern/transform/records.h"
+#include "tern/transform/transform.h"
 
 namespace tern::transform::testing {
 
@@ -89,8 +89,10 @@ inline std::vector<data::Example> csv_examples(const std::string& csv,
     if (categorical.count((*header)[c].text)) kind[c] = 'b';
     for (const auto& r : rows) {
       if (kind[c] == 'b' || c >= r.size() || r[c].empty()) continue;
-      if (!is_number(r[c])) kind[c] = 'b';
-      else if (!is_int(r[c])) kind[c] = 'f';
+      if (!is_number(r[c]))
+        kind[c] = 'b';
+      else if (!is_int(r[c]))
+        kind[c] = 'f';
     }
   }
   std::vector<data::Example> out;
@@ -204,8 +206,8 @@ inline serve::TensorMap raw_request(const TransformSpec& spec,
 struct AutosModel {
   TransformSpec spec;
   std::vector<data::Example> train, eval;
-  Tensor eval_x;         // the transformed eval split
-  Tensor want_logits;    // the trained model on eval_x
+  Tensor eval_x;               // the transformed eval split
+  Tensor want_logits;          // the trained model on eval_x
   std::vector<double> losses;  // per epoch
   std::string model_dir;
 };
@@ -217,10 +219,10 @@ inline AutosModel train_and_export_autos(const std::string& dir) {
   write_examples(dir + "/train.tfrecord", m.train);
   write_examples(dir + "/eval.tfrecord", m.eval);
   m.spec = parse_transform_spec(kAutosSpec, "autos.toml");
-  write_transform_artifact(m.spec, analyze(m.spec, {dir + "/train.tfrecord"}),
-                           dir + "/transform");
+  write_transform_artifact(m.spec, analyze(m.spec, {dir + "/train.tfrecord"}), dir + "/transform");
   TransformArtifact artifact = read_transform_artifact(dir + "/transform");
-  apply_transform(artifact, {dir + "/train.tfrecord"}, dir + "/transform/transformed/train.tfrecord");
+  apply_transform(artifact, {dir + "/train.tfrecord"},
+                  dir + "/transform/transformed/train.tfrecord");
   apply_transform(artifact, {dir + "/eval.tfrecord"}, dir + "/transform/transformed/eval.tfrecord");
   const int64_t dim = artifact.output_dim;
   auto [x, y] = read_transformed_xy(dir + "/transform/transformed/train.tfrecord", dim);

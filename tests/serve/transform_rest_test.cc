@@ -100,8 +100,8 @@ TEST(TransformModelOverRest, RawCsvRowsGiveTheInProcessOutputs) {
   EXPECT_NE(meta->body.find("\"make\""), std::string::npos);
   EXPECT_NE(meta->body.find("DT_STRING"), std::string::npos);
 
-  httplib::Result r = cli.Post("/v1/models/autos:predict", instances_body(m.spec, m.eval),
-                               "application/json");
+  httplib::Result r =
+      cli.Post("/v1/models/autos:predict", instances_body(m.spec, m.eval), "application/json");
   ASSERT_TRUE(r) << httplib::to_string(r.error()) << "\n" << server.log();
   ASSERT_EQ(r->status, 200) << r->body.substr(0, 2000);
   nlohmann::json predictions = nlohmann::json::parse(r->body).at("predictions");
@@ -116,8 +116,8 @@ TEST(TransformModelOverRest, RawCsvRowsGiveTheInProcessOutputs) {
     EXPECT_EQ(predictions[i].at("classes").get<int64_t>(), best) << i;
   }
 
-  httplib::Result c = cli.Post("/v1/models/autos:predict", columnar_body(m.spec, m.eval),
-                               "application/json");
+  httplib::Result c =
+      cli.Post("/v1/models/autos:predict", columnar_body(m.spec, m.eval), "application/json");
   ASSERT_TRUE(c && c->status == 200) << (c ? c->body.substr(0, 2000) : "no response");
   nlohmann::json outputs = nlohmann::json::parse(c->body).at("outputs").at("logits");
   ASSERT_EQ(outputs.size(), 41u);
@@ -126,8 +126,8 @@ TEST(TransformModelOverRest, RawCsvRowsGiveTheInProcessOutputs) {
       EXPECT_NEAR(outputs[i][k].get<double>(), want.data<float>()[i * 3 + k], 1e-6) << i;
   }
   // A wrong type for a raw feature is the client's error.
-  httplib::Result bad = cli.Post("/v1/models/autos:predict",
-                                 R"({"instances": [{"make": 3}]})", "application/json");
+  httplib::Result bad =
+      cli.Post("/v1/models/autos:predict", R"({"instances": [{"make": 3}]})", "application/json");
   ASSERT_TRUE(bad);
   EXPECT_EQ(bad->status, 400) << bad->body;
   EXPECT_NE(bad->body.find("is not of expected type: DT_STRING"), std::string::npos) << bad->body;

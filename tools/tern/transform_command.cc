@@ -136,20 +136,18 @@ int cmd_transform(int argc, char** argv) {
   std::string dir = out;
   if (!train.empty()) {
     const auto start = std::chrono::steady_clock::now();
-    transform::TransformAnalysis analysis =
-        transform::analyze(spec, train, {.threads = threads});
+    transform::TransformAnalysis analysis = transform::analyze(spec, train, {.threads = threads});
     const double s = seconds_since(start);
     std::cout << "analyzed " << analysis.records << " records (" << std::fixed
               << std::setprecision(1) << analysis.bytes / 1e6 << " MB) of " << train.size()
-              << " file(s) in " << std::setprecision(2) << s << " s ("
-              << std::setprecision(1) << analysis.bytes / 1e6 / std::max(s, 1e-9)
-              << " MB/s)\n";
+              << " file(s) in " << std::setprecision(2) << s << " s (" << std::setprecision(1)
+              << analysis.bytes / 1e6 / std::max(s, 1e-9) << " MB/s)\n";
     std::cout.unsetf(std::ios::fixed);
     std::cout << std::setprecision(6);
     print_analysis(spec, analysis);
     transform::write_transform_artifact(spec, analysis, out);
-    std::cout << "wrote " << out << "/{" << transform::kSpecFile << ", "
-              << transform::kAnalysisFile << ", " << transform::kGraphFile << "}\n";
+    std::cout << "wrote " << out << "/{" << transform::kSpecFile << ", " << transform::kAnalysisFile
+              << ", " << transform::kGraphFile << "}\n";
     artifact = transform::make_transform_artifact(std::move(spec), std::move(analysis));
   } else {
     artifact = transform::read_transform_artifact(artifact_dir);
@@ -169,8 +167,8 @@ int cmd_transform(int argc, char** argv) {
     const std::string path = str_cat(dir, "/transformed/", name, "/data.tfrecord");
     const auto start = std::chrono::steady_clock::now();
     const int64_t n = transform::apply_transform(artifact, files, path);
-    std::cout << "transformed " << name << ": " << n << " records -> " << path << " ("
-              << std::fixed << std::setprecision(2) << seconds_since(start) << " s)\n";
+    std::cout << "transformed " << name << ": " << n << " records -> " << path << " (" << std::fixed
+              << std::setprecision(2) << seconds_since(start) << " s)\n";
     std::cout.unsetf(std::ios::fixed);
   }
   return 0;

@@ -43,7 +43,8 @@ class TransformCommand : public ::testing::Test {
     const char* makes[] = {"audi", "bmw", "volvo"};
     for (int i = 0; i < n; ++i) {
       data::Example e;
-      if (i % 7 != 3) e.features["price"] = data::Feature::floats({1000.0f * static_cast<float>(i)});
+      if (i % 7 != 3)
+        e.features["price"] = data::Feature::floats({1000.0f * static_cast<float>(i)});
       if (!bad.empty() && i == 4) e.features["price"] = data::Feature::bytes({bad});
       e.features["make"] = data::Feature::bytes({makes[i % 3]});
       e.features["fuel"] = data::Feature::bytes({i % 2 ? "gas" : "diesel"});
@@ -96,8 +97,9 @@ TEST_F(TransformCommand, AnalyzesWritesTheArtifactAndAppliesIt) {
   std::ofstream(dir_ + "/other.toml")
       << "[transform]\nlabel = \"fuel\"\n[[transform.features]]\ninput = \"price\"\n"
       << "op = \"identity\"\n";
-  EXPECT_EQ(tern({dir_ + "/other.toml", "--artifact", out, "--apply", "x=" + dir_ + "/eval.tfrecord"}),
-            2);
+  EXPECT_EQ(
+      tern({dir_ + "/other.toml", "--artifact", out, "--apply", "x=" + dir_ + "/eval.tfrecord"}),
+      2);
   EXPECT_NE(out_.find("is not the spec of " + out + "/transform.toml"), std::string::npos) << out_;
 }
 
@@ -115,7 +117,8 @@ TEST_F(TransformCommand, UsageAndSpecErrorsExitTwo) {
       {{spec_, "--train", train}, "--train needs --out DIR"},
       {{spec_, "--train", train, "--artifact", dir_, "--out", dir_}, "exclude each other"},
       {{spec_, "--artifact", dir_}, "--artifact needs --apply NAME=FILE"},
-      {{spec_, "--train", train, "--out", dir_ + "/o", "--apply", "eval"}, "--apply takes NAME=FILE"},
+      {{spec_, "--train", train, "--out", dir_ + "/o", "--apply", "eval"},
+       "--apply takes NAME=FILE"},
       {{spec_, "--train", train, "--out", dir_ + "/o", "--apply", "a/b=" + train},
        "the split name must be"},
       {{spec_, "--train", train, "--out", dir_ + "/o", "--threads", "-1"}, "--threads"},

@@ -34,7 +34,9 @@ Tensor run_ref(std::string_view op, const std::vector<Tensor>& inputs, ops::Attr
   return outs[0];
 }
 
-Tensor i64s(const I64s& v) { return Tensor::from_vector(Shape{static_cast<int64_t>(v.size())}, v); }
+Tensor i64s(const I64s& v) {
+  return Tensor::from_vector(Shape{static_cast<int64_t>(v.size())}, v);
+}
 
 I64s to_i64s(const Tensor& t) {
   return I64s(t.data<int64_t>(), t.data<int64_t>() + t.num_elements());
