@@ -2,7 +2,9 @@
 // signature takes the graph's inputs by name, a string input through the fingerprint decoder,
 // nullable numbers and strings; the served outputs equal the model on the front graph's output;
 // REST bodies with null and left-out keys give the same; the model directory refuses a fingerprint
-// decoder on a non-i64 graph input and a nullable integer input, naming them.
+// decoder on a non-i64 graph input and a nullable integer input, naming them; gRPC Predict with
+// DT_STRING and DT_FLOAT TensorProtos gives what the servable gives.
+#include <grpcpp/grpcpp.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -12,10 +14,12 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 
+#include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
 #include "tern/base/fingerprint.h"
 #include "tern/io/atomic_file.h"
 #include "tern/nn/dense.h"
 #include "tern/serve/export.h"
+#include "tern/serve/grpc_server.h"
 #include "tern/serve/json_tensor.h"
 #include "tern/serve/loaded_model.h"
 #include "tests/support/random_tensor.h"
@@ -156,6 +160,71 @@ TEST(FrontGraph, ModelDirRefusesDecodersAndNullableOnTheWrongInputs) {
   // Round trip of what export wrote.
   StoredSignatures sigs = parse_signatures(io::read_file(file), file);
   EXPECT_EQ(parse_signatures(write_signatures(sigs), "again"), sigs);
+  fs::remove_all(dir);
+}
+
+// One model ("front", version 1) of one loaded directory, for the gRPC server.
+class OneModel : public ServingBackend {
+ public:
+  explicit OneModel(ServablePtr servable) : servable_(std::move(servable)) {}
+  ServableHandle resolve(const ModelSpec& spec) const override {
+    TERN_CHECK_ARG(spec.name == "front", "no model ", spec.name);
+    return {"front", 1, servable_};
+  }
+  std::vector<VersionStatus> status(const ModelSpec&) const override {
+    return {{.version = 1, .state = VersionState::kAvailable}};
+  }
+  TensorMap predict(const ServableHandle& handle, const std::string& signature,
+                    const TensorMap& inputs, Clock::time_point) override {
+    return handle.servable->run(signature, inputs);
+  }
+  void record_request(const RequestInfo&, std::optional<ErrorCode>,
+                      std::chrono::microseconds) override {}
+  std::string prometheus_metrics() const override { return ""; }
+
+ private:
+  ServablePtr servable_;
+};
+
+TEST(FrontGraph, GrpcPredictWithStringTensorProtos) {
+  const std::string dir = temp_dir();
+  auto g = front_graph();
+  nn::Sequential model({nn::Dense(2)}, Shape{3});
+  export_model(model, front_options(g.get()), dir + "/1");
+  ServablePtr served = load_servable(dir + "/1");
+  OneModel backend(served);
+  GrpcServer server(backend, {.host = "127.0.0.1"});
+  server.start();
+  auto stub = tensorflow::serving::PredictionService::NewStub(grpc::CreateChannel(
+      "127.0.0.1:" + std::to_string(server.port()), grpc::InsecureChannelCredentials()));
+  tensorflow::serving::PredictRequest r;
+  r.mutable_model_spec()->set_name("front");
+  tensorflow::TensorProto& make = (*r.mutable_inputs())["make"];
+  make.set_dtype(tensorflow::DT_STRING);
+  make.mutable_tensor_shape()->add_dim()->set_size(2);
+  make.add_string_val("audi");
+  make.add_string_val("");  // missing
+  tensorflow::TensorProto& price = (*r.mutable_inputs())["price"];
+  price.set_dtype(tensorflow::DT_FLOAT);
+  price.mutable_tensor_shape()->add_dim()->set_size(2);
+  price.add_float_val(std::numeric_limits<float>::quiet_NaN());  // missing
+  price.add_float_val(7);
+  tensorflow::TensorProto& px = (*r.mutable_inputs())["px"];
+  px.set_dtype(tensorflow::DT_UINT8);
+  px.mutable_tensor_shape()->add_dim()->set_size(2);
+  px.mutable_tensor_shape()->add_dim()->set_size(2);
+  for (int v : {1, 2, 3, 4}) px.add_int_val(v);
+  tensorflow::serving::PredictResponse response;
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  grpc::Status status = stub->Predict(&context, r, &response);
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  const tensorflow::TensorProto& logits = response.outputs().at("logits");
+  Tensor want =
+      model.predict(Tensor::from_vector(Shape{2, 3}, std::vector<float>{0, 1, 3, 7, 0, 7}), 2);
+  ASSERT_EQ(logits.float_val_size(), 4);
+  for (int i = 0; i < 4; ++i) EXPECT_NEAR(logits.float_val(i), want.data<float>()[i], 1e-6) << i;
+  server.stop();
   fs::remove_all(dir);
 }
 
