@@ -206,6 +206,7 @@ FeatureTransform read_feature(Table& t) {
   }
   if (allowed.count("length")) {
     f.length = t.integer("length", 1).value_or(1);
+    if (f.length > (int64_t{1} << 20)) t.fail("length", str_cat("must be <= 2^20, got ", f.length));
     if (std::optional<std::vector<int64_t>> shape = t.integers("shape")) {
       if (t.has("length")) t.fail("shape", "and 'length' exclude each other (shape: an image)");
       if (t.has("default"))
@@ -228,6 +229,8 @@ FeatureTransform read_feature(Table& t) {
     f.top_k = t.integer("top_k", 0).value_or(0);
     f.frequency_threshold = t.integer("frequency_threshold", 1).value_or(1);
     f.num_oov_buckets = t.integer("num_oov_buckets", 0).value_or(1);
+    if (f.num_oov_buckets > 1000000)
+      t.fail("num_oov_buckets", str_cat("must be <= 1000000, got ", f.num_oov_buckets));
   }
   if (f.op == TransformOp::kBucketize) {
     std::optional<int64_t> n = t.integer("num_buckets", 2);

@@ -108,12 +108,16 @@ int cmd_transform(int argc, char** argv) {
   std::vector<std::string> train, apply;
   int threads = 0;
   app.add_option("spec", spec_path, "a TOML file with a [transform] table")->required();
-  app.add_option("--train", train, "training TFRecord files to analyze (one pass)");
+  app.add_option("--train", train, "training TFRecord files to analyze (one pass)")
+      ->option_text("FILE...");
   app.add_option("--out", out,
                  "the artifact directory to write (with --train); with --artifact, where the "
-                 "transformed splits go (default: the artifact)");
-  app.add_option("--artifact", artifact_dir, "an existing artifact to apply instead of analyzing");
-  app.add_option("--apply", apply, "NAME=FILE: transform FILE into split NAME (repeatable)");
+                 "transformed splits go (default: the artifact)")
+      ->option_text("DIR");
+  app.add_option("--artifact", artifact_dir, "an existing artifact to apply instead of analyzing")
+      ->option_text("DIR");
+  app.add_option("--apply", apply, "transform FILE into split NAME (repeatable)")
+      ->option_text("NAME=FILE");
   app.add_option("--threads", threads, "analysis threads (default: every core)")
       ->check(CLI::Range(0, 1024));
   if (int rc = parse(app, argc, argv); rc >= 0) return rc;
