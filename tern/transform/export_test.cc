@@ -10,10 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 
 #include "tern/io/atomic_file.h"
+#include "tern/models/zoo.h"
 #include "tern/serve/model_dir.h"
 #include "tern/transform/test_util.h"
 
@@ -67,6 +69,48 @@ TEST(TransformExport, RawFeaturesThroughTheServedModelMatchTheTrainedModel) {
     EXPECT_NEAR(one.at("logits").numbers.data<float>()[k], want.data<float>()[3 * 3 + k], 1e-6);
   // A request without the raw features is refused.
   EXPECT_THROW(served->run("serving_default", {}), Error);
+}
+
+TEST(TransformExport, ImagesKeepTheirShapeForACnn) {
+  // Raw u8 pixels (the Fashion-MNIST layout at 6x6): z_score over all pixels, int64 labels.
+  testing::TempDir dir;
+  std::vector<data::Example> images;
+  for (int i = 0; i < 24; ++i) {
+    std::string px(36, '\0');
+    for (int p = 0; p < 36; ++p)
+      px[static_cast<size_t>(p)] = static_cast<char>((i * 37 + p * 11) % 256);
+    images.push_back(testing::example({{"image/encoded", data::Feature::bytes({px})},
+                                       {"image/class/label", data::Feature::int64s({i % 3})}}));
+  }
+  testing::write_examples(dir / "img.tfrecord", images);
+  TransformSpec spec = parse_transform_spec(
+      "[transform]\nlabel = \"image/class/label\"\n[[transform.features]]\n"
+      "input = \"image/encoded\"\nop = \"z_score\"\nshape = [6, 6, 1]\n",
+      "img.toml");
+  TransformArtifact a = make_transform_artifact(spec, analyze(spec, {dir / "img.tfrecord"}));
+  EXPECT_EQ(a.output_shape, (std::vector<int64_t>{6, 6, 1}));
+  EXPECT_EQ(a.class_names, (std::vector<std::string>{"0", "1", "2"}));
+  apply_transform(a, {dir / "img.tfrecord"}, dir / "t.tfrecord");
+  auto [x, y] = testing::read_transformed_xy(dir / "t.tfrecord", 36);
+  auto model = models::build_model(
+      "cnn", {6, 6, 1}, 3, {{"filters", std::vector<int64_t>{2}}, {"dense_units", int64_t{4}}});
+  const Tensor want = model->predict(x.reshape(Shape{24, 6, 6, 1}), 8);
+  export_with_transform(*model, a, {}, dir / "m/1");
+  serve::ServablePtr served = serve::load_servable(dir / "m/1");
+  EXPECT_EQ(served->signatures().at("serving_default").inputs.at("image/encoded").shape,
+            (std::vector<int64_t>{-1, 6, 6, 1}));
+  Tensor raw(DType::kU8, Shape{24, 6, 6, 1});
+  for (int i = 0; i < 24; ++i)
+    std::memcpy(raw.data<uint8_t>() + i * 36,
+                images[static_cast<size_t>(i)].features.at("image/encoded").bytes_list[0].data(),
+                36);
+  serve::TensorMap in;
+  in["image/encoded"] = serve::TensorValue::from_tensor(raw);
+  const serve::TensorMap out = served->run("serving_default", in);
+  const Tensor& got = out.at("logits").numbers;
+  ASSERT_EQ(got.shape(), want.shape());
+  for (int64_t i = 0; i < got.num_elements(); ++i)
+    EXPECT_NEAR(got.data<float>()[i], want.data<float>()[i], 1e-6) << i;
 }
 
 }  // namespace
