@@ -293,11 +293,18 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     for (auto& m : s.metrics) m->reset();
     std::optional<train::ProgressBar> bar;
     if (verbose > 0) bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
+    // Data-parallel: every worker must take the same number of steps. Known counts are compared
+    // once per epoch; only when some worker's count is unknown do the workers agree at each step
+    // that all have a batch (a collective of its own).
+    int64_t dp_batches = -1;
+    bool dp_counts_known = false;
     if (dp) {
-      int64_t batches = train_data->cardinality();
-      if (batches >= 0 && options.steps_per_epoch > 0)
-        batches = std::min(batches, options.steps_per_epoch);
-      train::check_epoch_batches(*dp, batches, epoch);
+      dp_batches = train_data->cardinality();
+      if (options.steps_per_epoch > 0 && dp_batches == data::kInfiniteCardinality)
+        dp_batches = options.steps_per_epoch;
+      else if (dp_batches >= 0 && options.steps_per_epoch > 0)
+        dp_batches = std::min(dp_batches, options.steps_per_epoch);
+      dp_counts_known = train::check_epoch_batches(*dp, dp_batches, epoch);
     }
     data::Iterator it = train_data->make_iterator(static_cast<uint64_t>(epoch));
     double loss_sum = 0;
@@ -328,7 +335,12 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
         e = it.next();
         stats.input_wait_seconds += seconds_since(wait_start);
       }
-      if (dp ? !train::all_have_batch(*dp, e.has_value(), epoch, step) : !e) break;
+      if (dp && !dp_counts_known) {
+        if (!train::all_have_batch(*dp, e.has_value(), epoch, step)) break;
+      } else if (!e) {
+        if (dp && step < dp_batches) train::shard_ended_early(*dp, epoch, step, dp_batches);
+        break;
+      }
       s.progress.batch = &*e;
       const Tensor *x, *y;
       split_batch(*e, &x, &y, true, "fit");
