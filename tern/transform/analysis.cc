@@ -260,7 +260,8 @@ TransformAnalysis analyze(const TransformSpec& spec, const std::vector<std::stri
   out.files = files;
   std::vector<std::string_view> records;
   for (const std::string& file : files) {
-    RecordBlocks blocks(file);
+    // The data CRCs are checked in the chunks, on every core.
+    RecordBlocks blocks(file, int64_t{32} << 20, RecordBlocks::DataCrc::kDeferred);
     while (blocks.next(records)) {
       const int64_t n = static_cast<int64_t>(records.size());
       const int64_t chunks = (n + o.chunk_records - 1) / o.chunk_records;
@@ -274,6 +275,7 @@ TransformAnalysis analyze(const TransformSpec& spec, const std::vector<std::stri
             try {
               const int64_t begin = c * o.chunk_records;
               const int64_t size = std::min(o.chunk_records, n - begin);
+              blocks.check_data_crcs(static_cast<size_t>(begin), static_cast<size_t>(begin + size));
               RawBatch b;
               decoder.decode(std::span<const std::string_view>(records).subspan(
                                  static_cast<size_t>(begin), static_cast<size_t>(size)),

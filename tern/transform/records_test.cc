@@ -55,5 +55,40 @@ TEST(RecordBlocks, WholeRecordsAcrossBlocks) {
   EXPECT_EQ(n, 0);
 }
 
+TEST(RecordBlocks, DeferredDataCrcsAreCheckedByRange) {
+  testing::TempDir dir;
+  const std::string path = dir / "r.tfrecord";
+  {
+    data::TFRecordWriter w(path);
+    for (int i = 0; i < 5; ++i) w.write(std::string(100, static_cast<char>('a' + i)));
+    w.close();
+  }
+  std::string bytes;
+  {
+    std::ifstream in(path, std::ios::binary);
+    bytes.assign(std::istreambuf_iterator<char>(in), {});
+  }
+  bytes[3 * 116 + 12 + 50] ^= 1;  // record 3's data (frames of 12 + 100 + 4 bytes)
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes;
+  RecordBlocks deferred(path, 4096, RecordBlocks::DataCrc::kDeferred);
+  std::vector<std::string_view> recs;
+  ASSERT_TRUE(deferred.next(recs));
+  ASSERT_EQ(recs.size(), 5u);
+  deferred.check_data_crcs(0, 3);
+  deferred.check_data_crcs(4, 5);
+  try {
+    deferred.check_data_crcs(2, 5);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss);
+    EXPECT_NE(std::string(e.what()).find("r.tfrecord: corrupt TFRecord at byte offset 348: data "
+                                         "CRC mismatch in a record of 100 bytes"),
+              std::string::npos)
+        << e.what();
+  }
+  RecordBlocks checked(path, 4096);
+  EXPECT_THROW(checked.next(recs), Error);
+}
+
 }  // namespace
 }  // namespace tern::transform
