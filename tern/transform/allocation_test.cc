@@ -14,15 +14,26 @@ namespace {
 std::atomic<int64_t> g_allocations{0};
 }  // namespace
 
-void* operator new(size_t n) {
+// The replacements stay out of line: GCC's -Wmismatched-new-delete takes an inlined
+// operator delete's free() for a mismatch with operator new.
+[[gnu::noinline]] void* operator new(size_t n) {
   g_allocations.fetch_add(1, std::memory_order_relaxed);
   if (void* p = std::malloc(n ? n : 1)) return p;
   throw std::bad_alloc();
 }
-void operator delete(void* p) noexcept {
+[[gnu::noinline]] void* operator new[](size_t n) {
+  return operator new(n);
+}
+[[gnu::noinline]] void operator delete(void* p) noexcept {
   std::free(p);
 }
-void operator delete(void* p, size_t) noexcept {
+[[gnu::noinline]] void operator delete[](void* p) noexcept {
+  std::free(p);
+}
+[[gnu::noinline]] void operator delete(void* p, size_t) noexcept {
+  std::free(p);
+}
+[[gnu::noinline]] void operator delete[](void* p, size_t) noexcept {
   std::free(p);
 }
 
