@@ -30,16 +30,16 @@ test-install: build
 	ctest --test-dir $(BUILD) --output-on-failure -L install
 
 # Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV,
-# the per-worker checkpoint blobs, the pipeline's statistics / anomalies JSON and schema TOML)
-# under ASan+UBSan, and the fuzz targets replaying seeds and random mutations
-# (cmake/tern_fuzz.cmake).
+# the per-worker checkpoint blobs, the pipeline's statistics / anomalies JSON and schema TOML,
+# transform specs and analysis.json) under ASan+UBSan, and the fuzz targets replaying seeds and
+# random mutations (cmake/tern_fuzz.cmake).
 ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test \
-	tern_pipeline_test fuzz
+	tern_pipeline_test tern_transform_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTERN_WERROR=ON \
 	  $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|pipeline|fuzz_.*)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|pipeline|transform|fuzz_.*)$$'
 
 # Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
 FUZZ_BUILD ?= build-fuzz
@@ -106,15 +106,17 @@ bench-dist: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
 	/usr/bin/python3 bench/run_dist_bench.py --build-dir $(BUILD) $(DIST_BENCH_ARGS)
 
-# The pipeline's statistics pass (tern/pipeline/statistics.h) over Fashion-MNIST as raw-pixel
-# tf.Examples (made once with `tern data convert ... --image-format raw`) against reading the same
-# files with no work; the figures go into BENCHMARKS.md ("Pipeline statistics") by hand (~1
-# minute). Options: PIPELINE_BENCH_ARGS="--repeats 3".
+# The pipeline's statistics pass (tern/pipeline/statistics.h) and transform analyze
+# (tern/transform) over Fashion-MNIST as raw-pixel tf.Examples (made once with `tern data convert
+# ... --image-format raw`), each against reading the same files with no work; the figures go into
+# BENCHMARKS.md ("Pipeline statistics", "Transform analyze") (~2 minutes).
+# Options: PIPELINE_BENCH_ARGS="--repeats 3" (statistics), TRANSFORM_BENCH_ARGS (transform).
 PIPELINE_BENCH_DIR ?= runs/pipeline_bench
 PIPELINE_BENCH_ARGS ?=
+TRANSFORM_BENCH_ARGS ?=
 FASHION_MNIST ?= /usr/share/datasets/fashion-mnist
 bench-pipeline: $(BUILD)/build.ninja
-	cmake --build $(BUILD) -j $(JOBS) --target tern pipeline_stats_bench
+	cmake --build $(BUILD) -j $(JOBS) --target tern pipeline_stats_bench transform_bench
 	mkdir -p $(PIPELINE_BENCH_DIR)
 	for s in train t10k; do test -f $(PIPELINE_BENCH_DIR)/$$s.tfrecord || \
 	  $(BUILD)/tools/tern/tern data convert $(FASHION_MNIST)/$$s-images-idx3-ubyte.gz \
@@ -122,6 +124,7 @@ bench-pipeline: $(BUILD)/build.ninja
 	    --image-format raw || exit 1; done
 	$(BUILD)/bench/pipeline_stats_bench $(PIPELINE_BENCH_ARGS) $(PIPELINE_BENCH_DIR)/train.tfrecord \
 	  $(PIPELINE_BENCH_DIR)/t10k.tfrecord
+	$(BUILD)/bench/transform_bench --train $(PIPELINE_BENCH_DIR)/train.tfrecord $(TRANSFORM_BENCH_ARGS)
 
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i

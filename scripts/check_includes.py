@@ -18,14 +18,14 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep"],
-    "bench": ["config", "train", "models", "io", "serve", "dist", "pipeline"],
+    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "transform"],
+    "bench": ["config", "train", "models", "io", "serve", "dist", "pipeline", "transform"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
     "tests/e2e": ["runtime"],
     "tests/support": ["runtime"],
     "tests/examples": ["config"],
-    "tests/serve": ["config", "serve"],
+    "tests/serve": ["config", "serve", "transform"],
     "tests/dist": ["config", "train", "dist"],
     "tests/install": ["train", "serve"],
 }
@@ -40,10 +40,10 @@ VENDORS = {
     "zlib.h": ["tern/format", "tern/data", "tern/io"],
     "jpeglib.h": ["tern/data"],
     "png.h": ["tern/data"],
-    "toml++": ["tern/config", "tern/sweep", "tern/pipeline", "tools/tern"],
+    "toml++": ["tern/config", "tern/sweep", "tern/pipeline", "tern/transform", "tools/tern"],
     "CLI/": ["tools/tern"],
     "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tern/sweep",
-                  "tern/pipeline", "tools/tern", "tests", "bench"],
+                  "tern/pipeline", "tern/transform", "tools/tern", "tests", "bench"],
     "httplib.h": ["tern/serve", "tests/serve"],
     "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],

@@ -27,7 +27,7 @@ PACKAGES=(
   # the JSON codec measurement (bench/json_codec_bench.cc)
   libsimdjson-dev
   # real data (python3-statsmodels: its CSV files, e.g. the UCI Automobile table autos.csv of the
-  # pipeline's tabular example and tests; tern never imports it)
+  # pipeline's tabular example and the transform tests; tern never imports it)
   dataset-fashion-mnist python3-statsmodels
   # peers for the side-by-side benchmarks (never linked by tern)
   python3 python3-numpy python3-torch python3-torchvision

@@ -170,5 +170,66 @@ TEST(JsonTensor, ResponseFormats) {
   EXPECT_EQ(error_json("a \"b\""), R"({"error":"a \"b\""})");
 }
 
+// A transform's raw features: nullable numbers (one a vector) and strings, and a required one.
+SignatureMap raw_signature() {
+  Signature sig;
+  sig.inputs["price"] = {WireDType::kFloat, {-1}, false, "", true};
+  sig.inputs["vec"] = {WireDType::kDouble, {-1, 2}, false, "", true};
+  sig.inputs["make"] = {WireDType::kString, {-1}, false, "", true};
+  sig.inputs["n"] = {WireDType::kInt64, {-1}, false, ""};
+  return {{kDefaultSignature, sig}};
+}
+
+std::string raw_error(const std::string& body) {
+  try {
+    parse_predict_request(body, raw_signature());
+  } catch (const Error& e) {
+    return e.message();
+  }
+  return "parsed";
+}
+
+TEST(JsonTensor, NullableInputsTakeNullAndAbsentKeysAsMissing) {
+  JsonPredictRequest r = parse_predict_request(
+      R"({"instances": [{"price": 1.5, "vec": [1, null], "make": "audi", "n": 1},
+                        {"price": null, "make": null, "n": 2},
+                        {"n": 3}]})",
+      raw_signature());
+  const float* price = r.inputs.at("price").numbers.data<float>();
+  EXPECT_EQ(price[0], 1.5f);
+  EXPECT_TRUE(std::isnan(price[1]));
+  EXPECT_TRUE(std::isnan(price[2]));
+  EXPECT_EQ(r.inputs.at("vec").type_string(), "DT_DOUBLE[3,2]");
+  const double* vec = r.inputs.at("vec").numbers.data<double>();
+  EXPECT_EQ(vec[0], 1);
+  for (int k = 1; k < 6; ++k) EXPECT_TRUE(std::isnan(vec[k])) << k;
+  EXPECT_EQ(r.inputs.at("make").strings, (std::vector<std::string>{"audi", "", ""}));
+  // Columnar: null values, and a left-out input at the others' batch size.
+  JsonPredictRequest c = parse_predict_request(
+      R"({"inputs": {"price": [null, 2], "make": ["a", null], "n": [1, 2]}})", raw_signature());
+  EXPECT_TRUE(std::isnan(c.inputs.at("price").numbers.data<float>()[0]));
+  EXPECT_EQ(c.inputs.at("make").strings, (std::vector<std::string>{"a", ""}));
+  EXPECT_EQ(c.inputs.at("vec").type_string(), "DT_DOUBLE[2,2]");
+  EXPECT_TRUE(std::isnan(c.inputs.at("vec").numbers.data<double>()[3]));
+}
+
+TEST(JsonTensor, OtherInputsStillRefuseNullAndMissingKeys) {
+  // TF Serving's behaviour where an input is not nullable.
+  EXPECT_NE(raw_error(R"({"instances": [{"n": null}]})")
+                .find("JSON Value: null Type: Null is not of expected type: DT_INT64"),
+            std::string::npos);
+  EXPECT_NE(raw_error(R"({"instances": [{"price": 1}]})").find("keys must be equal to"),
+            std::string::npos);
+  EXPECT_NE(raw_error(R"({"inputs": {"price": [1]}})").find("Missing named input: n"),
+            std::string::npos);
+  EXPECT_NE(error_of(WireDType::kFloat, "[null]").find("Type: Null is not of expected type"),
+            std::string::npos);
+  // Nothing gives the batch size.
+  Signature only;
+  only.inputs["a"] = {WireDType::kFloat, {-1}, false, "", true};
+  only.inputs["b"] = {WireDType::kFloat, {-1}, false, "", true};
+  EXPECT_THROW(parse_predict_request(R"({"inputs": {}})", {{kDefaultSignature, only}}), Error);
+}
+
 }  // namespace
 }  // namespace tern::serve

@@ -4,8 +4,9 @@
 // graph (prune_to_outputs). Executables are kept per (graph, batch size) (at most kMaxBatchSizes
 // of them, the least recently used dropped first), each with a small pool so concurrent run()
 // calls never share one (at most kMaxIdlePerSize kept idle). DT_STRING inputs with a decoder are
-// decoded on the host before the graph (tf.Example features, JPEG / PNG images); label outputs are
-// class names from an asset file, one row per example.
+// decoded on the host before the graph (tf.Example features, JPEG / PNG images, categorical
+// strings to their i64 fingerprint64); label outputs are class names from an asset file, one row
+// per example.
 #pragma once
 
 #include <cstdint>

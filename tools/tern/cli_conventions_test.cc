@@ -188,7 +188,8 @@ TEST_F(CliConventions, BashCompletionIsGeneratedFromTheFlags) {
   const std::string script = dir_ + "/tern.bash";
   std::ofstream(script) << out_;
   ASSERT_EQ(std::system(("bash -n " + script).c_str()), 0);
-  EXPECT_EQ(complete(script, "tern tr"), "train\n");
+  EXPECT_EQ(complete(script, "tern tr"), "train\ntransform\n");
+  EXPECT_EQ(complete(script, "tern transform spec.toml --ap"), "--apply\n");
   EXPECT_EQ(complete(script, "tern train x.toml --met"), "--metrics-json\n");
   EXPECT_EQ(complete(script, "tern train x.toml --re"), "--resume\n");
   EXPECT_EQ(complete(script, "tern data con"), "convert\n");
