@@ -16,7 +16,7 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep"],
+    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "pipeline"],
     "bench": ["config", "train", "models", "io", "serve", "dist"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
@@ -25,6 +25,7 @@ TREES = {
     "tests/examples": ["config"],
     "tests/serve": ["config", "serve"],
     "tests/dist": ["config", "train", "dist"],
+    "tests/pipeline": ["pipeline", "config", "serve"],
     "tests/install": ["train", "serve"],
 }
 
@@ -38,13 +39,14 @@ VENDORS = {
     "zlib.h": ["tern/format", "tern/data", "tern/io"],
     "jpeglib.h": ["tern/data"],
     "png.h": ["tern/data"],
-    "toml++": ["tern/config", "tern/sweep", "tools/tern"],
+    "toml++": ["tern/config", "tern/sweep", "tern/pipeline", "tools/tern"],
     "CLI/": ["tools/tern"],
     "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tern/sweep",
-                  "tools/tern", "tests", "bench"],
+                  "tern/pipeline", "tools/tern", "tests", "bench"],
     "httplib.h": ["tern/serve", "tests/serve"],
     "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],
+    "sqlite3.h": ["tern/pipeline"],
     "cuda": ["tern/backends/cuda"],
     "cublas": ["tern/backends/cuda"],
     "cudnn": ["tern/backends/cuda"],

@@ -16,6 +16,8 @@ PACKAGES=(
   # data formats, configs, CLI, serving
   libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
+  # `tern pipeline`'s metadata store (tern/pipeline/metadata_store.cc)
+  libsqlite3-dev
   # multi-process training
   libopenmpi-dev openmpi-bin
   # `tern sweep`'s Slurm launcher, tested against a single-node slurmctld + slurmd the test starts
@@ -28,6 +30,8 @@ PACKAGES=(
   libsimdjson-dev
   # real data
   dataset-fashion-mnist
+  # the UCI Automobile CSV of examples/autos_pipeline.toml (statsmodels' test data)
+  python3-statsmodels
   # peers for the side-by-side benchmarks (never linked by tern)
   python3 python3-numpy python3-torch python3-torchvision
   # an optimized BLAS for python3-torch (Debian's default libblas3 is the reference one, ~30x slower)
