@@ -407,7 +407,7 @@ std::vector<std::pair<Event, Artifact>> MetadataStore::events_of_execution(
               str_cat("SELECT e.type, e.role, ", kArtifactColumns,
                       " FROM events e JOIN artifacts a ON a.id = e.artifact_id JOIN artifact_types "
                       "t ON t.id = a.type_id WHERE e.execution_id = ?1 ",
-                      type ? "AND e.type = ?2 " : "", "ORDER BY e.type DESC, e.role"));
+                      type ? "AND e.type = ?2 " : "", "ORDER BY e.type, e.role"));
   s.bind(1, execution_id);
   if (type) s.bind(2, event_type_name(*type));
   std::vector<std::pair<Event, Artifact>> out;

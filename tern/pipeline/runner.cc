@@ -6,6 +6,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <ctime>
@@ -67,12 +68,16 @@ class RootLock {
   int fd_ = -1;
 };
 
+// "20261127T012345.678Z-4242-1": UTC time to the millisecond, the process and its run count.
 std::string make_run_id() {
-  std::time_t t = std::time(nullptr);
+  static std::atomic<int> runs{0};
+  const int64_t ms = now_ms();
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
   std::tm tm{};
   gmtime_r(&t, &tm);
   std::ostringstream os;
-  os << std::put_time(&tm, "%Y%m%dT%H%M%SZ") << "-" << ::getpid();
+  os << std::put_time(&tm, "%Y%m%dT%H%M%S") << "." << std::setw(3) << std::setfill('0')
+     << ms % 1000 << "Z-" << ::getpid() << "-" << runs.fetch_add(1) + 1;
   return os.str();
 }
 
