@@ -40,9 +40,9 @@ void add_run(CLI::App& app, RunFlags& f) {
                   "in the store: one step of an external orchestrator");
   sub->add_flag("--no-cache", f.no_cache, "run every component even if a cached result exists");
   sub->footer(
-      "exit status: 0 done (also when the model is not blessed and so not pushed), 1 a\n"
-      "component failed or validation found an error anomaly (training not started),\n"
-      "2 a bad flag or pipeline file (file:line: key)");
+      "A model that is not blessed is not pushed, and the run still exits 0. Validation\n"
+      "that finds an error-severity anomaly stops the run before training: exit 1 with\n"
+      "the list. A bad pipeline file exits 2 naming file:line and the key.");
 }
 
 int run(const RunFlags& f) {
