@@ -85,10 +85,10 @@ void read_ingest(Section& top, PipelineSpec& s, bool check_files) {
   if (!in.present()) return;
   IngestSettings g;
   in.read("format", g.format);
-  static const std::vector<std::string> kFormats = {"csv", "tfrecord", "idx", "image_dir"};
+  static const std::vector<std::string> kFormats = {"", "csv", "tfrecord", "idx", "image_folder"};
   if (std::find(kFormats.begin(), kFormats.end(), g.format) == kFormats.end())
     in.error("format", str_cat("key 'ingest.format' = '", g.format,
-                               "' is not one of csv, tfrecord, idx, image_dir"));
+                               "' is not one of csv, tfrecord, idx, image_folder"));
   in.read_strings("paths", g.paths);
   for (auto& p : g.paths) {
     p = resolve(s.path, p);
@@ -140,8 +140,9 @@ void read_ingest(Section& top, PipelineSpec& s, bool check_files) {
   splits.finish();
   in.read("shards", g.shards);
   if (g.shards < 1 || g.shards > 4096) in.error("shards", "key 'ingest.shards' must be in [1, 4096]");
-  in.read("limit", g.limit);
-  if (g.limit < 0) in.error("limit", "key 'ingest.limit' must be >= 0 (0 = every record)");
+  in.read("delimiter", g.delimiter);
+  if (g.delimiter.size() != 1)
+    in.error("delimiter", "key 'ingest.delimiter' must be one character");
   if (g.paths.empty() && g.split_files.empty())
     in.error("paths", "[ingest] needs `paths` (the input files) or `splits` (files per split)");
   if (!g.paths.empty() && !g.split_files.empty())
@@ -160,13 +161,21 @@ void read_statistics(Section& top, PipelineSpec& s) {
   if (!st.present()) return;
   StatisticsSettings g;
   st.read("top_k", g.top_k);
-  st.read("histogram_buckets", g.histogram_buckets);
-  st.read("quantiles", g.quantiles);
-  if (g.top_k < 1 || g.top_k > 100000) st.error("top_k", "key 'statistics.top_k' must be in [1, 100000]");
-  if (g.histogram_buckets < 1 || g.histogram_buckets > 10000)
-    st.error("histogram_buckets", "key 'statistics.histogram_buckets' must be in [1, 10000]");
-  if (g.quantiles < 2 || g.quantiles > 10000)
-    st.error("quantiles", "key 'statistics.quantiles' must be in [2, 10000]");
+  st.read("histogram_bins", g.histogram_bins);
+  st.read_numbers("quantiles", g.quantiles);
+  st.read("max_value_counts", g.max_value_counts);
+  if (g.top_k < 1 || g.top_k > 100000)
+    st.error("top_k", "key 'statistics.top_k' must be in [1, 100000]");
+  if (g.histogram_bins < 1 || g.histogram_bins > 10000)
+    st.error("histogram_bins", "key 'statistics.histogram_bins' must be in [1, 10000]");
+  if (g.quantiles.empty() || g.quantiles.size() > 1000)
+    st.error("quantiles", "key 'statistics.quantiles' must hold 1 to 1000 numbers");
+  for (double q : g.quantiles) {
+    if (!(q >= 0 && q <= 1))
+      st.error("quantiles", "key 'statistics.quantiles': every quantile must be in [0, 1]");
+  }
+  if (g.max_value_counts < 1 || g.max_value_counts > 100000000)
+    st.error("max_value_counts", "key 'statistics.max_value_counts' must be in [1, 100000000]");
   st.finish();
   s.statistics = g;
 }
@@ -179,6 +188,21 @@ void read_schema(Section& top, PipelineSpec& s, bool check_files) {
   if (!g.path.empty()) {
     g.path = resolve(s.path, g.path);
     check_exists(sc, "path", g.path, check_files);
+  }
+  sc.read("required_fraction", g.required_fraction);
+  sc.read("max_domain_size", g.max_domain_size);
+  sc.read("threshold", g.threshold);
+  if (!(g.required_fraction > 0 && g.required_fraction <= 1))
+    sc.error("required_fraction", "key 'schema.required_fraction' must be in (0, 1]");
+  if (g.max_domain_size < 0 || g.max_domain_size > 1000000)
+    sc.error("max_domain_size", "key 'schema.max_domain_size' must be in [0, 1000000]");
+  if (!(g.threshold >= 0 && g.threshold <= 1))
+    sc.error("threshold", "key 'schema.threshold' must be in [0, 1]");
+  if (!g.path.empty()) {
+    for (const char* k : {"required_fraction", "max_domain_size", "threshold"}) {
+      if (sc.has(k))
+        sc.error(k, str_cat("key 'schema.", k, "' is for an inferred schema, not a pinned `path`"));
+    }
   }
   sc.finish();
   s.schema = g;
@@ -209,8 +233,8 @@ void read_train(Section& top, PipelineSpec& s, bool check_files) {
   t.read_optional("learning_rate", g.learning_rate);
   if (g.epochs && *g.epochs < 1) t.error("epochs", "key 'train.epochs' must be >= 1");
   if (g.batch_size && *g.batch_size < 1) t.error("batch_size", "key 'train.batch_size' must be >= 1");
-  if (g.steps_per_epoch && *g.steps_per_epoch < 0)
-    t.error("steps_per_epoch", "key 'train.steps_per_epoch' must be >= 0");
+  if (g.steps_per_epoch && *g.steps_per_epoch < 1)
+    t.error("steps_per_epoch", "key 'train.steps_per_epoch' must be >= 1");
   if (g.learning_rate && !(*g.learning_rate > 0))
     t.error("learning_rate", "key 'train.learning_rate' must be > 0");
   t.read_strings("set", g.overrides);
@@ -308,15 +332,21 @@ std::string PipelineSpec::settings_json(const std::string& c) const {
     const IngestSettings& g = *ingest;
     json ratios = json::array();
     for (const auto& [k, v] : g.ratios) ratios.push_back({k, v});
-    j = {{"format", g.format},         {"paths", g.paths},         {"labels", g.labels},
-         {"columns", g.column_types},  {"ratios", ratios},         {"split_key", g.split_key},
-         {"splits", g.split_files},    {"shards", g.shards},       {"limit", g.limit}};
+    j = {{"format", g.format},        {"paths", g.paths},   {"labels", g.labels},
+         {"columns", g.column_types}, {"ratios", ratios},   {"split_key", g.split_key},
+         {"splits", g.split_files},   {"shards", g.shards}, {"delimiter", g.delimiter}};
   } else if (c == "statistics" && statistics) {
     j = {{"top_k", statistics->top_k},
-         {"histogram_buckets", statistics->histogram_buckets},
-         {"quantiles", statistics->quantiles}};
+         {"histogram_bins", statistics->histogram_bins},
+         {"quantiles", statistics->quantiles},
+         {"max_value_counts", statistics->max_value_counts}};
   } else if (c == "schema" && schema) {
     j = {{"path", schema->path}};
+    if (schema->path.empty()) {
+      j["required_fraction"] = schema->required_fraction;
+      j["max_domain_size"] = schema->max_domain_size;
+      j["threshold"] = schema->threshold;
+    }
   } else if (c == "validate" && validate) {
     j = {{"compare_previous", validate->compare_previous}};
   } else if (c == "transform" && transform) {

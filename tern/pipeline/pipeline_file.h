@@ -42,30 +42,34 @@ inline const std::vector<std::string>& component_names() {
   return kNames;
 }
 
-// [ingest] (tern/pipeline/ingest.h's IngestOptions, paths resolved against the pipeline file).
+// [ingest] (ingest.h's IngestOptions; paths resolved against the pipeline file).
 struct IngestSettings {
-  std::string format;               // csv | tfrecord | idx | image_dir
-  std::vector<std::string> paths;   // files (or folders for image_dir)
-  std::string labels;               // idx: the label file of `paths`
+  std::string format;              // csv | tfrecord | idx | image_folder; "" = from the input
+  std::vector<std::string> paths;  // inputs, split by hash into `ratios`
+  std::string labels;              // idx: the labels of a single images file
   std::map<std::string, std::string> column_types;  // csv: name -> "categorical" | "numeric"
   std::vector<std::pair<std::string, double>> ratios = {{"train", 0.8}, {"eval", 0.2}};
-  std::string split_key;            // a feature; "" = the serialized record
-  // Files straight to splits (idx train / test files): split -> [images, labels] or files.
+  std::string split_key;  // a feature; "" = the serialized record
+  // Inputs straight to splits (no hash), e.g. IDX train and t10k files: split -> files.
   std::map<std::string, std::vector<std::string>> split_files;
   int shards = 1;
-  int64_t limit = 0;  // records per input (0 = all): a subset for quick runs and tests
+  std::string delimiter = ",";  // csv
 };
 
-// [statistics]
+// [statistics] (statistics.h's StatisticsOptions).
 struct StatisticsSettings {
-  int64_t top_k = 20;            // most frequent values kept per categorical feature
-  int64_t histogram_buckets = 20;
-  int64_t quantiles = 10;
+  int64_t top_k = 20;
+  int64_t histogram_bins = 20;
+  std::vector<double> quantiles = {0, 0.01, 0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 0.95, 0.99, 1};
+  int64_t max_value_counts = 10000;
 };
 
-// [schema]: inferred from the training statistics, or a pinned schema file.
+// [schema]: inferred from the training statistics (schema.h's SchemaOptions), or a pinned file.
 struct SchemaSettings {
   std::string path;  // "" = infer
+  double required_fraction = 0.99;
+  int64_t max_domain_size = 100;
+  double threshold = 0.1;  // skew and drift comparators
 };
 
 // [validate]

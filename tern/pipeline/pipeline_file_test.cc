@@ -53,7 +53,7 @@ format = "csv"
 paths = "data.csv"
 columns = { a = "categorical" }
 ratios = { train = 0.75, eval = 0.25 }
-limit = 10
+shards = 2
 [statistics]
 [schema]
 [validate]
@@ -66,7 +66,7 @@ limit = 10
   EXPECT_EQ(s.ingest->paths, std::vector<std::string>{(dir_ / "data.csv").string()});
   EXPECT_EQ(s.ingest->column_types.at("a"), "categorical");
   EXPECT_EQ(s.ingest->ratios.size(), 2u);
-  EXPECT_EQ(s.ingest->limit, 10);
+  EXPECT_EQ(s.ingest->shards, 2);
   EXPECT_EQ(s.components(),
             (std::vector<std::string>{"ingest", "statistics", "schema", "validate"}));
 }
@@ -92,12 +92,12 @@ root = "/tmp/somewhere"
 
 TEST_F(PipelineFileTest, ErrorsNameFileLineAndKey) {
   const std::string head = "[pipeline]\nname = \"p\"\n";
-  std::string e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nlimt = 3\n");
-  EXPECT_NE(e.find("p.toml:6: unknown key 'ingest.limt' (did you mean 'ingest.limit'?)"),
+  std::string e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nshard = 3\n");
+  EXPECT_NE(e.find("p.toml:6: unknown key 'ingest.shard' (did you mean 'ingest.shards'?)"),
             std::string::npos)
       << e;
-  e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nlimit = \"many\"\n");
-  EXPECT_NE(e.find("p.toml:6: key 'ingest.limit' must be an integer"), std::string::npos) << e;
+  e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nshards = \"many\"\n");
+  EXPECT_NE(e.find("p.toml:6: key 'ingest.shards' must be an integer"), std::string::npos) << e;
   e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"nothere.csv\"]\n");
   EXPECT_NE(e.find("p.toml:5: key 'ingest.paths': '"), std::string::npos) << e;
   EXPECT_NE(e.find("nothere.csv' does not exist"), std::string::npos) << e;
