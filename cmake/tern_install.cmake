@@ -20,7 +20,7 @@ if(BUILD_SHARED_LIBS)
 endif()
 
 # Vendor libraries of the modules for tern.pc: pkg-config packages, then flags for the rest.
-set(TERN_PC_REQUIRES zlib libpng libjpeg libcrypto protobuf grpc++ ompi-c cpp-httplib)
+set(TERN_PC_REQUIRES zlib libpng libjpeg libcrypto sqlite3 protobuf grpc++ ompi-c cpp-httplib)
 set(TERN_PC_LIBS -ldnnl -fopenmp -pthread)
 
 # tern::tern: every module.

@@ -18,7 +18,7 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "transform"],
+    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "transform", "pipeline"],
     "bench": ["config", "train", "models", "io", "serve", "dist", "pipeline", "transform"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
@@ -27,6 +27,7 @@ TREES = {
     "tests/examples": ["config"],
     "tests/serve": ["config", "serve", "transform"],
     "tests/dist": ["config", "train", "dist"],
+    "tests/pipeline": ["pipeline", "config", "serve"],
     "tests/install": ["train", "serve"],
 }
 
@@ -47,6 +48,7 @@ VENDORS = {
     "httplib.h": ["tern/serve", "tests/serve"],
     "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],
+    "sqlite3.h": ["tern/pipeline"],
     "cuda": ["tern/backends/cuda"],
     "cublas": ["tern/backends/cuda"],
     "cudnn": ["tern/backends/cuda"],

@@ -16,6 +16,8 @@ PACKAGES=(
   # data formats, configs, CLI, serving
   libjpeg-dev libpng-dev libprotobuf-dev protobuf-compiler libgrpc++-dev protobuf-compiler-grpc
   libtomlplusplus-dev libcli11-dev nlohmann-json3-dev libcpp-httplib-dev
+  # `tern pipeline`'s metadata store (tern/pipeline/metadata_store.cc)
+  libsqlite3-dev
   # multi-process training
   libopenmpi-dev openmpi-bin
   # `tern sweep`'s Slurm launcher, tested against a single-node slurmctld + slurmd the test starts

@@ -1,0 +1,187 @@
+// Lineage: target resolution, the upstream walk through producers and inputs, text and JSON.
+#include "tern/pipeline/lineage.h"
+
+#include <charconv>
+#include <ctime>
+#include <filesystem>
+#include <iomanip>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+
+#include "tern/base/error.h"
+#include "tern/pipeline/content_hash.h"
+
+namespace tern::pipeline {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+namespace {
+
+std::optional<int64_t> parse_id(std::string_view s) {
+  int64_t v = 0;
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  if (ec != std::errc() || end != s.data() + s.size() || v <= 0) return std::nullopt;
+  return v;
+}
+
+std::string iso_time(int64_t ms) {
+  if (ms <= 0) return "-";
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  std::ostringstream os;
+  os << std::put_time(&tm, "%Y-%m-%dT%H:%M:%SZ");
+  return os.str();
+}
+
+void walk(MetadataStore& store, LineageNode& node, std::set<int64_t>& seen) {
+  if (!seen.insert(node.artifact.id).second) {
+    node.shown_above = true;
+    return;
+  }
+  node.producer = store.producer(node.artifact.id);
+  if (!node.producer) return;
+  for (const Context& c : store.contexts_of_execution(node.producer->id)) {
+    if (c.type == "run") node.run = c.name;
+  }
+  for (auto& [event, artifact] : store.events_of_execution(node.producer->id, EventType::kInput)) {
+    LineageNode child;
+    child.role = event.role;
+    child.artifact = std::move(artifact);
+    walk(store, child, seen);
+    node.inputs.push_back(std::move(child));
+  }
+}
+
+std::string properties_text(const Artifact& a) {
+  std::string s;
+  for (const auto& [k, v] : a.properties) s += str_cat(s.empty() ? "" : ", ", k, "=", v);
+  return s;
+}
+
+void write_text(const LineageNode& n, int depth, std::ostringstream& os) {
+  const std::string pad(static_cast<size_t>(depth) * 4, ' ');
+  os << pad << (n.role.empty() ? "" : n.role + ": ") << n.artifact.type << " #" << n.artifact.id
+     << "  " << n.artifact.uri;
+  if (n.artifact.state != ArtifactState::kLive)
+    os << "  [" << artifact_state_name(n.artifact.state) << "]";
+  os << "\n";
+  if (n.shown_above) {
+    os << pad << "  (shown above)\n";
+    return;
+  }
+  os << pad << "  sha256 " << n.artifact.content_hash.substr(0, 16) << "..., created "
+     << iso_time(n.artifact.create_time_ms) << "\n";
+  if (!n.artifact.properties.empty()) os << pad << "  " << properties_text(n.artifact) << "\n";
+  if (!n.producer) {
+    if (!n.role.empty()) os << pad << "  (external input)\n";
+    return;
+  }
+  const Execution& x = *n.producer;
+  os << pad << "  <- " << x.component << " (execution #" << x.id << ", "
+     << execution_state_name(x.state) << ", " << iso_time(x.start_time_ms)
+     << (n.run.empty() ? "" : ", run " + n.run) << ")" << (x.message.empty() ? "" : ": ")
+     << x.message << "\n";
+  for (const LineageNode& c : n.inputs) write_text(c, depth + 1, os);
+}
+
+json artifact_json(const Artifact& a) {
+  return {{"id", a.id},
+          {"type", a.type},
+          {"uri", a.uri},
+          {"content_hash", a.content_hash},
+          {"state", artifact_state_name(a.state)},
+          {"create_time", iso_time(a.create_time_ms)},
+          {"properties", a.properties}};
+}
+
+json node_json(const LineageNode& n) {
+  json j = {{"role", n.role}, {"artifact", artifact_json(n.artifact)}};
+  if (n.shown_above) {
+    j["shown_above"] = true;
+    return j;
+  }
+  if (n.producer) {
+    const Execution& x = *n.producer;
+    json inputs = json::array();
+    for (const LineageNode& c : n.inputs) inputs.push_back(node_json(c));
+    json settings = json::parse(x.settings_json, nullptr, /*allow_exceptions=*/false);
+    j["produced_by"] = {{"execution",
+                         {{"id", x.id},
+                          {"component", x.component},
+                          {"state", execution_state_name(x.state)},
+                          {"cache_key", x.cache_key},
+                          {"settings", settings.is_discarded() ? json(x.settings_json) : settings},
+                          {"start_time", iso_time(x.start_time_ms)},
+                          {"end_time", iso_time(x.end_time_ms)},
+                          {"message", x.message}}},
+                        {"run", n.run},
+                        {"inputs", inputs}};
+  }
+  return j;
+}
+
+}  // namespace
+
+int64_t resolve_lineage_target(MetadataStore& store, const std::string& target) {
+  if (target.rfind("serving:", 0) == 0) {
+    const std::string v = target.substr(8);
+    if (!parse_id(v))
+      throw_error(ErrorCode::kInvalidArgument, "lineage target '", target,
+                  "': expected serving:VERSION (a positive number)");
+    std::vector<Artifact> pushed = store.artifacts_with_property("PushedModel", "version", v);
+    if (pushed.empty()) {
+      std::set<int64_t> known;
+      for (const Artifact& a : store.artifacts_of_type("PushedModel"))
+        known.insert(std::stoll(a.property("version", "0")));
+      std::string list;
+      for (int64_t k : known) list += str_cat(list.empty() ? "" : ", ", k);
+      throw_error(ErrorCode::kNotFound, "lineage: no pushed version ", v, " in ", store.path(),
+                  known.empty() ? " (nothing was pushed)" : str_cat(" (pushed versions: ", list, ")"));
+    }
+    // A version number reused after its folder was deleted: the one on disk now, else the newest.
+    for (const Artifact& a : pushed) {
+      if (content_hash_if_present(a.uri) == a.content_hash) return a.id;
+    }
+    return pushed.front().id;
+  }
+  std::string id_text = target.rfind("artifact:", 0) == 0 ? target.substr(9) : target;
+  if (std::optional<int64_t> id = parse_id(id_text)) {
+    if (!store.artifact(*id))
+      throw_error(ErrorCode::kNotFound, "lineage: no artifact ", *id, " in ", store.path());
+    return *id;
+  }
+  if (target.rfind("artifact:", 0) == 0)
+    throw_error(ErrorCode::kInvalidArgument, "lineage target '", target,
+                "': expected artifact:ID (a positive number)");
+  // A path: the newest artifact recorded at that uri.
+  const std::string uri = fs::absolute(target).lexically_normal().string();
+  std::vector<Artifact> at = store.artifacts_with_uri(uri);
+  if (at.empty())
+    throw_error(ErrorCode::kNotFound, "lineage: '", target,
+                "' is not serving:VERSION, an artifact id, or the path of an artifact in ",
+                store.path());
+  return at.front().id;
+}
+
+LineageNode lineage(MetadataStore& store, int64_t artifact_id) {
+  std::optional<Artifact> a = store.artifact(artifact_id);
+  if (!a) throw_error(ErrorCode::kNotFound, "lineage: no artifact ", artifact_id);
+  LineageNode root;
+  root.artifact = std::move(*a);
+  std::set<int64_t> seen;
+  walk(store, root, seen);
+  return root;
+}
+
+std::string lineage_text(const LineageNode& root) {
+  std::ostringstream os;
+  write_text(root, 0, os);
+  return os.str();
+}
+
+std::string lineage_json(const LineageNode& root) { return node_json(root).dump(2) + "\n"; }
+
+}  // namespace tern::pipeline

@@ -1,0 +1,137 @@
+// The pipeline file: sections and defaults, paths, dependencies between sections, and errors that
+// name file:line and the key.
+#include "tern/pipeline/pipeline_file.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "tern/config/config.h"
+
+namespace tern::pipeline {
+namespace {
+
+namespace fs = std::filesystem;
+
+class PipelineFileTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("tern_pf_" + std::to_string(::getpid()) + "_" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    std::ofstream(dir_ / "data.csv") << "a,b\n1,x\n";
+    std::ofstream(dir_ / "model.toml") << "[model]\nname = \"mlp\"\n";
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string write(const std::string& text) {
+    const std::string p = (dir_ / "p.toml").string();
+    std::ofstream(p) << text;
+    return p;
+  }
+  // The ConfigError message of loading `text`.
+  std::string error_of(const std::string& text) {
+    try {
+      load_pipeline(write(text));
+    } catch (const config::ConfigError& e) {
+      return e.message();
+    }
+    return "(no error)";
+  }
+  fs::path dir_;
+};
+
+TEST_F(PipelineFileTest, SectionsDefaultsAndResolvedPaths) {
+  PipelineSpec s = load_pipeline(write(R"(
+[pipeline]
+name = "autos"
+[ingest]
+format = "csv"
+paths = "data.csv"
+columns = { a = "categorical" }
+ratios = { train = 0.75, eval = 0.25 }
+shards = 2
+[statistics]
+[schema]
+[validate]
+)"));
+  EXPECT_EQ(s.name, "autos");
+  EXPECT_EQ(s.root, "runs/pipelines/autos");
+  EXPECT_EQ(s.model_name, "autos");
+  EXPECT_EQ(s.serving_base_path, "runs/pipelines/autos/serving/autos");
+  ASSERT_TRUE(s.ingest);
+  EXPECT_EQ(s.ingest->paths, std::vector<std::string>{(dir_ / "data.csv").string()});
+  EXPECT_EQ(s.ingest->column_types.at("a"), "categorical");
+  EXPECT_EQ(s.ingest->ratios.size(), 2u);
+  EXPECT_EQ(s.ingest->shards, 2);
+  EXPECT_EQ(s.components(),
+            (std::vector<std::string>{"ingest", "statistics", "schema", "validate"}));
+}
+
+TEST_F(PipelineFileTest, ComponentsInDependencyOrderAndSettingsJson) {
+  PipelineSpec s = load_pipeline(write(R"(
+[statistics]
+top_k = 5
+[ingest]
+format = "csv"
+paths = ["data.csv"]
+[pipeline]
+name = "p"
+root = "/tmp/somewhere"
+)"),
+                                 "/tmp/out");
+  EXPECT_EQ(s.components(), (std::vector<std::string>{"ingest", "statistics"}));
+  EXPECT_EQ(s.root, "/tmp/out");  // --out wins
+  auto j = nlohmann::json::parse(s.settings_json("statistics"));
+  EXPECT_EQ(j["top_k"], 5);
+  EXPECT_EQ(s.settings_json("ingest"), load_pipeline(s.path, "/x").settings_json("ingest"));
+}
+
+TEST_F(PipelineFileTest, ErrorsNameFileLineAndKey) {
+  const std::string head = "[pipeline]\nname = \"p\"\n";
+  std::string e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nshard = 3\n");
+  EXPECT_NE(e.find("p.toml:6: unknown key 'ingest.shard' (did you mean 'ingest.shards'?)"),
+            std::string::npos)
+      << e;
+  e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nshards = \"many\"\n");
+  EXPECT_NE(e.find("p.toml:6: key 'ingest.shards' must be an integer"), std::string::npos) << e;
+  e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"nothere.csv\"]\n");
+  EXPECT_NE(e.find("p.toml:5: key 'ingest.paths': '"), std::string::npos) << e;
+  EXPECT_NE(e.find("nothere.csv' does not exist"), std::string::npos) << e;
+  e = error_of(head + "[ingest]\nformat = \"parquet\"\npaths = [\"data.csv\"]\n");
+  EXPECT_NE(e.find("p.toml:4: key 'ingest.format' = 'parquet' is not one of"), std::string::npos)
+      << e;
+  e = error_of(head + "[pipline]\n");
+  EXPECT_NE(e.find("p.toml:3: unknown key 'pipline' (did you mean 'pipeline'?)"),
+            std::string::npos)
+      << e;
+  e = error_of("[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\n");
+  EXPECT_NE(e.find("section [pipeline] is required"), std::string::npos) << e;
+  e = error_of(head + "[train]\nconfig = \"model.toml\"\n");
+  EXPECT_NE(e.find("p.toml:3: [train] needs [transform]"), std::string::npos) << e;
+  e = error_of(head + "[evaluate]\nthresholds = { acuracy = 0.5 }\n");
+  EXPECT_NE(e.find("p.toml:4: unknown key 'evaluate.thresholds.acuracy' (did you mean "
+                   "'evaluate.thresholds.accuracy'?)"),
+            std::string::npos)
+      << e;
+  e = error_of(head + "[ingest]\nformat = \"csv\"\npaths = [\"data.csv\"]\nratios = { train = "
+                      "0.5, eval = 0.2 }\n");
+  EXPECT_NE(e.find("add up to 0.7"), std::string::npos) << e;
+  e = error_of(head + "name = [\n");
+  EXPECT_NE(e.find("p.toml:3:"), std::string::npos) << e;
+  EXPECT_NE(e.find("TOML syntax error"), std::string::npos) << e;
+  e = error_of(head);
+  EXPECT_NE(e.find("no component"), std::string::npos) << e;
+  try {
+    load_pipeline((dir_ / "missing.toml").string());
+    FAIL();
+  } catch (const config::ConfigError& err) {
+    EXPECT_EQ(err.code(), ErrorCode::kNotFound);
+  }
+}
+
+}  // namespace
+}  // namespace tern::pipeline
