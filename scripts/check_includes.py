@@ -2,9 +2,11 @@
 """Checks every #include against tern's layer table (DESIGN.md section 2).
 
 The table is tern/CMakeLists.txt itself: each `tern_module(<name> DIR <dir> DEPS ...
-[PRIVATE_DEPS ...] [TEST_DEPS ...])` call. A module's library files may include headers of the
-module and of the modules in the transitive closure of its DEPS; its test files (*_test.cc,
-*_test_util.h, test_util.h, *_fuzz.cc) may also include the closure of its TEST_DEPS and tests/support/.
+[PRIVATE_DEPS ...] [TEST_DEPS ...])` call (and such calls in a module folder's own
+tern/<folder>/CMakeLists.txt, where DIR is relative to that folder: `DIR .`). A module's library
+files may include headers of the module and of the modules in the transitive closure of its DEPS;
+its test files (*_test.cc, *_test_util.h, test_util.h, *_fuzz.cc) may also include the closure of
+its TEST_DEPS and tests/support/.
 The trees outside tern/ and the vendor headers are stated once, in TREES and VENDORS below.
 
 Usage: check_includes.py [ROOT]   (exit 0 when clean, 1 listing every violation)
@@ -17,7 +19,7 @@ import sys
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
     "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "pipeline"],
-    "bench": ["config", "train", "models", "io", "serve", "dist"],
+    "bench": ["config", "train", "models", "io", "serve", "dist", "pipeline"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
     "tests/e2e": ["runtime"],
@@ -63,8 +65,9 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*([<"])([^>"]+)[>"]')
 KEYWORDS = {"DIR", "DEPS", "PRIVATE_DEPS", "TEST_DEPS"}
 
 
-def parse_modules(cmake_text):
-    """name -> {"dir": str, "deps": [...], "test_deps": [...]} from tern_module calls."""
+def parse_modules(cmake_text, base="tern"):
+    """name -> {"dir": str, "deps": [...], "test_deps": [...]} from tern_module calls; DIR is
+    relative to `base` (the folder of the CMakeLists.txt)."""
     modules = {}
     text = re.sub(r"#[^\n]*", "", cmake_text)
     for m in MODULE_CALL.finditer(text):
@@ -74,7 +77,7 @@ def parse_modules(cmake_text):
             if w in KEYWORDS:
                 section = w
             elif section == "DIR":
-                entry["dir"] = "tern/" + w
+                entry["dir"] = os.path.normpath(base + "/" + w)
             elif section == "DEPS" and w.startswith("tern_"):
                 entry["deps"].append(w[len("tern_"):])
             elif section == "TEST_DEPS" and w.startswith("tern_"):
@@ -186,6 +189,11 @@ def main(argv):
                            os.path.join(os.path.dirname(__file__), ".."))
     with open(os.path.join(root, "tern/CMakeLists.txt"), encoding="utf-8") as f:
         modules = parse_modules(f.read())
+    for sub in sorted(os.listdir(os.path.join(root, "tern"))):
+        cmake = os.path.join(root, "tern", sub, "CMakeLists.txt")
+        if os.path.isfile(cmake):
+            with open(cmake, encoding="utf-8") as f:
+                modules.update(parse_modules(f.read(), "tern/" + sub))
     if not modules:
         print(f"{root}/tern/CMakeLists.txt: no tern_module(...) calls found", file=sys.stderr)
         return 1
