@@ -5,7 +5,7 @@ JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?=
 
 .PHONY: all build test test-unit test-asan test-install fuzz train bench bench-serve bench-sweep \
-	bench-dist install package format check-format clean
+	bench-dist bench-pipeline install package format check-format clean
 
 all: build
 
@@ -101,10 +101,28 @@ bench-dist: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
 	/usr/bin/python3 bench/run_dist_bench.py --build-dir $(BUILD) $(DIST_BENCH_ARGS)
 
+# Pipeline components on the Fashion-MNIST training TFRecords (issue 14): transform analyze (a
+# [transform] spec of the image, scale_to_0_1 / z_score, and the label) against reading the same
+# file with no work; prints the table of BENCHMARKS.md's "Transform analyze" section (~1 minute on
+# 2 idle cores). Options: PIPELINE_BENCH_ARGS="--repeats 3 --train FILE.tfrecord".
+PIPELINE_BENCH_ARGS ?=
+bench-pipeline: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target transform_bench
+	$(BUILD)/bench/transform_bench $(PIPELINE_BENCH_ARGS)
+
 format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format -i
 
-check-format:
+check-# Pipeline components on the Fashion-MNIST training TFRecords (issue 14): transform analyze (a
+# [transform] spec of the image, scale_to_0_1 / z_score, and the label) against reading the same
+# file with no work; prints the table of BENCHMARKS.md's "Transform analyze" section (~1 minute on
+# 2 idle cores). Options: PIPELINE_BENCH_ARGS="--repeats 3 --train FILE.tfrecord".
+PIPELINE_BENCH_ARGS ?=
+bench-pipeline: $(BUILD)/build.ninja
+	cmake --build $(BUILD) -j $(JOBS) --target transform_bench
+	$(BUILD)/bench/transform_bench $(PIPELINE_BENCH_ARGS)
+
+format:
 	find tern tools tests bench examples -name '*.h' -o -name '*.cc' | xargs clang-format --dry-run --Werror
 
 clean:

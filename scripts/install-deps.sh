@@ -28,10 +28,8 @@ PACKAGES=(
   wrk
   # the JSON codec measurement (bench/json_codec_bench.cc)
   libsimdjson-dev
-  # real data
-  dataset-fashion-mnist
-  # the UCI Automobile CSV of examples/autos_pipeline.toml (statsmodels' test data)
-  python3-statsmodels
+  # real data (python3-statsmodels: UCI Automobile, autos.csv, for the transform tests)
+  dataset-fashion-mnist python3-statsmodels
   # peers for the side-by-side benchmarks (never linked by tern)
   python3 python3-numpy python3-torch python3-torchvision
   # an optimized BLAS for python3-torch (Debian's default libblas3 is the reference one, ~30x slower)

@@ -20,6 +20,7 @@ void register_builtin_ops(OpRegistry& r) {
   register_optimizer_ops(r);
   register_fused_ops(r);
   register_loss_scale_ops(r);
+  register_feature_ops(r);
 }
 
 }  // namespace tern::ops

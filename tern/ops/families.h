@@ -21,6 +21,8 @@ void register_optimizer_ops(OpRegistry& r);  // fused sgd/adam/adamw/rmsprop upd
 void register_fused_ops(OpRegistry& r);      // ops the fusion passes create
 // all_finite, loss_scale_update (dynamic loss scaling)
 void register_loss_scale_ops(OpRegistry& r);
+// vocab_lookup, bucketize, hash_bucket, fingerprint_combine (data transforms, tern/transform)
+void register_feature_ops(OpRegistry& r);
 
 // Registers all of the above (OpRegistry::global() calls this once).
 void register_builtin_ops(OpRegistry& r);

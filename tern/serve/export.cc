@@ -104,18 +104,30 @@ std::unique_ptr<ir::Graph> trace_inference_graph(nn::Model& model, const ExportO
   TERN_CHECK_ARG(in_types.size() == 1, "export: model '", model.name(), "' has ", in_types.size(),
                  " inputs; export supports single-input models");
   const TensorType& want = in_types[0];
-  Shape raw_shape = o.input.shape.rank() == 0 ? want.shape : o.input.shape;
-  DType raw_dtype =
-      o.input.dtype.value_or(o.input.decoder.kind == DecoderKind::kImage ? DType::kU8 : want.dtype);
-  auto g = std::make_unique<ir::Graph>("serving");
-  std::vector<int64_t> dims{batch};
-  dims.insert(dims.end(), raw_shape.dims().begin(), raw_shape.dims().end());
-  ir::Value* x = g->input(o.input.alias, {raw_dtype, Shape(dims)});
-  for (size_t i = 0; i < o.input.preprocessing.size(); ++i) {
-    const data::ElementFnSpec& f = o.input.preprocessing[i];
-    if (f.component != 0) continue;
-    data::validate_element_fn(f, str_cat("export: preprocessing step ", i));
-    x = apply_fn(*g, x, f, i, dropped);
+  std::unique_ptr<ir::Graph> g;
+  ir::Value* x = nullptr;
+  if (o.front.graph) {
+    // The front graph at this batch; its output feeds the model.
+    g = rebatch(*o.front.graph, batch);
+    for (const auto& out : g->outputs()) {
+      if (out.name == o.front.output) x = out.value;
+    }
+    TERN_CHECK_ARG(x != nullptr, "export: the front graph has no output '", o.front.output, "'");
+    g->clear_outputs();
+  } else {
+    Shape raw_shape = o.input.shape.rank() == 0 ? want.shape : o.input.shape;
+    DType raw_dtype = o.input.dtype.value_or(
+        o.input.decoder.kind == DecoderKind::kImage ? DType::kU8 : want.dtype);
+    g = std::make_unique<ir::Graph>("serving");
+    std::vector<int64_t> dims{batch};
+    dims.insert(dims.end(), raw_shape.dims().begin(), raw_shape.dims().end());
+    x = g->input(o.input.alias, {raw_dtype, Shape(dims)});
+    for (size_t i = 0; i < o.input.preprocessing.size(); ++i) {
+      const data::ElementFnSpec& f = o.input.preprocessing[i];
+      if (f.component != 0) continue;
+      data::validate_element_fn(f, str_cat("export: preprocessing step ", i));
+      x = apply_fn(*g, x, f, i, dropped);
+    }
   }
   if (x->dtype() != want.dtype) x = g->add("cast", {x}, {{"dtype", want.dtype}}, "to_model_dtype");
   if (x->shape().num_elements() / batch != want.shape.num_elements())
@@ -175,22 +187,43 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
   c.assets = o.assets;
   // The predict signature.
   const ir::Graph& g = *c.graph;
-  ir::Node* input = g.find_input(o.input.alias);
   StoredSignature predict;
-  if (o.input.decoder.kind == DecoderKind::kNone) {
-    predict.signature.inputs[o.input.alias] = batch_spec(input->output(), o.input.alias);
+  if (o.front.graph) {
+    for (ir::Node* input : g.nodes_of("input")) {
+      const std::string& alias = input->attrs().get_string("name");
+      auto d = o.front.decoders.find(alias);
+      TensorSpec spec = batch_spec(input->output(), alias);
+      if (d != o.front.decoders.end() && d->second.kind != DecoderKind::kNone) {
+        spec = {WireDType::kString, {-1}, false, alias + ":0"};
+        predict.decoders[alias] = d->second;
+      }
+      spec.nullable = o.front.nullable.count(alias) > 0;
+      predict.signature.inputs[alias] = spec;
+      predict.input_tensors[alias] = alias;
+    }
   } else {
-    predict.signature.inputs[o.input.alias] = {
-        WireDType::kString, {-1}, false, o.input.alias + ":0"};
-    predict.decoders[o.input.alias] = o.input.decoder;
+    ir::Node* input = g.find_input(o.input.alias);
+    if (o.input.decoder.kind == DecoderKind::kNone) {
+      predict.signature.inputs[o.input.alias] = batch_spec(input->output(), o.input.alias);
+    } else {
+      predict.signature.inputs[o.input.alias] = {
+          WireDType::kString, {-1}, false, o.input.alias + ":0"};
+      predict.decoders[o.input.alias] = o.input.decoder;
+    }
+    predict.input_tensors[o.input.alias] = o.input.alias;
   }
-  predict.input_tensors[o.input.alias] = o.input.alias;
   for (const auto& out : g.outputs()) {
     predict.signature.outputs[out.name] = batch_spec(out.value, out.name);
     predict.output_tensors[out.name] = out.name;
   }
   c.signatures[kDefaultSignature] = predict;
-  if (o.classifier && o.input.decoder.kind == DecoderKind::kNone) {
+  if (o.classifier && o.front.graph) {
+    int64_t classes = g.outputs()[0].value->shape().dim(1);
+    std::string names;
+    for (const auto& n : class_names(o, classes)) names += n + "\n";
+    c.assets["class_names.txt"] = names;
+  }
+  if (o.classifier && o.input.decoder.kind == DecoderKind::kNone && !o.front.graph) {
     int64_t classes = g.outputs()[0].value->shape().dim(1);
     std::string names;
     for (const auto& n : class_names(o, classes)) names += n + "\n";
@@ -227,6 +260,15 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
     if (data::element_fn_is_random(f.kind)) s["dropped"] = true;
     steps.push_back(s);
   }
+  if (o.front.graph) {
+    nlohmann::json inputs = nlohmann::json::array();
+    for (const auto& [alias, spec] : predict.signature.inputs) inputs.push_back(alias);
+    c.assets["preprocessing.json"] = nlohmann::json({{"front", o.front.description},
+                                                     {"inputs", inputs},
+                                                     {"output", o.front.output}})
+                                         .dump(2) +
+                                     "\n";
+  } else {
   c.assets["preprocessing.json"] =
       nlohmann::json({{"input", o.input.alias},
                       {"decoder", std::string(decoder_kind_name(o.input.decoder.kind))},
@@ -234,6 +276,7 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
                       {"steps", steps}})
           .dump(2) +
       "\n";
+  }
   for (const auto& [name, s] : c.signatures) report.signatures.push_back(name);
   report.fingerprint = write_model_dir(c, dir);
   return report;

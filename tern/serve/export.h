@@ -13,13 +13,15 @@
 //
 // Outputs: `logits` (the model's output as f32); classifiers add `probabilities` (softmax) and
 // `classes` (argmax, i64), and a `classify` signature (tf.Example in, `scores` and class-name
-// `classes` out) when the raw input is numeric.
+// `classes` out) when the raw input is numeric (not with a front graph: class names are then in
+// assets/class_names.txt).
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -42,8 +44,22 @@ struct RawInput {
   InputDecoder decoder;
 };
 
+// Several raw inputs: a graph in front of the model (a data transform, tern/transform). Its
+// inputs become the signature's inputs (alias = the input's name, dtype and shape from the graph,
+// or DT_STRING [-1] where a decoder turns strings into it); its output `output` is the model's
+// input (cast and reshaped to it as for `input`). The graph is rebatched to the trace batch, so
+// its reshapes must write the batch as -1. Used instead of `input` when `graph` is set.
+struct FrontGraph {
+  const ir::Graph* graph = nullptr;
+  std::string output = "x";
+  std::map<std::string, InputDecoder> decoders;  // graph input -> decoder (e.g. kFingerprint)
+  std::set<std::string> nullable;                // graph inputs that take missing values
+  std::string description;                       // for assets/preprocessing.json
+};
+
 struct ExportOptions {
   RawInput input;
+  FrontGraph front;  // set: the model's input comes from this graph (input is unused)
   bool classifier = false;                    // probabilities / classes outputs, classify signature
   std::vector<std::string> class_names;       // default "0", "1", ...
   std::string example_feature = "image";      // the classify signature's tf.Example feature

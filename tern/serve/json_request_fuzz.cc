@@ -1,6 +1,7 @@
 // Fuzz target: the REST request codec (cmake/tern_fuzz.cmake builds it with libFuzzer or the
 // replay driver). Any bytes, read as a predict body against a fixed signature of every JSON dtype
-// (float, double, int8/32/64, uint8, bool, string) and as a classify body, must either parse or
+// (float, double, int8/32/64, uint8, bool, string), one of nullable inputs (null and absent keys
+// are missing values), and as a classify body, must either parse or
 // fail with InvalidArgument / Unimplemented — never crash, hang or throw anything else. What
 // parses must have tensors whose sizes match their shapes and must write back as a response in
 // both formats (row format may refuse ragged batches with InvalidArgument).
@@ -30,7 +31,16 @@ SignatureMap make_signatures() {
   many.inputs["s_bytes"] = spec(WireDType::kString);
   Signature half;
   half.inputs["h"] = spec(WireDType::kHalf);
-  return {{"serving_default", one}, {"many", many}, {"half", half}};
+  // A transform's raw features: nullable numbers (a vector too) and strings, and a required input.
+  Signature raw;
+  auto nullable = [](WireDType d, std::vector<int64_t> shape) {
+    return TensorSpec{d, std::move(shape), false, "", true};
+  };
+  raw.inputs["price"] = nullable(WireDType::kFloat, {-1});
+  raw.inputs["vec"] = nullable(WireDType::kDouble, {-1, 3});
+  raw.inputs["make"] = nullable(WireDType::kString, {-1});
+  raw.inputs["px"] = TensorSpec{WireDType::kUInt8, {-1, 2}, false, ""};
+  return {{"serving_default", one}, {"many", many}, {"half", half}, {"raw", raw}};
 }
 
 template <typename Fn>

@@ -1,6 +1,7 @@
 // TF Serving's REST predict codec: JSON values -> TensorMap by dtype, TensorMap -> JSON.
 #include "tern/serve/json_tensor.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -76,11 +77,26 @@ float narrow_to_float(double d) {
               " is not of expected type: ", wire_dtype_name(dtype));
 }
 
+// A leaf for a nullable input's absent key (an `instances` object without it, or a columnar
+// `inputs` object without it): a missing value, as JSON null is.
+constexpr uint32_t kAbsentLeaf = 0xffffffffu;
+
+bool is_missing(const JsonDocument& doc, uint32_t i) {
+  return i == kAbsentLeaf || doc.type(i) == JsonType::kNull;
+}
+
 template <typename T>
 void fill_numbers(const JsonDocument& doc, const std::vector<uint32_t>& leaves, WireDType dtype,
-                  T* out) {
+                  bool nullable, T* out) {
   for (size_t k = 0; k < leaves.size(); ++k) {
     uint32_t i = leaves[k];
+    if constexpr (std::is_floating_point_v<T>) {
+      if (nullable && is_missing(doc, i)) {
+        out[k] = std::numeric_limits<T>::quiet_NaN();
+        continue;
+      }
+    }
+    TERN_CHECK(i != kAbsentLeaf, "an absent leaf for a non-nullable input");
     JsonType type = doc.type(i);
     if constexpr (std::is_same_v<T, bool>) {
       if (type != JsonType::kTrue && type != JsonType::kFalse) type_error(doc, i, dtype);
@@ -104,12 +120,18 @@ void fill_numbers(const JsonDocument& doc, const std::vector<uint32_t>& leaves, 
   }
 }
 
-TensorValue make_tensor(const JsonDocument& doc, WireDType dtype, std::vector<int64_t> shape,
+TensorValue make_tensor(const JsonDocument& doc, const TensorSpec& spec, std::vector<int64_t> shape,
                         const std::vector<uint32_t>& leaves) {
+  const WireDType dtype = spec.dtype;
   if (dtype == WireDType::kString) {
     std::vector<std::string> strings;
     strings.reserve(leaves.size());
     for (uint32_t i : leaves) {
+      if (spec.nullable && is_missing(doc, i)) {
+        strings.emplace_back();
+        continue;
+      }
+      TERN_CHECK(i != kAbsentLeaf, "an absent leaf for a non-nullable input");
       if (doc.type(i) == JsonType::kString) {
         strings.emplace_back(doc.text(i));
       } else if (doc.type(i) == JsonType::kObject) {
@@ -132,31 +154,32 @@ TensorValue make_tensor(const JsonDocument& doc, WireDType dtype, std::vector<in
   std::optional<DType> tern = tern_dtype_of(dtype);
   if (!tern || *tern == DType::kBF16 || *tern == DType::kF16) {
     throw_error(ErrorCode::kUnimplemented, "Conversion of JSON Value: ",
-                leaves.empty() ? std::string("[]") : doc.excerpt(leaves[0]),
+                leaves.empty() || leaves[0] == kAbsentLeaf ? std::string("[]")
+                                                           : doc.excerpt(leaves[0]),
                 " to type: ", wire_dtype_name(dtype));
   }
   Tensor t(*tern, Shape(shape));
   switch (*tern) {
     case DType::kF32:
-      fill_numbers(doc, leaves, dtype, t.data<float>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<float>());
       break;
     case DType::kF64:
-      fill_numbers(doc, leaves, dtype, t.data<double>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<double>());
       break;
     case DType::kI8:
-      fill_numbers(doc, leaves, dtype, t.data<int8_t>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<int8_t>());
       break;
     case DType::kU8:
-      fill_numbers(doc, leaves, dtype, t.data<uint8_t>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<uint8_t>());
       break;
     case DType::kI32:
-      fill_numbers(doc, leaves, dtype, t.data<int32_t>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<int32_t>());
       break;
     case DType::kI64:
-      fill_numbers(doc, leaves, dtype, t.data<int64_t>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<int64_t>());
       break;
     case DType::kBool:
-      fill_numbers(doc, leaves, dtype, t.data<bool>());
+      fill_numbers(doc, leaves, dtype, spec.nullable, t.data<bool>());
       break;
     default:
       TERN_CHECK(false, "unreachable dtype");
@@ -250,6 +273,37 @@ void add_instance_item(const JsonDocument& doc, uint32_t value, RowInput& input)
   input.leaves.insert(input.leaves.end(), item.leaves.begin(), item.leaves.end());
 }
 
+// The per-example shape of a nullable input from its spec (all dims after the batch known).
+std::vector<int64_t> absent_item_shape(const TensorSpec& spec) {
+  std::vector<int64_t> item(spec.shape.begin() + (spec.shape.empty() ? 0 : 1), spec.shape.end());
+  int64_t n = 1;
+  for (int64_t d : item) {
+    if (d < 0)
+      throw_error(ErrorCode::kInvalidArgument,
+                  "the key is absent, and the input's shape is not known to fill it");
+    n *= std::min<int64_t>(d, int64_t{1} << 20);
+    if (n > (int64_t{1} << 16))
+      throw_error(ErrorCode::kInvalidArgument,
+                  "the key is absent; only inputs of at most 65536 values per example may be");
+  }
+  return item;
+}
+
+// An absent key of an `instances` object: one item of missing values.
+void add_absent_item(const TensorSpec& spec, RowInput& input) {
+  std::vector<int64_t> item = absent_item_shape(spec);
+  if (!input.seen) {
+    input.seen = true;
+    input.item_shape = item;
+  } else if (item != input.item_shape) {
+    throw_error(ErrorCode::kInvalidArgument, "Expecting shape ", shape_text(input.item_shape),
+                " but got: ", shape_text(item));
+  }
+  size_t per_item = 1;
+  for (int64_t d : item) per_item *= static_cast<size_t>(d);
+  input.leaves.insert(input.leaves.end(), per_item, kAbsentLeaf);
+}
+
 TensorMap read_instances(const JsonDocument& doc, uint32_t list, const Signature& sig) {
   if (doc.type(list) != JsonType::kArray) {
     throw_error(ErrorCode::kInvalidArgument, "Excepting 'instances' to be an list/array");
@@ -288,7 +342,18 @@ TensorMap read_instances(const JsonDocument& doc, uint32_t list, const Signature
           rethrow_in_element(e, str_cat(n, " key: ", name));
         }
       }
-      if (keys.size() != sig.inputs.size()) {
+      // A nullable input's key may be left out: its values are missing (NaN, or "").
+      size_t absent_nullable = 0;
+      for (const auto& [alias, spec] : sig.inputs) {
+        if (!spec.nullable || keys.count(alias)) continue;
+        ++absent_nullable;
+        try {
+          add_absent_item(spec, rows[alias]);
+        } catch (const Error& e) {
+          rethrow_in_element(e, str_cat(n, " key: ", alias));
+        }
+      }
+      if (keys.size() + absent_nullable != sig.inputs.size()) {
         std::string names;
         for (const auto& [alias, spec] : sig.inputs) names += (names.empty() ? "" : ",") + alias;
         throw_error(ErrorCode::kInvalidArgument, "Failed to process element: ", n,
@@ -311,7 +376,7 @@ TensorMap read_instances(const JsonDocument& doc, uint32_t list, const Signature
   for (auto& [name, row] : rows) {
     std::vector<int64_t> shape = {count};
     shape.insert(shape.end(), row.item_shape.begin(), row.item_shape.end());
-    out.emplace(name, make_tensor(doc, sig.inputs.at(name).dtype, std::move(shape), row.leaves));
+    out.emplace(name, make_tensor(doc, sig.inputs.at(name), std::move(shape), row.leaves));
   }
   return out;
 }
@@ -328,17 +393,41 @@ TensorMap read_inputs(const JsonDocument& doc, uint32_t value, const Signature& 
     }
     const auto& [name, spec] = *sig.inputs.begin();
     DenseValue dense = dense_value(doc, value);
-    out.emplace(name, make_tensor(doc, spec.dtype, std::move(dense.shape), dense.leaves));
+    out.emplace(name, make_tensor(doc, spec, std::move(dense.shape), dense.leaves));
     return out;
   }
+  std::vector<std::string> absent;  // nullable inputs left out: all missing, at the batch size
   for (const auto& [name, spec] : sig.inputs) {
     std::optional<uint32_t> item = doc.find_member(value, name);
     if (!item) {
+      if (spec.nullable) {
+        absent.push_back(name);
+        continue;
+      }
       throw_error(ErrorCode::kInvalidArgument, "Missing named input: ", name,
                   " in 'inputs' object.");
     }
     DenseValue dense = dense_value(doc, *item);
-    out.emplace(name, make_tensor(doc, spec.dtype, std::move(dense.shape), dense.leaves));
+    out.emplace(name, make_tensor(doc, spec, std::move(dense.shape), dense.leaves));
+  }
+  for (const std::string& name : absent) {
+    if (out.empty() || out.begin()->second.shape.empty())
+      throw_error(ErrorCode::kInvalidArgument, "Missing named input: ", name,
+                  " in 'inputs' object (it may be left out only next to an input that gives the "
+                  "batch size).");
+    const TensorSpec& spec = sig.inputs.at(name);
+    std::vector<int64_t> shape{out.begin()->second.shape[0]};
+    std::vector<int64_t> item;
+    try {
+      item = absent_item_shape(spec);
+    } catch (const Error& e) {
+      throw_error(ErrorCode::kInvalidArgument, "Input: ", name, ": ", e.message());
+    }
+    shape.insert(shape.end(), item.begin(), item.end());
+    size_t n = 1;
+    for (int64_t d : shape) n *= static_cast<size_t>(d);
+    out.emplace(name, make_tensor(doc, spec, std::move(shape),
+                                  std::vector<uint32_t>(n, kAbsentLeaf)));
   }
   return out;
 }

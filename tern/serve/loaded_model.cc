@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tern/base/error.h"
+#include "tern/base/fingerprint.h"
 #include "tern/base/strings.h"
 #include "tern/data/example_parser.h"
 #include "tern/data/example_proto.h"
@@ -139,6 +140,12 @@ Tensor LoadedModel::decode_input(const std::string& alias, const InputDecoder& d
   dims[0] = n;
   Tensor out(graph_type.dtype, Shape(dims));
   int64_t per = n == 0 ? 0 : out.num_elements() / n;
+  if (decoder.kind == DecoderKind::kFingerprint) {
+    // The one fingerprint the transform's analysis and apply use (tern/base/fingerprint.h).
+    int64_t* dst = out.data<int64_t>();
+    for (int64_t i = 0; i < n; ++i) dst[i] = fingerprint64_i64(value.strings[static_cast<size_t>(i)]);
+    return out;
+  }
   for (int64_t i = 0; i < n; ++i) {
     const std::string& bytes = value.strings[static_cast<size_t>(i)];
     std::string what = str_cat("input '", alias, "' example ", i);

@@ -200,6 +200,7 @@ json signatures_json(const StoredSignatures& sigs) {
     for (const auto& [alias, spec] : s.signature.inputs) {
       json j = spec_json(spec);
       j["tensor"] = s.input_tensors.at(alias);
+      if (spec.nullable) j["nullable"] = true;
       auto d = s.decoders.find(alias);
       if (d != s.decoders.end() && d->second.kind != DecoderKind::kNone) {
         json dec = {{"kind", std::string(decoder_kind_name(d->second.kind))}};
@@ -243,9 +244,11 @@ InputDecoder read_decoder(const json& j, const std::string& where, const std::st
     d.feature = string_field(j, "feature", where, file);
     if (j.contains("spec"))
       d.example_spec = {read_feature_spec(j["spec"], d.feature, where + ".spec", file)};
+  } else if (kind == "fingerprint") {
+    d.kind = DecoderKind::kFingerprint;
   } else {
     throw_error(ErrorCode::kInvalidArgument, file, ": key '", where, ".kind' is '", kind,
-                "'; expected image or example");
+                "'; expected image, example or fingerprint");
   }
   return d;
 }
@@ -271,6 +274,12 @@ StoredSignatures read_signatures(const json& root, const std::string& file) {
           std::string tensor = string_field(e, "tensor", w, file);
           spec.name = tensor + ":0";
           s.input_tensors[alias] = tensor;
+          if (e.contains("nullable")) {
+            if (!e["nullable"].is_boolean())
+              throw_error(ErrorCode::kInvalidArgument, file, ": key '", w,
+                          ".nullable' must be true or false");
+            spec.nullable = e["nullable"].get<bool>();
+          }
           if (e.contains("decoder"))
             s.decoders[alias] = read_decoder(e["decoder"], w + ".decoder", file);
           s.signature.inputs[alias] = spec;
@@ -350,6 +359,11 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
       const TensorType& type = in->output()->type();
       auto d = s.decoders.find(alias);
       InputDecoder dec = d == s.decoders.end() ? InputDecoder{} : d->second;
+      if (spec.nullable && spec.dtype != WireDType::kFloat && spec.dtype != WireDType::kDouble &&
+          spec.dtype != WireDType::kString)
+        throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is nullable but ",
+                    spec_string(spec), "; only DT_FLOAT, DT_DOUBLE and DT_STRING inputs can "
+                    "carry a missing value");
       if (dec.kind == DecoderKind::kNone) {
         if (!spec_matches(spec, type, false))
           throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " is ", spec_string(spec),
@@ -368,6 +382,11 @@ void validate_signatures(const ModelDirContents& c, const std::string& file) {
           throw_error(ErrorCode::kInvalidArgument, file, ": ", w,
                       " decodes images with channels=", dec.channels, " but graph input '",
                       t->second, "' is ", batchless(type), " (u8 or f32 [-1, H, W, C] needed)");
+      } else if (dec.kind == DecoderKind::kFingerprint) {
+        if (type.dtype != DType::kI64 || type.shape.rank() != 1)
+          throw_error(ErrorCode::kInvalidArgument, file, ": ", w,
+                      " has a fingerprint decoder but graph input '", t->second, "' is ",
+                      batchless(type), " (DT_INT64[-1] needed)");
       } else if (dec.feature.empty()) {
         throw_error(ErrorCode::kInvalidArgument, file, ": ", w, " has an empty decoder feature");
       }
@@ -478,6 +497,8 @@ std::string_view decoder_kind_name(DecoderKind kind) {
       return "image";
     case DecoderKind::kExample:
       return "example";
+    case DecoderKind::kFingerprint:
+      return "fingerprint";
   }
   return "none";
 }

@@ -10,7 +10,7 @@
 //   weights.safetensors   every variable the graph reads, nothing else
 //   signatures.json       {"signatures": {name: {"method_name", "inputs", "outputs"}}}; an input
 //                         is alias -> {"dtype": "DT_UINT8", "shape": [-1, 28, 28], "tensor": graph
-//                         input, optional "decoder"}; an output is alias -> {"dtype", "shape",
+//                         input, optional "decoder", optional "nullable": true}; an output is alias -> {"dtype", "shape",
 //                         "tensor": graph output} or {..., "labels": asset file} (class names
 //                         repeated per row, DT_STRING [-1, classes])
 //   assets/               class names, preprocessing statistics, vocabularies (plain files)
@@ -51,8 +51,11 @@ enum class DecoderKind {
   kExample,  // each string a serialized tf.Example; `feature` (int64_list of values, or one
              // bytes_list value of raw bytes) -> `dtype` `shape`; with `example_spec`, parsed by
              // data::parse_example_record with the training pipeline's FixedLen feature spec
+  kFingerprint,  // each string (a categorical value) -> its i64 fingerprint64 (FNV-1a 64 of the
+                 // bytes, tern/base/fingerprint.h): a data transform's categorical raw feature
 };
-std::string_view decoder_kind_name(DecoderKind kind);  // "none", "image", "example"
+// "none", "image", "example", "fingerprint"
+std::string_view decoder_kind_name(DecoderKind kind);
 
 // kImage runs the training pipeline's own tern/data functions, in this order: the decode
 // (data::decode_image, or data::image_dir_decode when `height` > 0: the image_dir source's decode

@@ -23,6 +23,10 @@ struct TensorSpec {
   std::vector<int64_t> shape;  // -1 for an unknown size; dim 0 is the batch (-1)
   bool unknown_rank = false;
   std::string name;  // the graph tensor, e.g. "x:0" (metadata only)
+  // An input whose values may be missing (a transform's raw features): over REST, JSON null, or
+  // the input's key left out of an `instances` object or the `inputs` object, is a missing value:
+  // NaN for DT_FLOAT / DT_DOUBLE, "" for DT_STRING (docs/serving_json.md). Not in TF Serving.
+  bool nullable = false;
   bool operator==(const TensorSpec&) const = default;
 };
 

@@ -23,6 +23,8 @@ const std::vector<Command>& commands() {
        cmd_sweep},
       {"pipeline", "run an ML pipeline (ingest ... train, evaluate, push); lineage of artifacts",
        cmd_pipeline},
+      {"transform", "analyze a [transform] spec over TFRecords and apply it (TF Transform)",
+       cmd_transform},
       {"completion", "print a bash completion script (source it, or install it: see README)",
        cmd_completion},
   };

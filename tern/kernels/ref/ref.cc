@@ -19,6 +19,7 @@ void register_ref_kernels(KernelRegistry& r) {
   register_optimizer_ref(r);
   register_fused_ref(r);
   register_loss_scale_ref(r);
+  register_feature_ref(r);
 }
 
 BroadcastIndex::BroadcastIndex(const Shape& in, const Shape& out) : out_dims_(out.dims()) {

@@ -24,6 +24,7 @@ void register_random_ref(KernelRegistry& r);
 void register_optimizer_ref(KernelRegistry& r);
 void register_fused_ref(KernelRegistry& r);
 void register_loss_scale_ref(KernelRegistry& r);
+void register_feature_ref(KernelRegistry& r);
 
 // Adds a "ref" candidate for `op` (priority 0, deterministic).
 inline void add_ref(KernelRegistry& r, std::string_view op, std::vector<DType> dtypes,
