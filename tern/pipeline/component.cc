@@ -22,8 +22,15 @@ Artifact external_artifact(const std::string& path, const std::string& type) {
 }
 
 std::unique_ptr<Component> make_component(const std::string& name) {
+  if (name == "ingest") return make_ingest_component();
+  if (name == "statistics") return make_statistics_component();
+  if (name == "schema") return make_schema_component();
+  if (name == "validate") return make_validate_component();
+  if (name == "transform") return make_transform_component();
+  if (name == "train") return make_train_component();
+  if (name == "evaluate") return make_evaluate_component();
   if (name == "push") return make_push_component();
-  throw_error(ErrorCode::kUnimplemented, "pipeline component '", name, "' is not available");
+  throw_error(ErrorCode::kInvalidArgument, "no pipeline component '", name, "'");
 }
 
 }  // namespace tern::pipeline

@@ -9,6 +9,16 @@
 
 namespace tern::pipeline {
 
+std::unique_ptr<Component> make_ingest_component();
+std::unique_ptr<Component> make_statistics_component();
+std::unique_ptr<Component> make_schema_component();
+std::unique_ptr<Component> make_validate_component();
+std::unique_ptr<Component> make_transform_component();
+std::unique_ptr<Component> make_train_component();
+std::unique_ptr<Component> make_evaluate_component();
 std::unique_ptr<Component> make_push_component();
+
+// The TFRecord files of a split folder (*.tfrecord), sorted; NotFound when there are none.
+std::vector<std::string> tfrecord_files(const std::string& dir);
 
 }  // namespace tern::pipeline

@@ -9,6 +9,7 @@
 
 #include "tern/config/config_section.h"
 #include "tern/io/atomic_file.h"
+#include "tern/transform/spec.h"
 
 namespace tern::pipeline {
 
@@ -395,7 +396,12 @@ PipelineSpec parse_pipeline(std::string_view text, const std::string& file,
   read_schema(top, s, check_files);
   read_validate(top, s);
   if (top.has("transform")) {
-    top.sub("transform");  // read by tern/transform (checked there)
+    top.sub("transform");  // read by tern/transform's parser: checked keys, file:line
+    try {
+      transform::parse_transform_spec(text, file);
+    } catch (const transform::SpecError& e) {
+      throw config::ConfigError(e.code(), e.message());
+    }
     s.transform = TransformSettings{to_json(*root["transform"].node()).dump()};
   }
   read_train(top, s, check_files);
