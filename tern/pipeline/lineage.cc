@@ -2,6 +2,7 @@
 #include "tern/pipeline/lineage.h"
 
 #include <charconv>
+#include <map>
 #include <ctime>
 #include <filesystem>
 #include <iomanip>
@@ -36,13 +37,21 @@ std::string iso_time(int64_t ms) {
   return os.str();
 }
 
-void walk(MetadataStore& store, LineageNode& node, std::set<int64_t>& seen) {
-  if (!seen.insert(node.artifact.id).second) {
+struct Seen {
+  std::set<int64_t> artifacts, executions;
+};
+
+void walk(MetadataStore& store, LineageNode& node, Seen& seen) {
+  if (!seen.artifacts.insert(node.artifact.id).second) {
     node.shown_above = true;
     return;
   }
   node.producer = store.producer(node.artifact.id);
   if (!node.producer) return;
+  if (!seen.executions.insert(node.producer->id).second) {
+    node.producer_shown_above = true;
+    return;
+  }
   for (const Context& c : store.contexts_of_execution(node.producer->id)) {
     if (c.type == "run") node.run = c.name;
   }
@@ -80,6 +89,10 @@ void write_text(const LineageNode& n, int depth, std::ostringstream& os) {
     return;
   }
   const Execution& x = *n.producer;
+  if (n.producer_shown_above) {
+    os << pad << "  <- " << x.component << " (execution #" << x.id << ", shown above)\n";
+    return;
+  }
   os << pad << "  <- " << x.component << " (execution #" << x.id << ", "
      << execution_state_name(x.state) << ", " << iso_time(x.start_time_ms)
      << (n.run.empty() ? "" : ", run " + n.run) << ")" << (x.message.empty() ? "" : ": ")
@@ -103,7 +116,10 @@ json node_json(const LineageNode& n) {
     j["shown_above"] = true;
     return j;
   }
-  if (n.producer) {
+  if (n.producer && n.producer_shown_above) {
+    j["produced_by"] = {{"execution", {{"id", n.producer->id}, {"component", n.producer->component}}},
+                        {"shown_above", true}};
+  } else if (n.producer) {
     const Execution& x = *n.producer;
     json inputs = json::array();
     for (const LineageNode& c : n.inputs) inputs.push_back(node_json(c));
@@ -121,6 +137,59 @@ json node_json(const LineageNode& n) {
                         {"inputs", inputs}};
   }
   return j;
+}
+
+void collect(const LineageNode& n, std::vector<const LineageNode*>& out) {
+  if (n.shown_above) return;
+  out.push_back(&n);
+  for (const LineageNode& c : n.inputs) collect(c, out);
+}
+
+// The artifact kinds in the order the summary lists them, with their labels.
+const std::vector<std::pair<std::string, std::string>>& summary_kinds() {
+  static const std::vector<std::pair<std::string, std::string>> kKinds = {
+      {"PushedModel", "pushed version"},
+      {"ExportedModel", "exported model"},
+      {"ModelBlessing", "blessing"},
+      {"ModelEvaluation", "evaluation"},
+      {"ServedModel", "served baseline"},
+      {"Model", "model"},
+      {"TrainingConfig", "training config"},
+      {"TransformGraph", "transform"},
+      {"TransformedExamples", "transformed data"},
+      {"ExampleAnomalies", "anomalies"},
+      {"Schema", "schema"},
+      {"PinnedSchema", "pinned schema"},
+      {"ExampleStatistics", "statistics"},
+      {"Examples", "data split"},
+      {"ExternalFile", "raw input"}};
+  return kKinds;
+}
+
+// The properties worth a summary line, by type.
+std::string summary_properties(const Artifact& a) {
+  static const std::map<std::string, std::vector<std::string>> kKeys = {
+      {"PushedModel", {"version", "model_name"}},
+      {"ModelBlessing", {"blessed", "reason"}},
+      {"ModelEvaluation", {"accuracy", "loss", "examples", "baseline_version", "baseline_accuracy"}},
+      {"Model", {"epochs", "eval_accuracy", "config"}},
+      {"TransformGraph", {"features", "x_shape", "label", "num_classes"}},
+      {"TransformedExamples", {"split", "records"}},
+      {"ExampleAnomalies", {"errors", "warnings"}},
+      {"Schema", {"features", "pinned"}},
+      {"ExampleStatistics", {"features", "splits"}},
+      {"Examples", {"split", "records"}},
+      {"ServedModel", {"version"}}};
+  std::string s;
+  auto it = kKeys.find(a.type);
+  if (it == kKeys.end()) return s;
+  for (const std::string& k : it->second) {
+    std::string v = a.property(k);
+    if (v.empty()) continue;
+    if (k == "blessed") v = v == "1" ? "yes" : "no";
+    s += str_cat(s.empty() ? "" : ", ", k, " ", v);
+  }
+  return s;
 }
 
 }  // namespace
@@ -171,17 +240,38 @@ LineageNode lineage(MetadataStore& store, int64_t artifact_id) {
   if (!a) throw_error(ErrorCode::kNotFound, "lineage: no artifact ", artifact_id);
   LineageNode root;
   root.artifact = std::move(*a);
-  std::set<int64_t> seen;
+  Seen seen;
   walk(store, root, seen);
   return root;
 }
 
 std::string lineage_text(const LineageNode& root) {
+  std::vector<const LineageNode*> all;
+  collect(root, all);
   std::ostringstream os;
+  os << root.artifact.type << " #" << root.artifact.id << " (" << root.artifact.uri
+     << ") came from:\n";
+  for (const auto& [type, label] : summary_kinds()) {
+    for (const LineageNode* n : all) {
+      if (n->artifact.type != type || n == &root) continue;
+      const std::string props = summary_properties(n->artifact);
+      os << "  " << std::left << std::setw(17) << label << " #" << n->artifact.id << "  "
+         << n->artifact.uri << (props.empty() ? "" : "  (" + props + ")") << "\n";
+    }
+  }
+  os << "\nchain (each artifact, then <- the execution that produced it and its inputs):\n";
   write_text(root, 0, os);
   return os.str();
 }
 
-std::string lineage_json(const LineageNode& root) { return node_json(root).dump(2) + "\n"; }
+std::string lineage_json(const LineageNode& root) {
+  std::vector<const LineageNode*> all;
+  collect(root, all);
+  json summary = json::object();
+  for (const LineageNode* n : all) summary[n->artifact.type].push_back(n->artifact.id);
+  json j = node_json(root);
+  j["summary"] = summary;
+  return j.dump(2) + "\n";
+}
 
 }  // namespace tern::pipeline

@@ -22,10 +22,12 @@ namespace {
 
 constexpr uint64_t kMaxPipelineBytes = 16 << 20;
 
-// A path from the file: absolute as given, else against the pipeline file's folder.
+// A path from the file: absolute as given, else against the pipeline file's folder; made absolute
+// (the store records it, and a run from another folder must name the same file).
 std::string resolve(const std::string& file, const std::string& p) {
-  if (p.empty() || fs::path(p).is_absolute()) return p;
-  return (fs::path(file).parent_path() / p).lexically_normal().string();
+  if (p.empty()) return p;
+  fs::path path = fs::path(p).is_absolute() ? fs::path(p) : fs::path(file).parent_path() / p;
+  return fs::absolute(path).lexically_normal().string();
 }
 
 void check_exists(Section& s, const std::string& key, const std::string& path, bool check_files) {

@@ -63,7 +63,8 @@ shards = 2
   EXPECT_EQ(s.model_name, "autos");
   EXPECT_EQ(s.serving_base_path, "runs/pipelines/autos/serving/autos");
   ASSERT_TRUE(s.ingest);
-  EXPECT_EQ(s.ingest->paths, std::vector<std::string>{(dir_ / "data.csv").string()});
+  EXPECT_EQ(s.ingest->paths,
+            std::vector<std::string>{fs::absolute(dir_ / "data.csv").lexically_normal().string()});
   EXPECT_EQ(s.ingest->column_types.at("a"), "categorical");
   EXPECT_EQ(s.ingest->ratios.size(), 2u);
   EXPECT_EQ(s.ingest->shards, 2);
