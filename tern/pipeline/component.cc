@@ -1,6 +1,7 @@
 // Component defaults, external artifacts, and the table of components.
 #include "tern/pipeline/component.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "tern/base/error.h"
@@ -19,6 +20,18 @@ Artifact external_artifact(const std::string& path, const std::string& type) {
   a.uri = std::filesystem::absolute(path).lexically_normal().string();
   a.content_hash = content_hash(a.uri);
   return a;
+}
+
+std::vector<std::pair<std::string, const Artifact*>> splits_of(const Artifacts& artifacts,
+                                                               const std::string& prefix) {
+  std::vector<std::pair<std::string, const Artifact*>> out;
+  for (const auto& [role, a] : artifacts) {
+    if (role.rfind(prefix, 0) == 0) out.emplace_back(role.substr(prefix.size()), &a);
+  }
+  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
+    return (a.first == "train") > (b.first == "train");
+  });
+  return out;
 }
 
 std::unique_ptr<Component> make_component(const std::string& name) {

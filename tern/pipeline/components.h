@@ -4,6 +4,9 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "tern/pipeline/component.h"
 
@@ -17,6 +20,11 @@ std::unique_ptr<Component> make_transform_component();
 std::unique_ptr<Component> make_train_component();
 std::unique_ptr<Component> make_evaluate_component();
 std::unique_ptr<Component> make_push_component();
+
+// The artifacts whose role starts with `prefix` ("examples:", "transformed:"), as (split, artifact),
+// the train split first.
+std::vector<std::pair<std::string, const Artifact*>> splits_of(const Artifacts& artifacts,
+                                                               const std::string& prefix);
 
 // The TFRecord files of a split folder (*.tfrecord), sorted; NotFound when there are none.
 std::vector<std::string> tfrecord_files(const std::string& dir);

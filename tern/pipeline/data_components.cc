@@ -3,6 +3,7 @@
 // artifacts, and the lines they print.
 #include <algorithm>
 #include <filesystem>
+#include <sstream>
 
 #include "tern/base/error.h"
 #include "tern/io/atomic_file.h"
@@ -32,19 +33,6 @@ std::vector<std::string> tfrecord_files(const std::string& dir) {
 
 namespace {
 
-// The splits of the examples:<split> roles, train first.
-std::vector<std::pair<std::string, const Artifact*>> splits_of(const Artifacts& inputs,
-                                                               const std::string& prefix) {
-  std::vector<std::pair<std::string, const Artifact*>> out;
-  for (const auto& [role, a] : inputs) {
-    if (role.rfind(prefix, 0) == 0) out.emplace_back(role.substr(prefix.size()), &a);
-  }
-  std::stable_sort(out.begin(), out.end(), [](const auto& a, const auto& b) {
-    return (a.first == "train") > (b.first == "train");
-  });
-  return out;
-}
-
 // --- ingest ---
 
 class IngestComponent : public Component {
@@ -68,7 +56,7 @@ class IngestComponent : public Component {
     o.paths = g.paths;
     o.labels = g.labels;
     o.column_types = g.column_types;
-    o.ratios = g.ratios;
+    if (g.split_files.empty()) o.ratios = g.ratios;  // else each split has its own files
     o.split_key = g.split_key;
     o.split_files = g.split_files;
     o.shards = g.shards;
@@ -142,9 +130,9 @@ class StatisticsComponent : public Component {
   std::string summarize(const Artifacts& outputs) const override {
     const Artifact& a = outputs.at("statistics");
     std::string s = str_cat(a.property("features"), " features");
-    for (const auto& [k, v] : a.properties) {
-      if (k.rfind("examples:", 0) == 0) s += str_cat(", ", k.substr(9), " ", v, " examples");
-    }
+    std::stringstream splits(a.property("splits"));
+    for (std::string split; std::getline(splits, split, ',');)
+      s += str_cat(", ", split, " ", a.property("examples:" + split), " examples");
     return s + "; report " + a.property("report");
   }
 };

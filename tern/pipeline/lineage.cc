@@ -2,6 +2,7 @@
 #include "tern/pipeline/lineage.h"
 
 #include <charconv>
+#include <functional>
 #include <map>
 #include <ctime>
 #include <filesystem>
@@ -42,6 +43,10 @@ struct Seen {
 };
 
 void walk(MetadataStore& store, LineageNode& node, Seen& seen) {
+  if (node.role == "baseline" || node.role == "previous_statistics") {
+    node.reference = true;
+    return;
+  }
   if (!seen.artifacts.insert(node.artifact.id).second) {
     node.shown_above = true;
     return;
@@ -81,6 +86,11 @@ void write_text(const LineageNode& n, int depth, std::ostringstream& os) {
     os << pad << "  (shown above)\n";
     return;
   }
+  if (n.reference) {
+    os << pad << "  (" << (n.role == "baseline" ? "the served model it was compared with" : "the previous run's statistics")
+       << ": its own lineage is `tern pipeline lineage ROOT " << n.artifact.id << "`)\n";
+    return;
+  }
   os << pad << "  sha256 " << n.artifact.content_hash.substr(0, 16) << "..., created "
      << iso_time(n.artifact.create_time_ms) << "\n";
   if (!n.artifact.properties.empty()) os << pad << "  " << properties_text(n.artifact) << "\n";
@@ -112,6 +122,10 @@ json artifact_json(const Artifact& a) {
 
 json node_json(const LineageNode& n) {
   json j = {{"role", n.role}, {"artifact", artifact_json(n.artifact)}};
+  if (n.reference) {
+    j["reference"] = true;
+    return j;
+  }
   if (n.shown_above) {
     j["shown_above"] = true;
     return j;
@@ -140,7 +154,7 @@ json node_json(const LineageNode& n) {
 }
 
 void collect(const LineageNode& n, std::vector<const LineageNode*>& out) {
-  if (n.shown_above) return;
+  if (n.shown_above || n.reference) return;
   out.push_back(&n);
   for (const LineageNode& c : n.inputs) collect(c, out);
 }
@@ -170,6 +184,7 @@ const std::vector<std::pair<std::string, std::string>>& summary_kinds() {
 std::string summary_properties(const Artifact& a) {
   static const std::map<std::string, std::vector<std::string>> kKeys = {
       {"PushedModel", {"version", "model_name"}},
+      {"ExportedModel", {"fingerprint"}},
       {"ModelBlessing", {"blessed", "reason"}},
       {"ModelEvaluation", {"accuracy", "loss", "examples", "baseline_version", "baseline_accuracy"}},
       {"Model", {"epochs", "eval_accuracy", "config"}},
@@ -258,6 +273,19 @@ std::string lineage_text(const LineageNode& root) {
       os << "  " << std::left << std::setw(17) << label << " #" << n->artifact.id << "  "
          << n->artifact.uri << (props.empty() ? "" : "  (" + props + ")") << "\n";
     }
+  }
+  std::vector<const LineageNode*> refs;
+  std::function<void(const LineageNode&)> find_refs = [&](const LineageNode& n) {
+    if (n.reference) refs.push_back(&n);
+    if (n.shown_above) return;
+    for (const LineageNode& c : n.inputs) find_refs(c);
+  };
+  find_refs(root);
+  for (const LineageNode* n : refs) {
+    const std::string props = summary_properties(n->artifact);
+    os << "  " << std::left << std::setw(17)
+       << (n->role == "baseline" ? "compared with" : "previous stats") << " #" << n->artifact.id
+       << "  " << n->artifact.uri << (props.empty() ? "" : "  (" + props + ")") << "\n";
   }
   os << "\nchain (each artifact, then <- the execution that produced it and its inputs):\n";
   write_text(root, 0, os);

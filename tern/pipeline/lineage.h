@@ -24,6 +24,10 @@ struct LineageNode {
   std::vector<LineageNode> inputs;    // the producer's inputs
   bool shown_above = false;           // reached twice: listed in full the first time only
   bool producer_shown_above = false;  // its producer made an artifact listed above: not repeated
+  // An input that is another artifact's history, not this one's: the served model an evaluation
+  // compared with ("baseline"), the previous run's statistics ("previous_statistics"). Shown, not
+  // followed (its own lineage answers for it).
+  bool reference = false;
 };
 
 // The artifact id `target` names. NotFound naming the target (and, for serving:N, the versions the

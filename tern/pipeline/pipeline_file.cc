@@ -150,6 +150,9 @@ void read_ingest(Section& top, PipelineSpec& s, bool check_files) {
     in.error("paths", "[ingest] needs `paths` (the input files) or `splits` (files per split)");
   if (!g.paths.empty() && !g.split_files.empty())
     in.error("splits", "[ingest]: give `paths` (split by ratios) or `splits`, not both");
+  if (ratios.present() && !g.split_files.empty())
+    in.error("ratios", "[ingest]: `ratios` split `paths` by hash; with `splits` each split has its "
+                       "own files");
   if (!g.split_files.empty() && !g.split_files.count("train"))
     in.error("splits", "key 'ingest.splits' needs a 'train' split");
   if (g.split_files.empty() && std::none_of(g.ratios.begin(), g.ratios.end(),
@@ -334,7 +337,9 @@ std::string PipelineSpec::settings_json(const std::string& c) const {
   if (c == "ingest" && ingest) {
     const IngestSettings& g = *ingest;
     json ratios = json::array();
-    for (const auto& [k, v] : g.ratios) ratios.push_back({k, v});
+    if (g.split_files.empty()) {
+      for (const auto& [k, v] : g.ratios) ratios.push_back({k, v});
+    }
     j = {{"format", g.format},        {"paths", g.paths},   {"labels", g.labels},
          {"columns", g.column_types}, {"ratios", ratios},   {"split_key", g.split_key},
          {"splits", g.split_files},   {"shards", g.shards}, {"delimiter", g.delimiter}};

@@ -72,13 +72,12 @@ class TransformComponent : public Component {
   }
   std::string summarize(const Artifacts& outputs) const override {
     const Artifact& g = outputs.at("transform");
-    std::string s = str_cat(g.property("features"), " features -> x [", g.property("x_shape"), "]");
+    const std::string n = g.property("features");
+    std::string s = str_cat(n, n == "1" ? " feature" : " features", " -> x [", g.property("x_shape"), "]");
     if (!g.property("label").empty())
       s += str_cat(", label '", g.property("label"), "' (", g.property("num_classes"), " classes)");
-    for (const auto& [role, a] : outputs) {
-      if (role.rfind("transformed:", 0) == 0)
-        s += str_cat("; ", role.substr(12), " ", a.property("records"), " records");
-    }
+    for (const auto& [split, a] : splits_of(outputs, "transformed:"))
+      s += str_cat("; ", split, " ", a->property("records"), " records");
     return s;
   }
 };
