@@ -21,6 +21,11 @@ std::unique_ptr<Component> make_train_component();
 std::unique_ptr<Component> make_evaluate_component();
 std::unique_ptr<Component> make_push_component();
 
+// train_component.cc: the `--set` overrides that make the user's training config the pipeline's
+// ([data] over the transformed splits, [output] the artifact folder, then [train]'s keys).
+std::vector<std::string> generated_overrides(const TrainSettings& settings, const Artifacts& inputs,
+                                             const std::string& out_dir);
+
 // The artifacts whose role starts with `prefix` ("examples:", "transformed:"), as (split, artifact),
 // the train split first.
 std::vector<std::pair<std::string, const Artifact*>> splits_of(const Artifacts& artifacts,

@@ -128,6 +128,9 @@ struct PipelineSpec {
   std::string settings_json(const std::string& component) const;
 };
 
+// [train]'s keys as `tern train --set` overrides (training.epochs=3, ...; then `set`).
+std::vector<std::string> training_overrides(const TrainSettings& settings);
+
 // Reads `path` (at most 16 MiB). `out_dir` (tern pipeline run --out) overrides [pipeline] root.
 // Relative paths in the file are resolved against the file's folder. ConfigError (exit 2) for
 // anything the file gets wrong; NotFound when it does not exist.
