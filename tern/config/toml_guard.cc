@@ -1,5 +1,5 @@
 // check_toml_text: a small scan of TOML's lexical structure (strings, comments, brackets) that
-// finds the table headers toml++ 3.3.0 cannot report.
+// finds what toml++ 3.3.0 cannot report.
 #include "tern/config/toml_guard.h"
 
 #include <cstdint>
@@ -21,13 +21,12 @@ void check_toml_text(std::string_view t, const std::string& file) {
   const size_t n = t.size();
   int64_t line = 1;
   size_t line_start = 0;
-  int depth = 0;            // open [ and { of values
+  std::string open;         // the [ and { of the values being read, innermost last
   bool line_begins = true;  // only whitespace so far on this line
-  auto fail = [&](size_t at, char c) {
-    throw ConfigError(ErrorCode::kInvalidArgument,
-                      str_cat(file, ":", line, ":", at - line_start + 1,
-                              ": TOML syntax error: a table header must start with a key, saw '",
-                              std::string(1, c), "'"));
+  auto fail = [&](size_t at, const std::string& what) {
+    throw ConfigError(
+        ErrorCode::kInvalidArgument,
+        str_cat(file, ":", line, ":", at - line_start + 1, ": TOML syntax error: ", what));
   };
   for (size_t i = 0; i < n; ++i) {
     const char c = t[i];
@@ -69,17 +68,23 @@ void check_toml_text(std::string_view t, const std::string& file) {
       line_begins = false;
       continue;
     }
-    if (c == '[' && depth == 0 && line_begins) {  // a table header
+    if (c == '[' && open.empty() && line_begins) {  // a table header
       size_t j = i + 1;
       if (j < n && t[j] == '[') ++j;
       while (j < n && (t[j] == ' ' || t[j] == '\t')) ++j;
-      if (j < n && !bare_key_char(t[j]) && t[j] != '"' && t[j] != '\'' && t[j] != ']') fail(j, t[j]);
+      if (j < n && !bare_key_char(t[j]) && t[j] != '"' && t[j] != '\'' && t[j] != ']')
+        fail(j, str_cat("a table header must start with a key, saw '", std::string(1, t[j]), "'"));
       // The rest of the header line (its key may hold quoted brackets) is toml++'s to check.
       while (i + 1 < n && t[i + 1] != '\n') ++i;
       continue;
     }
-    if (c == '[' || c == '{') ++depth;
-    if ((c == ']' || c == '}') && depth > 0) --depth;
+    if (c == '[' || c == '{') open += c;
+    if (c == ']' && !open.empty()) open.pop_back();
+    if (c == '}' && !open.empty()) {
+      // toml++ 3.3.0 asserts on a '}' where an array element starts: any '}' in an array.
+      if (open.back() == '[') fail(i, "'}' inside an array (no inline table is open)");
+      open.pop_back();
+    }
     line_begins = false;
   }
 }

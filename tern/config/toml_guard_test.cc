@@ -23,6 +23,9 @@ TEST(TomlGuard, HeadersThatToml3AbortsOnAreSyntaxErrors) {
             "f.toml:1:2: TOML syntax error: a table header must start with a key, saw ')'");
   EXPECT_NE(error_of("a = 1\n  [[ =x]]\n").find("f.toml:2:6:"), std::string::npos);
   EXPECT_NE(error_of("a = [\n 1,\n]\n[{x]\n").find("f.toml:4:2:"), std::string::npos);
+  EXPECT_EQ(error_of("paths = [}a\"]\n"),
+            "f.toml:1:10: TOML syntax error: '}' inside an array (no inline table is open)");
+  EXPECT_NE(error_of("a = [{x = 1}, [2, }]]\n").find("f.toml:1:19:"), std::string::npos);
 }
 
 TEST(TomlGuard, ValidTomlPasses) {
@@ -30,6 +33,7 @@ TEST(TomlGuard, ValidTomlPasses) {
            "[model]\nname = \"cnn\"\n[[data.transforms]]\nop = \"map\"\n",
            "[ \"quoted key\" ]\n['lit']\n[a.b-c_d]\n[]\n",  // [] is toml++'s own error
            "values = [\n  [1, 2],\n  [{x = 1}],\n  \"[)\",\n]\n",
+           "t = {a = [1, {b = 2}], c = \"}\"}\n",
            "s = \"\"\"\n[)not a header\n\"\"\"\nt = '''\n[(\n'''\n",
            "# [)comment\nk = 'a[b' # [)\n",
            "e = \"\\\"[)\"\n",

@@ -12,7 +12,9 @@ namespace tern::pipeline {
 
 void Component::add_inputs(const PipelineSpec&, MetadataStore&, Artifacts&) const {}
 
-std::vector<std::string> Component::stop_reasons(const Artifacts&) const { return {}; }
+std::vector<std::string> Component::stop_reasons(const Artifacts&) const {
+  return {};
+}
 
 Artifact external_artifact(const std::string& path, const std::string& type) {
   Artifact a;

@@ -26,8 +26,8 @@ std::unique_ptr<Component> make_push_component();
 std::vector<std::string> generated_overrides(const TrainSettings& settings, const Artifacts& inputs,
                                              const std::string& out_dir);
 
-// The artifacts whose role starts with `prefix` ("examples:", "transformed:"), as (split, artifact),
-// the train split first.
+// The artifacts whose role starts with `prefix` ("examples:", "transformed:"), as (split,
+// artifact), the train split first.
 std::vector<std::pair<std::string, const Artifact*>> splits_of(const Artifacts& artifacts,
                                                                const std::string& prefix);
 

@@ -23,7 +23,8 @@ std::vector<std::string> tfrecord_files(const std::string& dir) {
   std::vector<std::string> files;
   std::error_code ec;
   for (const auto& e : fs::directory_iterator(dir, ec)) {
-    if (e.is_regular_file() && e.path().extension() == ".tfrecord") files.push_back(e.path().string());
+    if (e.is_regular_file() && e.path().extension() == ".tfrecord")
+      files.push_back(e.path().string());
   }
   if (ec) throw_error(ErrorCode::kNotFound, dir, ": cannot list the split: ", ec.message());
   std::sort(files.begin(), files.end());
@@ -199,7 +200,8 @@ class ValidateComponent : public Component {
     return {{"statistics", {"statistics"}}, {"schema", {"schema"}}};
   }
   // The previous run's statistics: the newest other statistics artifact still on disk.
-  void add_inputs(const PipelineSpec& spec, MetadataStore& store, Artifacts& inputs) const override {
+  void add_inputs(const PipelineSpec& spec, MetadataStore& store,
+                  Artifacts& inputs) const override {
     if (!spec.validate->compare_previous) return;
     const Artifact& current = inputs.at("statistics");
     for (const Artifact& a : store.artifacts_of_type("ExampleStatistics")) {
@@ -241,8 +243,8 @@ class ValidateComponent : public Component {
     const Artifact& a = outputs.at("anomalies");
     const std::string e = a.property("errors"), w = a.property("warnings");
     if (e == "0" && w == "0") return "no anomalies";
-    return str_cat(e, " error", e == "1" ? "" : "s", ", ", w, " warning", w == "1" ? "" : "s",
-                   ": ", a.property("report"));
+    return str_cat(e, " error", e == "1" ? "" : "s", ", ", w, " warning", w == "1" ? "" : "s", ": ",
+                   a.property("report"));
   }
   std::vector<std::string> stop_reasons(const Artifacts& outputs) const override {
     const Artifact& a = outputs.at("anomalies");
@@ -257,11 +259,15 @@ class ValidateComponent : public Component {
 
 }  // namespace
 
-std::unique_ptr<Component> make_ingest_component() { return std::make_unique<IngestComponent>(); }
+std::unique_ptr<Component> make_ingest_component() {
+  return std::make_unique<IngestComponent>();
+}
 std::unique_ptr<Component> make_statistics_component() {
   return std::make_unique<StatisticsComponent>();
 }
-std::unique_ptr<Component> make_schema_component() { return std::make_unique<SchemaComponent>(); }
+std::unique_ptr<Component> make_schema_component() {
+  return std::make_unique<SchemaComponent>();
+}
 std::unique_ptr<Component> make_validate_component() {
   return std::make_unique<ValidateComponent>();
 }

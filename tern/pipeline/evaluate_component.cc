@@ -38,7 +38,7 @@ std::vector<int64_t> parse_shape(const std::string& text) {
 // The raw eval split: the examples, their class indices and slice values.
 struct RawEval {
   std::vector<data::Example> examples;
-  std::vector<EvalRow> rows;  // logits filled later
+  std::vector<EvalRow> rows;   // logits filled later
   int64_t skipped_labels = 0;  // examples whose label is missing or not a training class
   std::string first_skipped;
 };
@@ -47,7 +47,8 @@ RawEval read_raw_eval(const std::vector<std::string>& files, const std::string& 
                       const std::vector<std::string>& class_names,
                       const std::vector<std::string>& slice_by) {
   std::map<std::string, int64_t> class_index;
-  for (size_t i = 0; i < class_names.size(); ++i) class_index[class_names[i]] = static_cast<int64_t>(i);
+  for (size_t i = 0; i < class_names.size(); ++i)
+    class_index[class_names[i]] = static_cast<int64_t>(i);
   RawEval out;
   for (const std::string& file : files) {
     data::TFRecordReader reader(file);
@@ -79,8 +80,10 @@ RawEval read_raw_eval(const std::vector<std::string>& files, const std::string& 
         auto it = ex.features.find(f);
         if (it == ex.features.end() || it->second.size() == 0) continue;  // "(missing)"
         const data::Feature& v = it->second;
-        if (v.kind == data::FeatureKind::kBytes) row.slices[f] = v.bytes_list[0];
-        else if (v.kind == data::FeatureKind::kInt64) row.slices[f] = std::to_string(v.int64_list[0]);
+        if (v.kind == data::FeatureKind::kBytes)
+          row.slices[f] = v.bytes_list[0];
+        else if (v.kind == data::FeatureKind::kInt64)
+          row.slices[f] = std::to_string(v.int64_list[0]);
         else
           throw_error(ErrorCode::kInvalidArgument, "evaluate.slice_by: '", f,
                       "' is a float feature (", what,
@@ -145,7 +148,8 @@ serve::TensorMap signature_inputs(const serve::Signature& sig,
       }
       for (int64_t k = 0; k < per; ++k) {
         double v = std::numeric_limits<double>::quiet_NaN();  // missing
-        if (f && f->kind == data::FeatureKind::kFloat && static_cast<int64_t>(f->float_list.size()) == per)
+        if (f && f->kind == data::FeatureKind::kFloat &&
+            static_cast<int64_t>(f->float_list.size()) == per)
           v = f->float_list[static_cast<size_t>(k)];
         else if (f && f->kind == data::FeatureKind::kInt64 &&
                  static_cast<int64_t>(f->int64_list.size()) == per)
@@ -153,9 +157,12 @@ serve::TensorMap signature_inputs(const serve::Signature& sig,
         else if (f && f->size() != 0)
           throw_error(ErrorCode::kInvalidArgument, "evaluate: eval example ", i, ": feature '",
                       alias, "' holds ", f->size(), " values, the model takes ", per);
-        if (*dt == DType::kF32) t.data<float>()[row * per + k] = static_cast<float>(v);
-        else if (*dt == DType::kF64) t.data<double>()[row * per + k] = v;
-        else if (*dt == DType::kI64) t.data<int64_t>()[row * per + k] = static_cast<int64_t>(v);
+        if (*dt == DType::kF32)
+          t.data<float>()[row * per + k] = static_cast<float>(v);
+        else if (*dt == DType::kF64)
+          t.data<double>()[row * per + k] = v;
+        else if (*dt == DType::kI64)
+          t.data<int64_t>()[row * per + k] = static_cast<int64_t>(v);
         else
           throw_error(ErrorCode::kInvalidArgument, "evaluate: signature input '", alias,
                       "' of type ", serve::wire_dtype_name(spec.dtype), " is not supported");
@@ -172,7 +179,8 @@ std::vector<std::vector<float>> predict_logits(const serve::Servable& servable,
                                                int64_t batch) {
   const serve::Signature& sig = servable.signatures().at(serve::kDefaultSignature);
   if (!sig.outputs.count("logits"))
-    throw_error(ErrorCode::kInvalidArgument, "evaluate: the served signature has no 'logits' output");
+    throw_error(ErrorCode::kInvalidArgument,
+                "evaluate: the served signature has no 'logits' output");
   std::vector<std::vector<float>> out;
   for (size_t begin = 0; begin < examples.size(); begin += static_cast<size_t>(batch)) {
     const size_t end = std::min(examples.size(), begin + static_cast<size_t>(batch));
@@ -199,12 +207,14 @@ class EvaluateComponent : public Component {
   }
   // The baseline: the newest version under the serving base path that is not this very model (a
   // version the store records as pushed from the same trained model is skipped).
-  void add_inputs(const PipelineSpec& spec, MetadataStore& store, Artifacts& inputs) const override {
+  void add_inputs(const PipelineSpec& spec, MetadataStore& store,
+                  Artifacts& inputs) const override {
     const std::string model_hash = inputs.at("model").content_hash;
     std::vector<int64_t> versions = served_versions(spec.serving_base_path);
     for (auto it = versions.rbegin(); it != versions.rend(); ++it) {
-      const std::string path =
-          fs::absolute(fs::path(spec.serving_base_path) / std::to_string(*it)).lexically_normal().string();
+      const std::string path = fs::absolute(fs::path(spec.serving_base_path) / std::to_string(*it))
+                                   .lexically_normal()
+                                   .string();
       std::optional<std::string> hash = content_hash_if_present(path);
       if (!hash) continue;
       bool same_model = false;
@@ -256,7 +266,8 @@ class EvaluateComponent : public Component {
       try {
         serve::ServablePtr served = serve::load_servable(b->second.uri);
         std::vector<EvalRow> rows = data.rows;
-        std::vector<std::vector<float>> bl = predict_logits(*served, data.examples, settings.batch_size);
+        std::vector<std::vector<float>> bl =
+            predict_logits(*served, data.examples, settings.batch_size);
         for (size_t i = 0; i < rows.size(); ++i) {
           if (bl[i].size() != rows[i].logits.size())
             throw_error(ErrorCode::kInvalidArgument, "it has ", bl[i].size(), " classes, not ",
@@ -271,8 +282,10 @@ class EvaluateComponent : public Component {
     }
     decide_blessing(settings, e);
     if (data.skipped_labels > 0)
-      e.reason += str_cat("; ", data.skipped_labels, " eval examples skipped (label missing or "
-                          "not a training class; first: ", data.first_skipped, ")");
+      e.reason += str_cat("; ", data.skipped_labels,
+                          " eval examples skipped (label missing or "
+                          "not a training class; first: ",
+                          data.first_skipped, ")");
 
     const std::string eval_dir = run.dir + "/evaluation";
     fs::create_directories(eval_dir);
@@ -317,7 +330,8 @@ class EvaluateComponent : public Component {
     if (!ev.property("baseline_accuracy").empty())
       s += str_cat(" (served version ", ev.property("baseline_version"), ": ",
                    ev.property("baseline_accuracy"), ")");
-    return s + (bl.property("blessed") == "1" ? "; blessed" : "; NOT blessed: " + bl.property("reason"));
+    return s + (bl.property("blessed") == "1" ? "; blessed"
+                                              : "; NOT blessed: " + bl.property("reason"));
   }
 };
 

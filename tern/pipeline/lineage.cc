@@ -2,11 +2,11 @@
 #include "tern/pipeline/lineage.h"
 
 #include <charconv>
-#include <functional>
-#include <map>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -87,7 +87,9 @@ void write_text(const LineageNode& n, int depth, std::ostringstream& os) {
     return;
   }
   if (n.reference) {
-    os << pad << "  (" << (n.role == "baseline" ? "the served model it was compared with" : "the previous run's statistics")
+    os << pad << "  ("
+       << (n.role == "baseline" ? "the served model it was compared with"
+                                : "the previous run's statistics")
        << ": its own lineage is `tern pipeline lineage ROOT " << n.artifact.id << "`)\n";
     return;
   }
@@ -131,8 +133,9 @@ json node_json(const LineageNode& n) {
     return j;
   }
   if (n.producer && n.producer_shown_above) {
-    j["produced_by"] = {{"execution", {{"id", n.producer->id}, {"component", n.producer->component}}},
-                        {"shown_above", true}};
+    j["produced_by"] = {
+        {"execution", {{"id", n.producer->id}, {"component", n.producer->component}}},
+        {"shown_above", true}};
   } else if (n.producer) {
     const Execution& x = *n.producer;
     json inputs = json::array();
@@ -186,7 +189,8 @@ std::string summary_properties(const Artifact& a) {
       {"PushedModel", {"version", "model_name"}},
       {"ExportedModel", {"fingerprint"}},
       {"ModelBlessing", {"blessed", "reason"}},
-      {"ModelEvaluation", {"accuracy", "loss", "examples", "baseline_version", "baseline_accuracy"}},
+      {"ModelEvaluation",
+       {"accuracy", "loss", "examples", "baseline_version", "baseline_accuracy"}},
       {"Model", {"epochs", "eval_accuracy", "config"}},
       {"TransformGraph", {"features", "x_shape", "label", "num_classes"}},
       {"TransformedExamples", {"split", "records"}},
@@ -222,8 +226,9 @@ int64_t resolve_lineage_target(MetadataStore& store, const std::string& target) 
         known.insert(std::stoll(a.property("version", "0")));
       std::string list;
       for (int64_t k : known) list += str_cat(list.empty() ? "" : ", ", k);
-      throw_error(ErrorCode::kNotFound, "lineage: no pushed version ", v, " in ", store.path(),
-                  known.empty() ? " (nothing was pushed)" : str_cat(" (pushed versions: ", list, ")"));
+      throw_error(
+          ErrorCode::kNotFound, "lineage: no pushed version ", v, " in ", store.path(),
+          known.empty() ? " (nothing was pushed)" : str_cat(" (pushed versions: ", list, ")"));
     }
     // A version number reused after its folder was deleted: the one on disk now, else the newest.
     for (const Artifact& a : pushed) {

@@ -6,8 +6,8 @@
 #include <algorithm>
 #include <filesystem>
 #include <iomanip>
-#include <sstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 #include "tern/config/config_section.h"
 #include "tern/config/toml_guard.h"
@@ -81,8 +81,8 @@ void read_pipeline_table(Section& top, PipelineSpec& s, const std::string& out_d
   if (s.root.empty()) s.root = "runs/pipelines/" + s.name;
   if (s.model_name.empty()) s.model_name = s.name;
   if (s.model_name.find('/') != std::string::npos)
-    p.error("model_name", str_cat("key 'pipeline.model_name' = '", s.model_name,
-                                  "' must not hold '/'"));
+    p.error("model_name",
+            str_cat("key 'pipeline.model_name' = '", s.model_name, "' must not hold '/'"));
   if (s.serving_base_path.empty())
     s.serving_base_path = (fs::path(s.root) / "serving" / s.model_name).string();
 }
@@ -146,7 +146,8 @@ void read_ingest(Section& top, PipelineSpec& s, bool check_files) {
   }
   splits.finish();
   in.read("shards", g.shards);
-  if (g.shards < 1 || g.shards > 4096) in.error("shards", "key 'ingest.shards' must be in [1, 4096]");
+  if (g.shards < 1 || g.shards > 4096)
+    in.error("shards", "key 'ingest.shards' must be in [1, 4096]");
   in.read("delimiter", g.delimiter);
   if (g.delimiter.size() != 1)
     in.error("delimiter", "key 'ingest.delimiter' must be one character");
@@ -155,8 +156,9 @@ void read_ingest(Section& top, PipelineSpec& s, bool check_files) {
   if (!g.paths.empty() && !g.split_files.empty())
     in.error("splits", "[ingest]: give `paths` (split by ratios) or `splits`, not both");
   if (ratios.present() && !g.split_files.empty())
-    in.error("ratios", "[ingest]: `ratios` split `paths` by hash; with `splits` each split has its "
-                       "own files");
+    in.error("ratios",
+             "[ingest]: `ratios` split `paths` by hash; with `splits` each split has its "
+             "own files");
   if (!g.split_files.empty() && !g.split_files.count("train"))
     in.error("splits", "key 'ingest.splits' needs a 'train' split");
   if (g.split_files.empty() && std::none_of(g.ratios.begin(), g.ratios.end(),
@@ -253,7 +255,8 @@ void read_train(Section& top, PipelineSpec& s, bool check_files) {
   t.read_optional("seed", g.seed);
   t.read_optional("learning_rate", g.learning_rate);
   if (g.epochs && *g.epochs < 1) t.error("epochs", "key 'train.epochs' must be >= 1");
-  if (g.batch_size && *g.batch_size < 1) t.error("batch_size", "key 'train.batch_size' must be >= 1");
+  if (g.batch_size && *g.batch_size < 1)
+    t.error("batch_size", "key 'train.batch_size' must be >= 1");
   if (g.steps_per_epoch && *g.steps_per_epoch < 1)
     t.error("steps_per_epoch", "key 'train.steps_per_epoch' must be >= 1");
   if (g.learning_rate && !(*g.learning_rate > 0))
@@ -284,18 +287,19 @@ void read_evaluate(Section& top, PipelineSpec& s) {
   e.read_strings("metrics", g.metrics);
   for (const std::string& m : g.metrics) {
     if (m != "accuracy" && m != "loss" && m != "per_class")
-      e.error("metrics", str_cat("key 'evaluate.metrics': '", m,
-                                 "' is not one of accuracy, loss, per_class"));
+      e.error("metrics",
+              str_cat("key 'evaluate.metrics': '", m, "' is not one of accuracy, loss, per_class"));
   }
   e.read_strings("slice_by", g.slice_by);
   Section th = e.sub("thresholds");
   for (const std::string& k : th.keys()) {
     if (k != "accuracy" && k != "loss") {
       std::string best = ops::closest_name(k, {"accuracy", "loss"});
-      th.error(k, str_cat("unknown key 'evaluate.thresholds.", k, "'",
-                          best.empty() ? "" : str_cat(" (did you mean 'evaluate.thresholds.",
-                                                      best, "'?)"),
-                          ": thresholds are accuracy (at least) and loss (at most)"));
+      th.error(
+          k,
+          str_cat("unknown key 'evaluate.thresholds.", k, "'",
+                  best.empty() ? "" : str_cat(" (did you mean 'evaluate.thresholds.", best, "'?)"),
+                  ": thresholds are accuracy (at least) and loss (at most)"));
     }
     double v = 0;
     th.read(k, v);
@@ -406,12 +410,9 @@ std::string PipelineSpec::settings_json(const std::string& c) const {
     if (g.learning_rate) j["learning_rate"] = *g.learning_rate;
   } else if (c == "evaluate" && evaluate) {
     const EvaluateSettings& g = *evaluate;
-    j = {{"metrics", g.metrics},
-         {"slice_by", g.slice_by},
-         {"thresholds", g.thresholds},
-         {"max_regression", g.max_regression},
-         {"batch_size", g.batch_size},
-         {"model_name", model_name}};
+    j = {{"metrics", g.metrics},       {"slice_by", g.slice_by},
+         {"thresholds", g.thresholds}, {"max_regression", g.max_regression},
+         {"batch_size", g.batch_size}, {"model_name", model_name}};
   } else if (c == "push" && push) {
     j = {{"enabled", push->enabled},
          {"serving_base_path", fs::absolute(serving_base_path).lexically_normal().string()}};
@@ -426,10 +427,10 @@ PipelineSpec parse_pipeline(std::string_view text, const std::string& file,
   try {
     root = toml::parse(text, file);
   } catch (const toml::parse_error& e) {
-    throw config::ConfigError(ErrorCode::kInvalidArgument,
-                              str_cat(file, ":", e.source().begin.line, ":",
-                                      e.source().begin.column,
-                                      ": TOML syntax error: ", e.description()));
+    throw config::ConfigError(
+        ErrorCode::kInvalidArgument,
+        str_cat(file, ":", e.source().begin.line, ":", e.source().begin.column,
+                ": TOML syntax error: ", e.description()));
   }
   PipelineSpec s;
   s.path = file;

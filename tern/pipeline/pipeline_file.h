@@ -36,9 +36,8 @@ namespace tern::pipeline {
 
 // The components, in dependency order.
 inline const std::vector<std::string>& component_names() {
-  static const std::vector<std::string> kNames = {"ingest",    "statistics", "schema",
-                                                  "validate",  "transform",  "train",
-                                                  "evaluate",  "push"};
+  static const std::vector<std::string> kNames = {"ingest",    "statistics", "schema",   "validate",
+                                                  "transform", "train",      "evaluate", "push"};
   return kNames;
 }
 
@@ -94,7 +93,7 @@ struct TrainSettings {
 // [evaluate]
 struct EvaluateSettings {
   std::vector<std::string> metrics = {"accuracy", "loss"};
-  std::vector<std::string> slice_by;       // raw features ("label" = per class)
+  std::vector<std::string> slice_by;         // raw features ("label" = per class)
   std::map<std::string, double> thresholds;  // accuracy (at least), loss (at most)
   double max_regression = 0.01;  // accuracy may drop at most this much against the served model
   int64_t batch_size = 256;

@@ -116,14 +116,16 @@ class TrainComponent : public Component {
   }
   std::string summarize(const Artifacts& outputs) const override {
     const Artifact& m = outputs.at("model");
-    return str_cat("trained ", m.property("epochs"), " epoch", m.property("epochs") == "1" ? "" : "s",
-                   ": transformed eval accuracy ", m.property("eval_accuracy"), ", loss ",
-                   m.property("eval_loss"));
+    return str_cat("trained ", m.property("epochs"), " epoch",
+                   m.property("epochs") == "1" ? "" : "s", ": transformed eval accuracy ",
+                   m.property("eval_accuracy"), ", loss ", m.property("eval_loss"));
   }
 };
 
 }  // namespace
 
-std::unique_ptr<Component> make_train_component() { return std::make_unique<TrainComponent>(); }
+std::unique_ptr<Component> make_train_component() {
+  return std::make_unique<TrainComponent>();
+}
 
 }  // namespace tern::pipeline

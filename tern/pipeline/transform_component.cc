@@ -73,7 +73,8 @@ class TransformComponent : public Component {
   std::string summarize(const Artifacts& outputs) const override {
     const Artifact& g = outputs.at("transform");
     const std::string n = g.property("features");
-    std::string s = str_cat(n, n == "1" ? " feature" : " features", " -> x [", g.property("x_shape"), "]");
+    std::string s =
+        str_cat(n, n == "1" ? " feature" : " features", " -> x [", g.property("x_shape"), "]");
     if (!g.property("label").empty())
       s += str_cat(", label '", g.property("label"), "' (", g.property("num_classes"), " classes)");
     for (const auto& [split, a] : splits_of(outputs, "transformed:"))

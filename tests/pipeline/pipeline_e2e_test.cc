@@ -17,8 +17,8 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <filesystem>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -54,7 +54,9 @@ constexpr const char* kAutosCsv =
     "/usr/lib/python3/dist-packages/statsmodels/gam/tests/results/autos.csv";
 constexpr const char* kFashion = "/usr/share/datasets/fashion-mnist";
 
-std::string source(const std::string& rel) { return std::string(TERN_SOURCE_DIR) + "/" + rel; }
+std::string source(const std::string& rel) {
+  return std::string(TERN_SOURCE_DIR) + "/" + rel;
+}
 
 // The autos pipeline of examples/ with its pinned schema, parameterized.
 struct AutosOptions {
@@ -97,8 +99,10 @@ std::vector<std::vector<std::string>> read_csv(const std::string& path) {
     bool quoted = false;
     for (char c : line) {
       if (c == '"') quoted = !quoted;
-      if (c == ',' && !quoted) cells.emplace_back();
-      else cells.back() += c;
+      if (c == ',' && !quoted)
+        cells.emplace_back();
+      else
+        cells.back() += c;
     }
     rows.push_back(cells);
   }
@@ -212,9 +216,9 @@ TEST_F(PipelineE2E, AutosServedSkewFreeCachedBlessedAndTraced) {
   EXPECT_NE(out_.find("pushed version 1 to"), std::string::npos) << out_;
   EXPECT_EQ(served_versions(base), std::vector<int64_t>{1});
 
-  TernServe server({"--model_name", "autos", "--model_base_path", base,
-                    "--file_system_poll_wait_seconds", "1"},
-                   dir_ + "/serve.log");
+  TernServe server(
+      {"--model_name", "autos", "--model_base_path", base, "--file_system_poll_wait_seconds", "1"},
+      dir_ + "/serve.log");
   ASSERT_TRUE(server.ready()) << server.log();
   EXPECT_EQ(available_versions(server.port()), std::vector<std::string>{"1"});
 
@@ -320,9 +324,8 @@ TEST_F(PipelineE2E, AutosServedSkewFreeCachedBlessedAndTraced) {
   // The transform changed: transform, train, evaluate, push rerun; the data side is cached.
   AutosOptions changed;
   changed.make_top_k = "8";
-  ASSERT_EQ(tern({"pipeline", "run", write("changed.toml", autos_pipeline(changed)), "--out",
-                  root}),
-            0)
+  ASSERT_EQ(
+      tern({"pipeline", "run", write("changed.toml", autos_pipeline(changed)), "--out", root}), 0)
       << out_;
   s = states();
   for (const char* c : {"ingest", "statistics", "schema", "validate"})
@@ -358,8 +361,7 @@ TEST_F(PipelineE2E, AutosServedSkewFreeCachedBlessedAndTraced) {
   EXPECT_NE(out_.find("raw input         #" + std::to_string(raw_file->id) + "  " + kAutosCsv),
             std::string::npos)
       << out_;
-  EXPECT_NE(out_.find("model             #" + std::to_string(model.id)), std::string::npos)
-      << out_;
+  EXPECT_NE(out_.find("model             #" + std::to_string(model.id)), std::string::npos) << out_;
   EXPECT_EQ(tern({"pipeline", "lineage", root, "serving:9"}), 1);
   EXPECT_NE(out_.find("no pushed version 9"), std::string::npos) << out_;
   EXPECT_EQ(tern({"pipeline", "lineage", root, "serving:x"}), 2) << out_;
@@ -499,7 +501,8 @@ TEST_F(PipelineE2E, FashionMnistSubsetToAServedModel) {
     json img = json::array();
     for (int64_t y = 0; y < 28; ++y) {
       json rowj = json::array();
-      for (int64_t x = 0; x < 28; ++x) rowj.push_back(json::array({images.data<uint8_t>()[i * 784 + y * 28 + x]}));
+      for (int64_t x = 0; x < 28; ++x)
+        rowj.push_back(json::array({images.data<uint8_t>()[i * 784 + y * 28 + x]}));
       img.push_back(rowj);
     }
     instances.push_back({{"image/encoded", img}});
@@ -517,9 +520,11 @@ TEST_F(PipelineE2E, FashionMnistSubsetToAServedModel) {
   int correct = 0;
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t c = 0; c < 10; ++c)
-      EXPECT_NEAR(predictions[static_cast<size_t>(i)]["logits"][static_cast<size_t>(c)].get<double>(),
-                  logits.data<float>()[i * 10 + c], 1e-5);
-    correct += predictions[static_cast<size_t>(i)]["classes"].get<int64_t>() == labels.data<uint8_t>()[i];
+      EXPECT_NEAR(
+          predictions[static_cast<size_t>(i)]["logits"][static_cast<size_t>(c)].get<double>(),
+          logits.data<float>()[i * 10 + c], 1e-5);
+    correct +=
+        predictions[static_cast<size_t>(i)]["classes"].get<int64_t>() == labels.data<uint8_t>()[i];
   }
   EXPECT_GE(correct, 30) << "of 50 (chance: 5)";
   EXPECT_EQ(server.stop(), 0);
@@ -581,8 +586,8 @@ TEST_F(PipelineE2E, OnlyRunsOneStepOnTheStoresLatestOutputs) {
   const std::string root = dir_ + "/root";
   EXPECT_EQ(tern({"pipeline", "run", file, "--out", root, "--only", "train"}), 1) << out_;
   EXPECT_NE(out_.find("no successful 'transform' execution"), std::string::npos) << out_;
-  for (const char* c : {"ingest", "statistics", "schema", "validate", "transform", "train",
-                        "evaluate", "push"}) {
+  for (const char* c :
+       {"ingest", "statistics", "schema", "validate", "transform", "train", "evaluate", "push"}) {
     ASSERT_EQ(tern({"pipeline", "run", file, "--out", root, "--only", c}), 0) << c << "\n" << out_;
     EXPECT_EQ(states().size(), 1u) << out_;
   }
@@ -600,15 +605,16 @@ TEST_F(PipelineE2E, BadPipelineFilesExitTwoNamingFileLineAndKey) {
     std::string text, expect;
   };
   const std::vector<Case> cases = {
-      {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"" + std::string(kAutosCsv) +
-           "\"]\nsplit_kee = \"make\"\n",
+      {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"" +
+           std::string(kAutosCsv) + "\"]\nsplit_kee = \"make\"\n",
        "bad.toml:6: unknown key 'ingest.split_kee' (did you mean 'ingest.split_key'?)"},
-      {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"" + std::string(kAutosCsv) +
-           "\"]\nshards = \"two\"\n",
+      {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"" +
+           std::string(kAutosCsv) + "\"]\nshards = \"two\"\n",
        "bad.toml:6: key 'ingest.shards' must be an integer"},
       {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"no_such.csv\"]\n",
        "bad.toml:5: key 'ingest.paths': '"},
-      {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"" + std::string(kAutosCsv) +
+      {"[pipeline]\nname = \"p\"\n[ingest]\nformat = \"csv\"\npaths = [\"" +
+           std::string(kAutosCsv) +
            "\"]\n[transform]\nlabel = \"drive\"\n[[transform.features]]\ninput = \"make\"\n"
            "op = \"vocabulary\"\ntop_kk = 3\n[train]\nconfig = \"nowhere.toml\"\n",
        "bad.toml:11:"},
