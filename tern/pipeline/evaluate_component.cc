@@ -3,6 +3,7 @@
 // the RAW eval split, so evaluation sees what serving sees; metrics overall, per class and per
 // slice; the served model (the latest version under the serving base path that is not this model)
 // evaluated on the same data in the same run; the blessing (evaluation.h).
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -257,7 +258,9 @@ class EvaluateComponent : public Component {
     Evaluation e;
     e.model_name = run.spec.model_name;
     e.overall = compute_metrics(data.rows);
-    e.per_class = per_class_metrics(data.rows, artifact.class_names);
+    const auto& wanted = settings.metrics;
+    if (std::find(wanted.begin(), wanted.end(), "per_class") != wanted.end())
+      e.per_class = per_class_metrics(data.rows, artifact.class_names);
     e.slices = slice_metrics(data.rows, settings.slice_by);
     if (auto b = run.inputs.find("baseline"); b != run.inputs.end()) {
       Baseline base;

@@ -201,7 +201,9 @@ std::string evaluation_markdown(const Evaluation& e, const EvaluateSettings& set
   const bool has_base = e.baseline && e.baseline->metrics;
   row("accuracy", e.overall.accuracy,
       has_base ? std::optional(e.baseline->metrics->accuracy) : std::nullopt);
-  row("loss", e.overall.loss, has_base ? std::optional(e.baseline->metrics->loss) : std::nullopt);
+  const auto& m = settings.metrics;
+  if (std::find(m.begin(), m.end(), "loss") != m.end())
+    row("loss", e.overall.loss, has_base ? std::optional(e.baseline->metrics->loss) : std::nullopt);
   os << "| examples | " << e.overall.count << " |"
      << (has_base ? str_cat(" ", e.baseline->metrics->count, " |") : "") << "\n";
   if (e.baseline && !e.baseline->metrics)
@@ -223,7 +225,6 @@ std::string evaluation_markdown(const Evaluation& e, const EvaluateSettings& set
     os << "| " << s.value << " | " << s.metrics.count << " | " << num(s.metrics.accuracy, 3)
        << " | " << num(s.metrics.loss, 3) << " |\n";
   }
-  (void)settings;
   return os.str();
 }
 

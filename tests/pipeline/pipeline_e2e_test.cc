@@ -475,7 +475,8 @@ TEST_F(PipelineE2E, FashionMnistSubsetToAServedModel) {
               "/eval-labels.idx\"]\n[statistics]\n[schema]\n[validate]\n[transform]\nlabel = "
               "\"image/class/label\"\n[[transform.features]]\ninput = \"image/encoded\"\nop = "
               "\"scale_to_0_1\"\nshape = [28, 28, 1]\n[train]\nconfig = \"model.toml\"\n"
-              "[evaluate]\nslice_by = [\"label\"]\nthresholds = { accuracy = 0.7 }\n[push]\n"));
+              "[evaluate]\nmetrics = [\"accuracy\", \"loss\", \"per_class\"]\nslice_by = "
+              "[\"label\"]\nthresholds = { accuracy = 0.7 }\n[push]\n"));
   const std::string root = dir_ + "/root";
   ASSERT_EQ(tern({"pipeline", "run", file, "--out", root}), 0) << out_;
   EXPECT_NE(out_.find("train 3000 records, eval 600 records"), std::string::npos) << out_;
@@ -487,6 +488,7 @@ TEST_F(PipelineE2E, FashionMnistSubsetToAServedModel) {
       read_log(root + "/artifacts/evaluate/7/evaluation/evaluation.md");  // the 7th execution
   EXPECT_NE(md.find("**Blessed**"), std::string::npos) << md;
   EXPECT_NE(md.find("## Sliced by `label`"), std::string::npos) << md;
+  EXPECT_NE(md.find("## Per class"), std::string::npos) << md;
 
   TernServe server({"--model_name", "fashion", "--model_base_path", base}, dir_ + "/serve.log");
   ASSERT_TRUE(server.ready()) << server.log();
