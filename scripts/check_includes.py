@@ -18,8 +18,9 @@ import sys
 
 # What the trees outside tern/ may include: the modules they link (their CMakeLists).
 TREES = {
-    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "transform", "pipeline"],
-    "bench": ["config", "train", "models", "io", "serve", "dist", "pipeline", "transform"],
+    "tools/tern": ["config", "train", "models", "io", "serve", "dist", "sweep", "transform",
+                   "pipeline"],
+    "bench": ["config", "train", "models", "io", "serve", "dist", "transform", "pipeline"],
     "examples": ["config", "train", "models", "io"],
     "tests/consistency": ["runtime"],
     "tests/e2e": ["runtime"],
@@ -41,10 +42,10 @@ VENDORS = {
     "zlib.h": ["tern/format", "tern/data", "tern/io"],
     "jpeglib.h": ["tern/data"],
     "png.h": ["tern/data"],
-    "toml++": ["tern/config", "tern/sweep", "tern/pipeline", "tern/transform", "tools/tern"],
+    "toml++": ["tern/config", "tern/sweep", "tern/transform", "tern/pipeline", "tools/tern"],
     "CLI/": ["tools/tern"],
     "nlohmann/": ["tern/io", "tern/train", "tern/data", "tern/config", "tern/serve", "tern/sweep",
-                  "tern/pipeline", "tern/transform", "tools/tern", "tests", "bench"],
+                  "tern/transform", "tern/pipeline", "tools/tern", "tests", "bench"],
     "httplib.h": ["tern/serve", "tests/serve"],
     "simdjson": ["bench"],
     "mpi.h": ["tern/dist"],

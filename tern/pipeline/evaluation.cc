@@ -89,7 +89,8 @@ std::vector<SliceMetrics> slice_metrics(const std::vector<EvalRow>& rows,
       groups[it == r.slices.end() ? "(missing)" : it->second].push_back(r);
     }
     std::vector<SliceMetrics> part;
-    for (const auto& [value, group] : groups) part.push_back({feature, value, compute_metrics(group)});
+    for (const auto& [value, group] : groups)
+      part.push_back({feature, value, compute_metrics(group)});
     std::stable_sort(part.begin(), part.end(), [](const SliceMetrics& a, const SliceMetrics& b) {
       return a.metrics.count > b.metrics.count;
     });
@@ -102,9 +103,10 @@ void decide_blessing(const EvaluateSettings& settings, Evaluation& e) {
   e.checks.clear();
   const Metrics& m = e.overall;
   if (auto it = settings.thresholds.find("accuracy"); it != settings.thresholds.end()) {
-    e.checks.push_back({"accuracy >= threshold", m.accuracy >= it->second,
-                        str_cat("accuracy ", num(m.accuracy), m.accuracy >= it->second ? " >= " : " < ",
-                                num(it->second), " (threshold)")});
+    e.checks.push_back(
+        {"accuracy >= threshold", m.accuracy >= it->second,
+         str_cat("accuracy ", num(m.accuracy), m.accuracy >= it->second ? " >= " : " < ",
+                 num(it->second), " (threshold)")});
   }
   if (auto it = settings.thresholds.find("loss"); it != settings.thresholds.end()) {
     e.checks.push_back({"loss <= threshold", m.loss <= it->second,
@@ -117,9 +119,8 @@ void decide_blessing(const EvaluateSettings& settings, Evaluation& e) {
     e.checks.push_back(
         {"no regression", ok,
          str_cat("accuracy ", num(m.accuracy), " vs served version ", e.baseline->version, "'s ",
-                 num(base), " on the same eval data (",
-                 ok ? "within" : "a drop beyond", " the allowed ", num(settings.max_regression),
-                 ")")});
+                 num(base), " on the same eval data (", ok ? "within" : "a drop beyond",
+                 " the allowed ", num(settings.max_regression), ")")});
   }
   e.blessed = m.count > 0 && std::all_of(e.checks.begin(), e.checks.end(),
                                          [](const BlessingCheck& c) { return c.passed; });
@@ -147,8 +148,10 @@ void decide_blessing(const EvaluateSettings& settings, Evaluation& e) {
 std::string evaluation_json(const Evaluation& e, const EvaluateSettings& settings) {
   json per_class = json::array();
   for (const ClassMetrics& c : e.per_class)
-    per_class.push_back(
-        {{"class", c.name}, {"support", c.support}, {"precision", c.precision}, {"recall", c.recall}});
+    per_class.push_back({{"class", c.name},
+                         {"support", c.support},
+                         {"precision", c.precision},
+                         {"recall", c.recall}});
   json slices = json::object();
   for (const SliceMetrics& s : e.slices) {
     json row = metrics_json(s.metrics);
@@ -158,8 +161,10 @@ std::string evaluation_json(const Evaluation& e, const EvaluateSettings& setting
   json baseline = nullptr;
   if (e.baseline) {
     baseline = {{"version", e.baseline->version}, {"path", e.baseline->path}};
-    if (e.baseline->metrics) baseline["metrics"] = metrics_json(*e.baseline->metrics);
-    else baseline["error"] = e.baseline->error;
+    if (e.baseline->metrics)
+      baseline["metrics"] = metrics_json(*e.baseline->metrics);
+    else
+      baseline["error"] = e.baseline->error;
   }
   json checks = json::array();
   for (const BlessingCheck& c : e.checks)
@@ -194,10 +199,13 @@ std::string evaluation_markdown(const Evaluation& e, const EvaluateSettings& set
     os << "| " << name << " | " << num(a) << " |" << (b ? " " + num(*b) + " |" : "") << "\n";
   };
   const bool has_base = e.baseline && e.baseline->metrics;
-  row("accuracy", e.overall.accuracy, has_base ? std::optional(e.baseline->metrics->accuracy) : std::nullopt);
-  row("loss", e.overall.loss, has_base ? std::optional(e.baseline->metrics->loss) : std::nullopt);
-  os << "| examples | " << e.overall.count << " |" << (has_base ? str_cat(" ", e.baseline->metrics->count, " |") : "")
-     << "\n";
+  row("accuracy", e.overall.accuracy,
+      has_base ? std::optional(e.baseline->metrics->accuracy) : std::nullopt);
+  const auto& m = settings.metrics;
+  if (std::find(m.begin(), m.end(), "loss") != m.end())
+    row("loss", e.overall.loss, has_base ? std::optional(e.baseline->metrics->loss) : std::nullopt);
+  os << "| examples | " << e.overall.count << " |"
+     << (has_base ? str_cat(" ", e.baseline->metrics->count, " |") : "") << "\n";
   if (e.baseline && !e.baseline->metrics)
     os << "\nServed version " << e.baseline->version << " (" << e.baseline->path
        << ") could not be evaluated on this data: " << e.baseline->error << "\n";
@@ -217,7 +225,6 @@ std::string evaluation_markdown(const Evaluation& e, const EvaluateSettings& set
     os << "| " << s.value << " | " << s.metrics.count << " | " << num(s.metrics.accuracy, 3)
        << " | " << num(s.metrics.loss, 3) << " |\n";
   }
-  (void)settings;
   return os.str();
 }
 

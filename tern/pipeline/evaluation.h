@@ -75,6 +75,8 @@ std::vector<SliceMetrics> slice_metrics(const std::vector<EvalRow>& rows,
 // The checks and the decision (fills checks, blessed, reason).
 void decide_blessing(const EvaluateSettings& settings, Evaluation& e);
 
+// The JSON holds every metric computed; the markdown shows the loss row only when settings.metrics
+// names "loss" (accuracy always: blessing reads it), per class when the evaluation has it.
 std::string evaluation_json(const Evaluation& e, const EvaluateSettings& settings);
 std::string evaluation_markdown(const Evaluation& e, const EvaluateSettings& settings);
 

@@ -4,7 +4,9 @@
 #include <charconv>
 #include <ctime>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -36,13 +38,25 @@ std::string iso_time(int64_t ms) {
   return os.str();
 }
 
-void walk(MetadataStore& store, LineageNode& node, std::set<int64_t>& seen) {
-  if (!seen.insert(node.artifact.id).second) {
+struct Seen {
+  std::set<int64_t> artifacts, executions;
+};
+
+void walk(MetadataStore& store, LineageNode& node, Seen& seen) {
+  if (node.role == "baseline" || node.role == "previous_statistics") {
+    node.reference = true;
+    return;
+  }
+  if (!seen.artifacts.insert(node.artifact.id).second) {
     node.shown_above = true;
     return;
   }
   node.producer = store.producer(node.artifact.id);
   if (!node.producer) return;
+  if (!seen.executions.insert(node.producer->id).second) {
+    node.producer_shown_above = true;
+    return;
+  }
   for (const Context& c : store.contexts_of_execution(node.producer->id)) {
     if (c.type == "run") node.run = c.name;
   }
@@ -72,6 +86,13 @@ void write_text(const LineageNode& n, int depth, std::ostringstream& os) {
     os << pad << "  (shown above)\n";
     return;
   }
+  if (n.reference) {
+    os << pad << "  ("
+       << (n.role == "baseline" ? "the served model it was compared with"
+                                : "the previous run's statistics")
+       << ": its own lineage is `tern pipeline lineage ROOT " << n.artifact.id << "`)\n";
+    return;
+  }
   os << pad << "  sha256 " << n.artifact.content_hash.substr(0, 16) << "..., created "
      << iso_time(n.artifact.create_time_ms) << "\n";
   if (!n.artifact.properties.empty()) os << pad << "  " << properties_text(n.artifact) << "\n";
@@ -80,6 +101,10 @@ void write_text(const LineageNode& n, int depth, std::ostringstream& os) {
     return;
   }
   const Execution& x = *n.producer;
+  if (n.producer_shown_above) {
+    os << pad << "  <- " << x.component << " (execution #" << x.id << ", shown above)\n";
+    return;
+  }
   os << pad << "  <- " << x.component << " (execution #" << x.id << ", "
      << execution_state_name(x.state) << ", " << iso_time(x.start_time_ms)
      << (n.run.empty() ? "" : ", run " + n.run) << ")" << (x.message.empty() ? "" : ": ")
@@ -99,11 +124,19 @@ json artifact_json(const Artifact& a) {
 
 json node_json(const LineageNode& n) {
   json j = {{"role", n.role}, {"artifact", artifact_json(n.artifact)}};
+  if (n.reference) {
+    j["reference"] = true;
+    return j;
+  }
   if (n.shown_above) {
     j["shown_above"] = true;
     return j;
   }
-  if (n.producer) {
+  if (n.producer && n.producer_shown_above) {
+    j["produced_by"] = {
+        {"execution", {{"id", n.producer->id}, {"component", n.producer->component}}},
+        {"shown_above", true}};
+  } else if (n.producer) {
     const Execution& x = *n.producer;
     json inputs = json::array();
     for (const LineageNode& c : n.inputs) inputs.push_back(node_json(c));
@@ -123,6 +156,61 @@ json node_json(const LineageNode& n) {
   return j;
 }
 
+void collect(const LineageNode& n, std::vector<const LineageNode*>& out) {
+  if (n.shown_above || n.reference) return;
+  out.push_back(&n);
+  for (const LineageNode& c : n.inputs) collect(c, out);
+}
+
+// The artifact kinds in the order the summary lists them, with their labels.
+const std::vector<std::pair<std::string, std::string>>& summary_kinds() {
+  static const std::vector<std::pair<std::string, std::string>> kKinds = {
+      {"PushedModel", "pushed version"},
+      {"ExportedModel", "exported model"},
+      {"ModelBlessing", "blessing"},
+      {"ModelEvaluation", "evaluation"},
+      {"ServedModel", "served baseline"},
+      {"Model", "model"},
+      {"TrainingConfig", "training config"},
+      {"TransformGraph", "transform"},
+      {"TransformedExamples", "transformed data"},
+      {"ExampleAnomalies", "anomalies"},
+      {"Schema", "schema"},
+      {"PinnedSchema", "pinned schema"},
+      {"ExampleStatistics", "statistics"},
+      {"Examples", "data split"},
+      {"ExternalFile", "raw input"}};
+  return kKinds;
+}
+
+// The properties worth a summary line, by type.
+std::string summary_properties(const Artifact& a) {
+  static const std::map<std::string, std::vector<std::string>> kKeys = {
+      {"PushedModel", {"version", "model_name"}},
+      {"ExportedModel", {"fingerprint"}},
+      {"ModelBlessing", {"blessed", "reason"}},
+      {"ModelEvaluation",
+       {"accuracy", "loss", "examples", "baseline_version", "baseline_accuracy"}},
+      {"Model", {"epochs", "eval_accuracy", "config"}},
+      {"TransformGraph", {"features", "x_shape", "label", "num_classes"}},
+      {"TransformedExamples", {"split", "records"}},
+      {"ExampleAnomalies", {"errors", "warnings"}},
+      {"Schema", {"features", "pinned"}},
+      {"ExampleStatistics", {"features", "splits"}},
+      {"Examples", {"split", "records"}},
+      {"ServedModel", {"version"}}};
+  std::string s;
+  auto it = kKeys.find(a.type);
+  if (it == kKeys.end()) return s;
+  for (const std::string& k : it->second) {
+    std::string v = a.property(k);
+    if (v.empty()) continue;
+    if (k == "blessed") v = v == "1" ? "yes" : "no";
+    s += str_cat(s.empty() ? "" : ", ", k, " ", v);
+  }
+  return s;
+}
+
 }  // namespace
 
 int64_t resolve_lineage_target(MetadataStore& store, const std::string& target) {
@@ -138,8 +226,9 @@ int64_t resolve_lineage_target(MetadataStore& store, const std::string& target) 
         known.insert(std::stoll(a.property("version", "0")));
       std::string list;
       for (int64_t k : known) list += str_cat(list.empty() ? "" : ", ", k);
-      throw_error(ErrorCode::kNotFound, "lineage: no pushed version ", v, " in ", store.path(),
-                  known.empty() ? " (nothing was pushed)" : str_cat(" (pushed versions: ", list, ")"));
+      throw_error(
+          ErrorCode::kNotFound, "lineage: no pushed version ", v, " in ", store.path(),
+          known.empty() ? " (nothing was pushed)" : str_cat(" (pushed versions: ", list, ")"));
     }
     // A version number reused after its folder was deleted: the one on disk now, else the newest.
     for (const Artifact& a : pushed) {
@@ -171,17 +260,51 @@ LineageNode lineage(MetadataStore& store, int64_t artifact_id) {
   if (!a) throw_error(ErrorCode::kNotFound, "lineage: no artifact ", artifact_id);
   LineageNode root;
   root.artifact = std::move(*a);
-  std::set<int64_t> seen;
+  Seen seen;
   walk(store, root, seen);
   return root;
 }
 
 std::string lineage_text(const LineageNode& root) {
+  std::vector<const LineageNode*> all;
+  collect(root, all);
   std::ostringstream os;
+  os << root.artifact.type << " #" << root.artifact.id << " (" << root.artifact.uri
+     << ") came from:\n";
+  for (const auto& [type, label] : summary_kinds()) {
+    for (const LineageNode* n : all) {
+      if (n->artifact.type != type || n == &root) continue;
+      const std::string props = summary_properties(n->artifact);
+      os << "  " << std::left << std::setw(17) << label << " #" << n->artifact.id << "  "
+         << n->artifact.uri << (props.empty() ? "" : "  (" + props + ")") << "\n";
+    }
+  }
+  std::vector<const LineageNode*> refs;
+  std::function<void(const LineageNode&)> find_refs = [&](const LineageNode& n) {
+    if (n.reference) refs.push_back(&n);
+    if (n.shown_above) return;
+    for (const LineageNode& c : n.inputs) find_refs(c);
+  };
+  find_refs(root);
+  for (const LineageNode* n : refs) {
+    const std::string props = summary_properties(n->artifact);
+    os << "  " << std::left << std::setw(17)
+       << (n->role == "baseline" ? "compared with" : "previous stats") << " #" << n->artifact.id
+       << "  " << n->artifact.uri << (props.empty() ? "" : "  (" + props + ")") << "\n";
+  }
+  os << "\nchain (each artifact, then <- the execution that produced it and its inputs):\n";
   write_text(root, 0, os);
   return os.str();
 }
 
-std::string lineage_json(const LineageNode& root) { return node_json(root).dump(2) + "\n"; }
+std::string lineage_json(const LineageNode& root) {
+  std::vector<const LineageNode*> all;
+  collect(root, all);
+  json summary = json::object();
+  for (const LineageNode* n : all) summary[n->artifact.type].push_back(n->artifact.id);
+  json j = node_json(root);
+  j["summary"] = summary;
+  return j.dump(2) + "\n";
+}
 
 }  // namespace tern::pipeline

@@ -94,8 +94,7 @@ TEST_F(LineageTest, PushedVersionBackToTheRawFile) {
 
   const std::string text = lineage_text(n);
   EXPECT_NE(text.find("PushedModel #" + std::to_string(pushed_)), std::string::npos) << text;
-  EXPECT_NE(text.find("<- train (execution #" + std::to_string(train_)), std::string::npos)
-      << text;
+  EXPECT_NE(text.find("<- train (execution #" + std::to_string(train_)), std::string::npos) << text;
   EXPECT_NE(text.find("input:0: ExternalFile #" + std::to_string(raw_) + "  /data/raw.csv"),
             std::string::npos)
       << text;

@@ -17,11 +17,16 @@ namespace fs = std::filesystem;
 
 std::string execution_state_name(ExecutionState s) {
   switch (s) {
-    case ExecutionState::kRunning: return "RUNNING";
-    case ExecutionState::kComplete: return "COMPLETE";
-    case ExecutionState::kFailed: return "FAILED";
-    case ExecutionState::kCached: return "CACHED";
-    case ExecutionState::kAbandoned: return "ABANDONED";
+    case ExecutionState::kRunning:
+      return "RUNNING";
+    case ExecutionState::kComplete:
+      return "COMPLETE";
+    case ExecutionState::kFailed:
+      return "FAILED";
+    case ExecutionState::kCached:
+      return "CACHED";
+    case ExecutionState::kAbandoned:
+      return "ABANDONED";
   }
   return "?";
 }
@@ -30,14 +35,16 @@ std::string artifact_state_name(ArtifactState s) {
   return s == ArtifactState::kLive ? "LIVE" : "DELETED";
 }
 
-std::string event_type_name(EventType t) { return t == EventType::kInput ? "INPUT" : "OUTPUT"; }
+std::string event_type_name(EventType t) {
+  return t == EventType::kInput ? "INPUT" : "OUTPUT";
+}
 
 namespace {
 
 ExecutionState parse_execution_state(const std::string& s) {
-  for (ExecutionState e : {ExecutionState::kRunning, ExecutionState::kComplete,
-                           ExecutionState::kFailed, ExecutionState::kCached,
-                           ExecutionState::kAbandoned}) {
+  for (ExecutionState e :
+       {ExecutionState::kRunning, ExecutionState::kComplete, ExecutionState::kFailed,
+        ExecutionState::kCached, ExecutionState::kAbandoned}) {
     if (execution_state_name(e) == s) return e;
   }
   throw_error(ErrorCode::kDataLoss, "metadata store: unknown execution state '", s, "'");
@@ -164,9 +171,9 @@ class MetadataStore::Statement {
   }
   [[noreturn]] void fail(int rc) {
     sqlite3* db = static_cast<sqlite3*>(store_.db_);
-    throw_error(rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? ErrorCode::kUnavailable
-                                                         : ErrorCode::kDataLoss,
-                store_.path_, ": ", sqlite3_errmsg(db), " (in '", sqlite3_sql(stmt_), "')");
+    throw_error(
+        rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? ErrorCode::kUnavailable : ErrorCode::kDataLoss,
+        store_.path_, ": ", sqlite3_errmsg(db), " (in '", sqlite3_sql(stmt_), "')");
   }
   MetadataStore& store_;
   sqlite3_stmt* stmt_ = nullptr;
@@ -177,7 +184,8 @@ class MetadataStore::Transaction {
  public:
   explicit Transaction(MetadataStore& store) : store_(store) { store_.exec("BEGIN IMMEDIATE"); }
   ~Transaction() {
-    if (!done_) sqlite3_exec(static_cast<sqlite3*>(store_.db_), "ROLLBACK", nullptr, nullptr, nullptr);
+    if (!done_)
+      sqlite3_exec(static_cast<sqlite3*>(store_.db_), "ROLLBACK", nullptr, nullptr, nullptr);
   }
   Transaction(const Transaction&) = delete;
   Transaction& operator=(const Transaction&) = delete;
@@ -210,8 +218,7 @@ MetadataStore::MetadataStore(const std::string& path, bool create) : path_(path)
   if (exists && !fs::is_regular_file(path, ec))
     throw_error(ErrorCode::kFailedPrecondition, path, ": not a regular file");
   sqlite3* db = nullptr;
-  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) |
-                    SQLITE_OPEN_NOMUTEX;
+  const int flags = SQLITE_OPEN_READWRITE | (create ? SQLITE_OPEN_CREATE : 0) | SQLITE_OPEN_NOMUTEX;
   if (sqlite3_open_v2(path.c_str(), &db, flags, nullptr) != SQLITE_OK) {
     std::string msg = db ? sqlite3_errmsg(db) : "out of memory";
     sqlite3_close(db);
@@ -255,9 +262,10 @@ void MetadataStore::check_schema() {
     return;
   }
   if (app_id != kMetadataApplicationId)
-    throw_error(ErrorCode::kFailedPrecondition, path_,
-                ": not a tern metadata store (a SQLite database of another program: application_id ",
-                app_id, ", ", tables, " schema objects)");
+    throw_error(
+        ErrorCode::kFailedPrecondition, path_,
+        ": not a tern metadata store (a SQLite database of another program: application_id ",
+        app_id, ", ", tables, " schema objects)");
   if (version > kMetadataSchemaVersion)
     throw_error(ErrorCode::kFailedPrecondition, path_, ": written by a newer tern (schema version ",
                 version, "; this tern reads version ", kMetadataSchemaVersion,
@@ -542,8 +550,7 @@ void MetadataStore::finish_execution(int64_t id, ExecutionState state,
               "UPDATE executions SET state = ?1, end_time = ?2, message = ?3 WHERE id = ?4 AND "
               "state = 'RUNNING'");
   u.bind(1, execution_state_name(state)).bind(2, now_ms()).bind(3, message).bind(4, id).run();
-  TERN_CHECK(sqlite3_changes(static_cast<sqlite3*>(db_)) == 1, "execution ", id,
-             " is not RUNNING");
+  TERN_CHECK(sqlite3_changes(static_cast<sqlite3*>(db_)) == 1, "execution ", id, " is not RUNNING");
   t.commit();
 }
 
@@ -590,9 +597,9 @@ std::vector<Execution> MetadataStore::executions(const std::string& component,
 }
 
 std::vector<Execution> MetadataStore::complete_with_cache_key(const std::string& cache_key) {
-  Statement s(*this,
-              str_cat(kExecutionSelect, "WHERE cache_key = ?1 AND state = 'COMPLETE' ORDER BY id "
-                                        "DESC"));
+  Statement s(*this, str_cat(kExecutionSelect,
+                             "WHERE cache_key = ?1 AND state = 'COMPLETE' ORDER BY id "
+                             "DESC"));
   s.bind(1, cache_key);
   return read_executions(s);
 }

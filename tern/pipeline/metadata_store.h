@@ -29,7 +29,7 @@ inline constexpr const char* kMetadataFile = "metadata.sqlite";
 enum class ExecutionState { kRunning, kComplete, kFailed, kCached, kAbandoned };
 std::string execution_state_name(ExecutionState s);  // "RUNNING", ...
 
-enum class ArtifactState { kLive, kDeleted };  // kDeleted: found missing on disk
+enum class ArtifactState { kLive, kDeleted };      // kDeleted: found missing on disk
 std::string artifact_state_name(ArtifactState s);  // "LIVE", "DELETED"
 
 enum class EventType { kInput, kOutput };
@@ -53,7 +53,7 @@ struct Execution {
   std::string cache_key;
   std::string settings_json;
   int64_t start_time_ms = 0, end_time_ms = 0;  // end 0 while running
-  std::string message;  // the result line, or why it failed / was abandoned
+  std::string message;                         // the result line, or why it failed / was abandoned
 };
 
 struct Event {
@@ -129,7 +129,7 @@ class MetadataStore {
   std::vector<Artifact> artifacts_with_property(const std::string& type, const std::string& name,
                                                 const std::string& value);
   std::vector<Artifact> artifacts_of_type(const std::string& type);  // newest first
-  std::vector<Artifact> artifacts_with_uri(const std::string& uri);   // newest first
+  std::vector<Artifact> artifacts_with_uri(const std::string& uri);  // newest first
   // The events of an execution, in role order, with their artifacts.
   std::vector<std::pair<Event, Artifact>> events_of_execution(int64_t execution_id,
                                                               std::optional<EventType> type = {});

@@ -88,8 +88,9 @@ TEST_F(MetadataStoreTest, ExecutionLifecycleEventsAndProducer) {
   EXPECT_EQ(ev[1].first.role, "examples:train");
   EXPECT_EQ(s.complete_with_cache_key("key1").size(), 1u);
   EXPECT_EQ(s.contexts_of_execution(x).size(), 2u);
-  EXPECT_EQ(s.query("SELECT count(*) FROM attributions WHERE artifact_id = " + std::to_string(a))[0][0],
-            "2");
+  EXPECT_EQ(
+      s.query("SELECT count(*) FROM attributions WHERE artifact_id = " + std::to_string(a))[0][0],
+      "2");
   EXPECT_EQ(s.artifacts_with_property("Examples", "split", "train").size(), 1u);
 
   // The same external file (path and hash) is one artifact; a cached execution links outputs.
@@ -102,7 +103,8 @@ TEST_F(MetadataStoreTest, ExecutionLifecycleEventsAndProducer) {
   EXPECT_EQ(s.events_of_artifact(a).size(), 2u);
   EXPECT_EQ(s.executions("ingest").size(), 2u);
   EXPECT_EQ(s.executions("ingest", {ExecutionState::kCached}).size(), 1u);
-  EXPECT_THROW(s.finish_execution(x2, ExecutionState::kComplete, linked, ""), Error);  // not RUNNING
+  EXPECT_THROW(s.finish_execution(x2, ExecutionState::kComplete, linked, ""),
+               Error);  // not RUNNING
 }
 
 TEST_F(MetadataStoreTest, FailedAndAbandoned) {
@@ -133,7 +135,10 @@ TEST_F(MetadataStoreTest, AFailedWriteRollsBack) {
 }
 
 TEST_F(MetadataStoreTest, RefusesNewerSchemaForeignDatabasesAndOtherFiles) {
-  { MetadataStore s(path_); s.query("PRAGMA user_version = 7"); }
+  {
+    MetadataStore s(path_);
+    s.query("PRAGMA user_version = 7");
+  }
   try {
     MetadataStore s(path_);
     FAIL();

@@ -36,9 +36,8 @@ namespace tern::pipeline {
 
 // The components, in dependency order.
 inline const std::vector<std::string>& component_names() {
-  static const std::vector<std::string> kNames = {"ingest",    "statistics", "schema",
-                                                  "validate",  "transform",  "train",
-                                                  "evaluate",  "push"};
+  static const std::vector<std::string> kNames = {"ingest",    "statistics", "schema",   "validate",
+                                                  "transform", "train",      "evaluate", "push"};
   return kNames;
 }
 
@@ -94,7 +93,7 @@ struct TrainSettings {
 // [evaluate]
 struct EvaluateSettings {
   std::vector<std::string> metrics = {"accuracy", "loss"};
-  std::vector<std::string> slice_by;       // raw features ("label" = per class)
+  std::vector<std::string> slice_by;         // raw features ("label" = per class)
   std::map<std::string, double> thresholds;  // accuracy (at least), loss (at most)
   double max_regression = 0.01;  // accuracy may drop at most this much against the served model
   int64_t batch_size = 256;
@@ -127,6 +126,9 @@ struct PipelineSpec {
   // The resolved settings of a component as canonical JSON (sorted keys; the cache key's part).
   std::string settings_json(const std::string& component) const;
 };
+
+// [train]'s keys as `tern train --set` overrides (training.epochs=3, ...; then `set`).
+std::vector<std::string> training_overrides(const TrainSettings& settings);
 
 // Reads `path` (at most 16 MiB). `out_dir` (tern pipeline run --out) overrides [pipeline] root.
 // Relative paths in the file are resolved against the file's folder. ConfigError (exit 2) for

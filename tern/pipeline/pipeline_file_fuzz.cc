@@ -12,7 +12,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace tern;
   std::string_view text(reinterpret_cast<const char*>(data), size);
   try {
-    pipeline::PipelineSpec s = pipeline::parse_pipeline(text, "fuzz.toml", "", /*check_files=*/false);
+    pipeline::PipelineSpec s =
+        pipeline::parse_pipeline(text, "fuzz.toml", "", /*check_files=*/false);
     if (s.name.empty() || s.components().empty() || s.root.empty()) std::abort();
     for (const std::string& c : s.components()) {
       if (s.settings_json(c).empty()) std::abort();

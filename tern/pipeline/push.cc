@@ -61,8 +61,7 @@ void copy_tree_synced(const fs::path& from, const fs::path& to) {
 PushResult push_model(const std::string& model_dir, const std::string& base) {
   std::error_code ec;
   if (!fs::is_directory(model_dir, ec))
-    throw_error(ErrorCode::kNotFound, "push: the model directory '", model_dir,
-                "' does not exist");
+    throw_error(ErrorCode::kNotFound, "push: the model directory '", model_dir, "' does not exist");
   fs::create_directories(base, ec);
   if (ec)
     throw_error(ErrorCode::kUnavailable, "push: cannot create the serving base path '", base,
@@ -77,8 +76,7 @@ PushResult push_model(const std::string& model_dir, const std::string& base) {
     for (int attempt = 0; attempt < 100; ++attempt) {
       const int64_t version = latest_served_version(base).value_or(0) + 1;
       const fs::path final_path = fs::path(base) / std::to_string(version);
-      if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) ==
-          0) {
+      if (::renameat2(AT_FDCWD, tmp.c_str(), AT_FDCWD, final_path.c_str(), RENAME_NOREPLACE) == 0) {
         io::fsync_directory(base);
         return {version, final_path.string()};
       }

@@ -24,18 +24,18 @@ class PushComponent : public Component {
       return out;
     }
     if (blessing.property("blessed") != "1") {
-      out.summary = str_cat("not pushed: the model is not blessed (", blessing.property("reason"),
-                            ")");
+      out.summary =
+          str_cat("not pushed: the model is not blessed (", blessing.property("reason"), ")");
       return out;
     }
     PushResult r = push_model(candidate.uri, run.spec.serving_base_path);
     Artifact pushed;
     pushed.type = "PushedModel";
     pushed.uri = std::filesystem::absolute(r.path).lexically_normal().string();
-    pushed.properties = {{"version", std::to_string(r.version)},
-                         {"model_name", run.spec.model_name},
-                         {"model_hash", run.inputs.count("model") ? run.inputs.at("model").content_hash
-                                                                  : ""}};
+    pushed.properties = {
+        {"version", std::to_string(r.version)},
+        {"model_name", run.spec.model_name},
+        {"model_hash", run.inputs.count("model") ? run.inputs.at("model").content_hash : ""}};
     out.outputs.push_back({"pushed", pushed});
     out.summary = str_cat("pushed version ", r.version, " to ", r.path);
     return out;
@@ -49,6 +49,8 @@ class PushComponent : public Component {
 
 }  // namespace
 
-std::unique_ptr<Component> make_push_component() { return std::make_unique<PushComponent>(); }
+std::unique_ptr<Component> make_push_component() {
+  return std::make_unique<PushComponent>();
+}
 
 }  // namespace tern::pipeline

@@ -47,8 +47,8 @@ class RootLock {
     const std::string path = root + "/.lock";
     fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
     if (fd_ < 0)
-      throw_error(ErrorCode::kUnavailable, path, ": cannot open the lock file: ",
-                  std::strerror(errno));
+      throw_error(ErrorCode::kUnavailable, path,
+                  ": cannot open the lock file: ", std::strerror(errno));
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
       char buf[32] = {};
       ssize_t n = ::pread(fd_, buf, sizeof(buf) - 1, 0);
@@ -76,8 +76,8 @@ std::string make_run_id() {
   std::tm tm{};
   gmtime_r(&t, &tm);
   std::ostringstream os;
-  os << std::put_time(&tm, "%Y%m%dT%H%M%S") << "." << std::setw(3) << std::setfill('0')
-     << ms % 1000 << "Z-" << ::getpid() << "-" << runs.fetch_add(1) + 1;
+  os << std::put_time(&tm, "%Y%m%dT%H%M%S") << "." << std::setw(3) << std::setfill('0') << ms % 1000
+     << "Z-" << ::getpid() << "-" << runs.fetch_add(1) + 1;
   return os.str();
 }
 
@@ -119,8 +119,8 @@ class Runner {
     settle_abandoned(store);
     contexts_ = {store.put_context("pipeline", spec_.name),
                  store.put_context("run", report_.run_id)};
-    std::vector<std::string> order = options_.only.empty() ? spec_.components()
-                                                           : std::vector<std::string>{options_.only};
+    std::vector<std::string> order =
+        options_.only.empty() ? spec_.components() : std::vector<std::string>{options_.only};
     for (size_t i = 0; i < order.size(); ++i) {
       std::unique_ptr<Component> c = options_.factory(order[i]);
       ComponentReport r = run_component(store, *c, i, order.size());
@@ -204,15 +204,16 @@ class Runner {
   }
 
   // A COMPLETE execution with `key` whose outputs are all still on disk, unchanged.
-  std::optional<std::pair<Execution, std::vector<RoleArtifact>>> cache_hit(
-      MetadataStore& store, const std::string& key) {
+  std::optional<std::pair<Execution, std::vector<RoleArtifact>>> cache_hit(MetadataStore& store,
+                                                                           const std::string& key) {
     for (const Execution& x : store.complete_with_cache_key(key)) {
       std::vector<RoleArtifact> outs;
       bool ok = true;
       for (auto& [e, a] : store.events_of_execution(x.id, EventType::kOutput)) {
         std::optional<std::string> h = content_hash_if_present(a.uri);
         if (!h) {
-          if (a.state == ArtifactState::kLive) store.set_artifact_state(a.id, ArtifactState::kDeleted);
+          if (a.state == ArtifactState::kLive)
+            store.set_artifact_state(a.id, ArtifactState::kDeleted);
           ok = false;
         } else if (*h != a.content_hash) {
           ok = false;
@@ -243,8 +244,9 @@ class Runner {
         for (auto& o : hit->second) r.outputs[o.role] = o.artifact;
         r.summary = c.summarize(r.outputs);
         r.execution_id = store.begin_execution(c.name(), key, settings, contexts_, in_list);
-        store.finish_execution(r.execution_id, ExecutionState::kCached, hit->second,
-                               str_cat("cached: reused execution ", hit->first.id, ": ", r.summary));
+        store.finish_execution(
+            r.execution_id, ExecutionState::kCached, hit->second,
+            str_cat("cached: reused execution ", hit->first.id, ": ", r.summary));
         r.seconds = seconds_since(t0);
         print(str_cat("cached (execution ", hit->first.id, "): ", r.summary));
         return r;

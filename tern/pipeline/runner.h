@@ -29,8 +29,8 @@
 namespace tern::pipeline {
 
 struct RunOptions {
-  std::string only;       // run this component alone
-  bool use_cache = true;  // false: --no-cache
+  std::string only;                  // run this component alone
+  bool use_cache = true;             // false: --no-cache
   std::ostream* progress = nullptr;  // one line per component (nullptr: silent)
   // The components (tests substitute their own); default make_component.
   std::function<std::unique_ptr<Component>(const std::string&)> factory;

@@ -51,9 +51,7 @@ class TestIngest : public Component {
     out.summary = "2 splits";
     return out;
   }
-  std::string summarize(const Artifacts& o) const override {
-    return str_cat(o.size(), " splits");
-  }
+  std::string summarize(const Artifacts& o) const override { return str_cat(o.size(), " splits"); }
 
  private:
   std::string input_;
@@ -70,7 +68,8 @@ class TestStatistics : public Component {
     ++runs()["statistics"];
     if (fail_) throw_error(ErrorCode::kDataLoss, "statistics: record 3 is corrupt");
     std::string text = str_cat("top_k=", r.spec.statistics->top_k, ";");
-    for (const auto& [role, a] : r.inputs) text += role + ":" + io::read_file(a.uri + "/data") + ";";
+    for (const auto& [role, a] : r.inputs)
+      text += role + ":" + io::read_file(a.uri + "/data") + ";";
     io::write_file_atomically(r.dir + "/stats.txt", text);
     Artifact a;
     a.type = "ExampleStatistics";
@@ -178,7 +177,8 @@ constexpr auto kCached = ExecutionState::kCached;
 TEST_F(RunnerTest, SecondRunIsCachedAndRecorded) {
   RunReport first = run();
   ASSERT_EQ(first.components.size(), 4u);
-  EXPECT_EQ(states(first), (std::vector<ExecutionState>{kComplete, kComplete, kComplete, kComplete}));
+  EXPECT_EQ(states(first),
+            (std::vector<ExecutionState>{kComplete, kComplete, kComplete, kComplete}));
   RunReport second = run();
   EXPECT_EQ(states(second), (std::vector<ExecutionState>{kCached, kCached, kCached, kCached}));
   EXPECT_EQ(runs()["ingest"], 1);

@@ -21,10 +21,10 @@ const std::vector<Command>& commands() {
       {"ckpt", "inspect (validate and describe) a training checkpoint", cmd_ckpt},
       {"sweep", "run a hyperparameter sweep (trials in parallel, early stopping); report",
        cmd_sweep},
-      {"transform", "analyze a [transform] spec over TFRecords and apply it (TF Transform)",
-       cmd_transform},
       {"pipeline", "run an ML pipeline (ingest ... train, evaluate, push); lineage of artifacts",
        cmd_pipeline},
+      {"transform", "analyze a [transform] spec over TFRecords and apply it (TF Transform)",
+       cmd_transform},
       {"completion", "print a bash completion script (source it, or install it: see README)",
        cmd_completion},
   };

@@ -27,11 +27,10 @@ int cmd_version(int argc, char** argv);
 // `tern sweep`: hyperparameter sweeps (trials as `tern train` processes); `tern sweep report`.
 int cmd_sweep(int argc, char** argv);
 
-// `tern transform`: analyze a [transform] spec over TFRecords, write the artifact, apply it.
-int cmd_transform(int argc, char** argv);
-
 // `tern pipeline run` / `tern pipeline lineage`: ML pipelines from raw data to a pushed model.
 int cmd_pipeline(int argc, char** argv);
+// `tern transform`: analyze a [transform] spec over TFRecords, write the artifact, apply it.
+int cmd_transform(int argc, char** argv);
 
 // `tern completion bash`: a bash completion script generated from the commands' flags.
 int cmd_completion(int argc, char** argv);

@@ -60,8 +60,8 @@ int run(const RunFlags& f) {
     throw;
   }
   if (r.stopped_by_anomalies) {
-    std::cerr << "tern pipeline: validation found " << r.anomalies.size()
-              << " error anomal" << (r.anomalies.size() == 1 ? "y" : "ies")
+    std::cerr << "tern pipeline: validation found " << r.anomalies.size() << " error anomal"
+              << (r.anomalies.size() == 1 ? "y" : "ies")
               << "; the pipeline stopped before transform and training:\n";
     for (const std::string& a : r.anomalies) std::cerr << "  - " << a << "\n";
     return kExitError;
