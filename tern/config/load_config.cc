@@ -2,6 +2,7 @@
 // (read_sections.h), the effective keys flattened and hashed. toml++ is used only inside
 // tern/config.
 #include "tern/config/config.h"
+#include "tern/config/toml_text.h"
 
 #include <toml++/toml.h>
 #include <filesystem>
@@ -77,7 +78,7 @@ void flatten(const toml::table& t, const std::string& prefix,
 
 // Parses `text` as TOML whose nodes carry `source` as their source path.
 toml::table parse_with_source(const std::string& text, const std::string& source) {
-  return toml::parse(std::string_view(text), std::string_view(source));
+  return parse_toml(text, source);
 }
 
 // One component of an override key: "transforms" or "transforms[2]" (index -1: none).
@@ -179,7 +180,7 @@ toml::table parse_with_overrides(const std::string& path,
   check_toml_text(text, path);  // what toml++ 3.3.0 would abort on
   toml::table root;
   try {
-    root = toml::parse(text, path);
+    root = parse_toml(text, path);
   } catch (const toml::parse_error& e) {
     throw ConfigError(ErrorCode::kInvalidArgument,
                       str_cat(path, ":", e.source().begin.line, ":", e.source().begin.column,

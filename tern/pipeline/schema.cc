@@ -198,15 +198,14 @@ version = 1
     os << "min_count = " << f.min_count << "\n";
     if (f.min_values && f.max_values)
       os << "values = [" << *f.min_values << ", " << *f.max_values << "]\n";
-    if (f.min && f.max) {
+    if (f.min && f.max)
       os << "range = [" << toml_number(*f.min, integer) << ", " << toml_number(*f.max, integer)
          << "]\n";
+    if ((f.min && f.max) || f.range_margin != 0)
       os << "range_margin = " << toml_number(f.range_margin, false) << "\n";
-    }
-    if (!f.domain.empty()) {
-      os << "domain = " << string_array(f.domain) << "\n";
+    if (!f.domain.empty()) os << "domain = " << string_array(f.domain) << "\n";
+    if (!f.domain.empty() || f.domain_min_fraction != 1)
       os << "domain_min_fraction = " << toml_number(f.domain_min_fraction, false) << "\n";
-    }
     if (f.image_shape)
       os << "shape = [" << f.image_shape->height << ", " << f.image_shape->width << ", "
          << f.image_shape->channels << "]\n";

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tern/config/config_section.h"
+#include "tern/config/toml_text.h"
 #include "tern/io/atomic_file.h"
 #include "tern/pipeline/schema.h"
 
@@ -117,7 +118,7 @@ FeatureSchema read_feature(Section& f) {
 Schema parse_schema(std::string_view text, const std::string& name) {
   toml::table root;
   try {
-    root = toml::parse(text, name);
+    root = config::parse_toml(text, name);
   } catch (const toml::parse_error& e) {
     throw config::ConfigError(
         ErrorCode::kInvalidArgument,

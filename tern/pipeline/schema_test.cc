@@ -155,6 +155,8 @@ TEST(Schema, BadFilesNameTheLineAndKey) {
   expect_bad("version = 1\nfeature = [\n", "schema.toml:2");
   // toml++ asserted on this one (cmake/toml_config.h): now a syntax error with its line.
   expect_bad("version = 1\n[(severity]\n", "schema.toml:2:2: TOML syntax error");
+  // toml++ reached __builtin_unreachable on this one (tern/config/toml_text.h).
+  expect_bad("version = 1 \u00A1\n", "schema.toml:1:13: TOML syntax error: a non-ASCII character");
   expect_bad("version = 1\nfeatures = []\n", "unknown key 'features' (did you mean 'feature'?)");
 }
 
