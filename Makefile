@@ -53,11 +53,15 @@ fuzz:
 train: build
 	$(BUILD)/tools/tern/tern train examples/fashion_mnist.toml --metrics-json runs/fashion_mnist/metrics.json
 
-# The benchmark suite: tern vs PyTorch (python3-torch) on the same machine, one run; prints the
-# table and rewrites BENCHMARKS.md (~20 minutes on 2 cores). Options: BENCH_ARGS="--repeats 1".
+# The benchmark suite: tern vs TensorFlow 2.21 (with and without XLA), PyTorch 2.x (eager and
+# torch.compile) and onnxruntime on the same machine, one run: bench/setup-peers.sh installs the
+# peers into .venv-peers/ (pinned, from PyPI; does nothing when up to date), then the suite prints
+# the tables and replaces its section of BENCHMARKS.md (~2 hours on 2 idle cores with the default 3
+# repeats). Options: BENCH_ARGS="--repeats 1 --only W1,W4".
 BENCH_ARGS ?=
 bench: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target workloads_bench ops_bench
+	bench/setup-peers.sh
 	TERN_BENCH_FROM_MAKE=1 /usr/bin/python3 bench/run_suite.py --build-dir $(BUILD) $(BENCH_ARGS)
 
 # The served default CNN (tern serve + wrk at concurrency 1, 8, 64, with and without batching)

@@ -32,6 +32,9 @@ PACKAGES=(
   python3 python3-numpy python3-torch python3-torchvision
   # an optimized BLAS for python3-torch (Debian's default libblas3 is the reference one, ~30x slower)
   libopenblas0-openmp
+  # `make bench`'s virtual environment of today's peers (bench/setup-peers.sh: TensorFlow, PyTorch
+  # 2.x, onnxruntime from PyPI); torch.compile's generated C++ includes Python.h
+  python3-venv python3-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "tern/base/sha256.h"
+#include "tern/base/strings.h"
 #include "tern/config/read_sections.h"
 #include "tern/io/atomic_file.h"
 
@@ -180,7 +181,7 @@ toml::table parse_with_overrides(const std::string& path,
   } catch (const toml::parse_error& e) {
     throw ConfigError(ErrorCode::kInvalidArgument,
                       str_cat(path, ":", e.source().begin.line, ":", e.source().begin.column,
-                              ": TOML syntax error: ", e.description()));
+                              ": TOML syntax error: ", printable(e.description())));
   }
   for (const auto& o : overrides) apply_override(root, o, path);
   return root;
