@@ -26,6 +26,8 @@ TEST(TomlGuard, HeadersThatToml3AbortsOnAreSyntaxErrors) {
   EXPECT_EQ(error_of("paths = [}a\"]\n"),
             "f.toml:1:10: TOML syntax error: '}' inside an array (no inline table is open)");
   EXPECT_NE(error_of("a = [{x = 1}, [2, }]]\n").find("f.toml:1:19:"), std::string::npos);
+  EXPECT_EQ(error_of("a = 1\n\xc3\xa9 = 2\n"),
+            "f.toml:2:1: TOML syntax error: a non-ASCII byte outside a string or a comment");
 }
 
 TEST(TomlGuard, ValidTomlPasses) {
@@ -36,6 +38,7 @@ TEST(TomlGuard, ValidTomlPasses) {
            "t = {a = [1, {b = 2}], c = \"}\"}\n",
            "s = \"\"\"\n[)not a header\n\"\"\"\nt = '''\n[(\n'''\n",
            "# [)comment\nk = 'a[b' # [)\n",
+           "name = \"caf\xc3\xa9\" # d\xc3\xa9j\xc3\xa0\n'\xe2\x82\xac' = '''\n\xc3\xa9\n'''\n",
            "e = \"\\\"[)\"\n",
        })
     EXPECT_EQ(error_of(ok), "") << ok;
