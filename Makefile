@@ -30,15 +30,16 @@ test-install: build
 	ctest --test-dir $(BUILD) --output-on-failure -L install
 
 # Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV,
-# the per-worker checkpoint blobs)
+# the per-worker checkpoint blobs, the pipeline's statistics / anomalies JSON and schema TOML)
 # under ASan+UBSan, and the fuzz targets replaying seeds and random mutations
 # (cmake/tern_fuzz.cmake).
-ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test fuzz
+ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test \
+	tern_pipeline_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTERN_WERROR=ON \
 	  $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|fuzz_.*)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|pipeline|fuzz_.*)$$'
 
 # Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
 FUZZ_BUILD ?= build-fuzz
@@ -52,11 +53,15 @@ fuzz:
 train: build
 	$(BUILD)/tools/tern/tern train examples/fashion_mnist.toml --metrics-json runs/fashion_mnist/metrics.json
 
-# The benchmark suite: tern vs PyTorch (python3-torch) on the same machine, one run; prints the
-# table and rewrites BENCHMARKS.md (~20 minutes on 2 cores). Options: BENCH_ARGS="--repeats 1".
+# The benchmark suite: tern vs TensorFlow 2.21 (with and without XLA), PyTorch 2.x (eager and
+# torch.compile) and onnxruntime on the same machine, one run: bench/setup-peers.sh installs the
+# peers into .venv-peers/ (pinned, from PyPI; does nothing when up to date), then the suite prints
+# the tables and replaces its section of BENCHMARKS.md (~2 hours on 2 idle cores with the default 3
+# repeats). Options: BENCH_ARGS="--repeats 1 --only W1,W4".
 BENCH_ARGS ?=
 bench: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target workloads_bench ops_bench
+	bench/setup-peers.sh
 	TERN_BENCH_FROM_MAKE=1 /usr/bin/python3 bench/run_suite.py --build-dir $(BUILD) $(BENCH_ARGS)
 
 # The served default CNN (tern serve + wrk at concurrency 1, 8, 64, with and without batching)

@@ -3,9 +3,13 @@
 // compiled into a runtime::Executable (kernel chosen by normal selection, primitive built once),
 // fed random inputs, warmed up, then timed until --min-time seconds; the median run is reported.
 // bench/ops_bench_torch.py runs the same workloads in PyTorch; bench/run_ops_bench.sh runs both.
+// `stream_triad` is the machine's memory bandwidth for the suite's floors: a STREAM-like triad
+// a[i] = b[i] + s * c[i] over three arrays of 128 MiB (f32, far larger than any cache), one
+// std::thread per core on its own contiguous share, counted as STREAM counts it (12 bytes per
+// element: two reads, one write); its second column is GB/s.
 //
 // Usage: ops_bench [--filter SUBSTR | --name NAME] [--min-time SECONDS] [--list]
-// Output: one line per workload, tab-separated: name, GFLOP/s, kernel.
+// Output: one line per workload, tab-separated: name, GFLOP/s (GB/s for stream_triad), kernel.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -13,6 +17,7 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "bench/bench_clock.h"
@@ -129,6 +134,46 @@ std::pair<double, std::string> time_workload(const Workload& w, double min_time)
   return {times[times.size() / 2], kernel};
 }
 
+// The triad over `threads` threads: {median seconds per run, bytes per run}.
+std::pair<double, double> time_triad(double min_time, int threads) {
+  const int64_t n = int64_t{32} << 20;  // 128 MiB per array
+  std::vector<float> a(static_cast<size_t>(n)), b(static_cast<size_t>(n)),
+      c(static_cast<size_t>(n));
+  auto parallel = [&](auto&& body) {
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t) {
+      int64_t lo = n * t / threads, hi = n * (t + 1) / threads;
+      pool.emplace_back([=, &body] { body(lo, hi); });
+    }
+    for (std::thread& th : pool) th.join();
+  };
+  parallel([&](int64_t lo, int64_t hi) {  // first touch by the thread that uses the share
+    for (int64_t i = lo; i < hi; ++i) {
+      a[static_cast<size_t>(i)] = 0.0f;
+      b[static_cast<size_t>(i)] = 1.0f;
+      c[static_cast<size_t>(i)] = 2.0f;
+    }
+  });
+  const float scale = 3.0f;
+  auto triad = [&](int64_t lo, int64_t hi) {
+    float* __restrict pa = a.data();
+    const float* __restrict pb = b.data();
+    const float* __restrict pc = c.data();
+    for (int64_t i = lo; i < hi; ++i) pa[i] = pb[i] + scale * pc[i];
+  };
+  parallel(triad);  // warm-up
+  std::vector<double> times;
+  double start = wall_seconds();
+  while (times.size() < 5 || wall_seconds() - start < min_time) {
+    double t0 = wall_seconds();
+    parallel(triad);
+    times.push_back(wall_seconds() - t0);
+  }
+  if (a[static_cast<size_t>(n / 2)] != 7.0f)
+    throw_error(ErrorCode::kInternal, "triad: wrong result");
+  return {median(times), 12.0 * static_cast<double>(n)};
+}
+
 int main_impl(int argc, char** argv) {
   std::string filter, name;
   double min_time = 1.0;
@@ -152,6 +197,17 @@ int main_impl(int argc, char** argv) {
   }
   runtime::initialize();
   runtime::set_intra_op_threads(0);  // one OpenMP thread per available core
+  const bool triad_selected =
+      (filter.empty() && name.empty()) ||
+      (!filter.empty() && std::string("stream_triad").find(filter) != std::string::npos) ||
+      name == "stream_triad";
+  if (list && triad_selected) std::printf("stream_triad\n");
+  if (!list && triad_selected) {
+    const int threads = runtime::intra_op_threads();
+    auto [secs, bytes] = time_triad(min_time, threads);
+    std::printf("stream_triad\t%.2f\tstd::thread x %d\n", bytes / secs / 1e9, threads);
+    std::fflush(stdout);
+  }
   for (const Workload& w : workloads()) {
     if (!filter.empty() && w.name.find(filter) == std::string::npos) continue;
     if (!name.empty() && w.name != name) continue;

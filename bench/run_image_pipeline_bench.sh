@@ -6,8 +6,8 @@
 #   torch: bench/image_pipeline_bench_torch.py (DataLoader num_workers 0..2, best reported)
 # alternating the two REPEATS times, and prints the median images/s of each and their ratio. With
 # --write it also stores the result as a markdown section in bench/image_pipeline_results.md and
-# puts that section into BENCHMARKS.md (replacing its previous version; bench/run_suite.py appends
-# the file when it rewrites BENCHMARKS.md).
+# puts that section into BENCHMARKS.md (replacing its previous version; bench/run_suite.py replaces
+# only its own marked section and leaves this one as it is).
 #
 # Usage: bench/run_image_pipeline_bench.sh [--build-dir DIR] [--count N] [--repeats N] [--write]
 # Env: PYTHON (default /usr/bin/python3, which has Debian's python3-torch and torchvision),

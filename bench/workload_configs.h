@@ -6,6 +6,8 @@
 //   w4  ResNet-18 (CIFAR stem), 32x32x3 synthetic batches of 32, SGD momentum 0.9
 //   w6  Transformer encoder classifier (4 layers, d 256, 4 heads, ff 1024, seq 128, vocab 8000,
 //       batch 32, Adam 1e-3) on synthetic tokens
+//   w9  ResNet-50 (ImageNet stem: 7x7/2 conv + 3x3/2 max pool), 64x64x3 synthetic batches of 32,
+//       SGD momentum 0.9
 #pragma once
 
 #include <random>
@@ -47,6 +49,13 @@ inline config::TrainConfig workload_config(const std::string& w, int64_t seed,
     c.optimizer.name = "sgd";
     c.optimizer.learning_rate = 0.01;
     c.optimizer.sgd.momentum = 0.9;
+  } else if (w == "w9") {
+    c.model.name = "resnet50";
+    c.model.args = {{"stem", std::string("imagenet")}};
+    c.training.fit.batch_size = 32;
+    c.optimizer.name = "sgd";
+    c.optimizer.learning_rate = 0.01;
+    c.optimizer.sgd.momentum = 0.9;
   } else if (w == "w6") {
     c.model.name = "transformer_classifier";
     c.training.fit.batch_size = 32;
@@ -54,9 +63,14 @@ inline config::TrainConfig workload_config(const std::string& w, int64_t seed,
                     {"d_model", int64_t{256}},     {"num_heads", int64_t{4}},
                     {"ff_dim", int64_t{1024}},     {"dropout", 0.1}};
   } else {
-    throw_error(ErrorCode::kInvalidArgument, "unknown workload '", w, "' (w1 w2 w3 w4 w6)");
+    throw_error(ErrorCode::kInvalidArgument, "unknown workload '", w, "' (w1 w2 w3 w4 w6 w9)");
   }
   return c;
+}
+
+// The per-sample image side of the synthetic image workloads (w4: 32, w9: 64).
+inline int64_t synthetic_image_size(const std::string& w) {
+  return w == "w9" ? 64 : 32;
 }
 
 // Four synthetic batches of `batch` (repeated): images in [0, 1) (token ids for w6), and labels.
@@ -72,8 +86,9 @@ inline data::DatasetPtr synthetic_batches(const std::string& w, int64_t batch, u
     for (int64_t i = 0; i < x.num_elements(); ++i)
       x.data<int64_t>()[i] = static_cast<int64_t>(rng() % 8000);
   } else {
-    *sample = Shape({32, 32, 3});
-    x = Tensor(DType::kF32, Shape({n, 32, 32, 3}));
+    const int64_t hw = synthetic_image_size(w);
+    *sample = Shape({hw, hw, 3});
+    x = Tensor(DType::kF32, Shape({n, hw, hw, 3}));
     for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
   }
   for (int64_t i = 0; i < n; ++i) y.data<int64_t>()[i] = static_cast<int64_t>(rng() % 10);

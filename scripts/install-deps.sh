@@ -28,12 +28,16 @@ PACKAGES=(
   wrk
   # the JSON codec measurement (bench/json_codec_bench.cc)
   libsimdjson-dev
-  # real data (python3-statsmodels: UCI Automobile, autos.csv, for the transform tests)
+  # real data (python3-statsmodels: its CSV files, e.g. the UCI Automobile table autos.csv of the
+  # pipeline's tabular example and tests; tern never imports it)
   dataset-fashion-mnist python3-statsmodels
   # peers for the side-by-side benchmarks (never linked by tern)
   python3 python3-numpy python3-torch python3-torchvision
   # an optimized BLAS for python3-torch (Debian's default libblas3 is the reference one, ~30x slower)
   libopenblas0-openmp
+  # `make bench`'s virtual environment of today's peers (bench/setup-peers.sh: TensorFlow, PyTorch
+  # 2.x, onnxruntime from PyPI); torch.compile's generated C++ includes Python.h
+  python3-venv python3-dev
 )
 
 export DEBIAN_FRONTEND=noninteractive

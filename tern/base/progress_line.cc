@@ -61,7 +61,7 @@ void ProgressLine::update(int64_t done, const std::string& note) {
   const double since_draw = std::chrono::duration<double>(now - last_draw_).count();
   const double elapsed = std::chrono::duration<double>(now - start_).count();
   if (interactive_) {
-    if (drawn_ && since_draw < 0.1) return;
+    if (drawn_ && !force_draw_ && since_draw < 0.1 && note == last_note_) return;
     const int columns = columns_ > 0 ? columns_ : terminal_columns(fd_);
     // One column short of the width: a character in the last column would wrap on some terminals.
     const size_t width = static_cast<size_t>(columns > 1 ? columns - 1 : 1);
@@ -71,7 +71,15 @@ void ProgressLine::update(int64_t done, const std::string& note) {
     os_ << text(done, note, elapsed) << "\n" << std::flush;
   }
   drawn_ = true;
+  force_draw_ = false;
   last_draw_ = now;
+  last_note_ = note;
+}
+
+void ProgressLine::restart(int64_t total) {
+  total_ = total;
+  start_ = std::chrono::steady_clock::now();
+  force_draw_ = true;
 }
 
 void ProgressLine::finish() {

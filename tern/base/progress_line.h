@@ -1,8 +1,9 @@
 // One line of progress for long work outside training (`tern data convert`, `tern data bench`,
 // `tern export`):
 //   convert: 12000/60000 images (20%) - 2400/s - ETA 20s
-// On a terminal the line is redrawn in place (at most 10 times a second, cut to the terminal's
-// width so it never wraps) and erased by finish(), leaving the caller's summary as the record.
+// On a terminal the line is redrawn in place (at most 10 times a second, and at once when the note
+// changes: a new stage or pass is always shown; cut to the terminal's width so it never wraps) and
+// erased by finish(), leaving the caller's summary as the record.
 // Elsewhere (a log file, a pipe) it prints a plain line at most every `log_interval` seconds, so
 // logs show that the work moves without filling up. Not thread-safe: callers serialize update().
 #pragma once
@@ -26,6 +27,9 @@ class ProgressLine {
   ~ProgressLine();  // finish()
 
   void set_total(int64_t total) { total_ = total; }
+  // Starts counting again from 0 with `total` (a new pass of the same work): the rate and ETA are
+  // this pass's, and the next update() draws.
+  void restart(int64_t total);
   // `done` units finished; `note` is appended (e.g. "pass 2/3").
   void update(int64_t done, const std::string& note = "");
   // Erases the line on a terminal; idempotent.
@@ -41,7 +45,8 @@ class ProgressLine {
   bool interactive_;
   int fd_, columns_;
   double log_interval_;
-  bool drawn_ = false, finished_ = false;
+  bool drawn_ = false, finished_ = false, force_draw_ = false;
+  std::string last_note_;
   std::chrono::steady_clock::time_point start_, last_draw_;
 };
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/config/config.h"
 #include "tern/ops/attrs.h"
 #include "tern/ops/registry.h"
@@ -23,14 +24,18 @@ namespace tern::config {
 // names the flag, not the file.
 constexpr const char* kOverrideSourcePrefix = "--set ";
 
-// A ConfigError at `where`: "file:line: msg", "--set key=value: msg", or "file: msg".
+// A ConfigError at `where`: "file:line: msg", "--set key=value: msg", or "file: msg". The message
+// quotes keys and string values of the file (or a --set), which may hold any character TOML can
+// escape ("\u0000", "\u001b"): it is shown through printable() (bad-input report F24).
 [[noreturn]] inline void config_error(const std::string& file, const toml::source_region& where,
                                       const std::string& msg) {
   if (where.path && where.path->rfind(kOverrideSourcePrefix, 0) == 0)
-    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(*where.path, ": ", msg));
-  if (where.begin.line > 0)
-    throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ":", where.begin.line, ": ", msg));
-  throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ": ", msg));
+    throw ConfigError(ErrorCode::kInvalidArgument, printable(str_cat(*where.path, ": ", msg)));
+  if (where.begin.line > 0) {
+    throw ConfigError(ErrorCode::kInvalidArgument,
+                      str_cat(file, ":", where.begin.line, ": ", printable(msg)));
+  }
+  throw ConfigError(ErrorCode::kInvalidArgument, str_cat(file, ": ", printable(msg)));
 }
 
 // A table whose keys are read one by one; finish() rejects the keys nobody read.

@@ -142,7 +142,10 @@ serve::ExportReport export_from_config(
   step(3, "loading the weights");
   model->load_weights(weights_path.empty() ? cfg.output.dir + "/weights.safetensors"
                                            : weights_path);
-  step(4, "writing the model directory");
+  int k = 3;
+  o.on_stage = [&](const std::string& what) {
+    if (on_step) on_step(++k, what);
+  };
   return serve::export_model(*model, o, out_dir);
 }
 

@@ -27,12 +27,13 @@ namespace tern::config {
 serve::ExportOptions export_options(const TrainConfig& cfg);
 
 // The steps export_from_config reports to its `on_step` callback, in order.
-constexpr int kExportSteps = 4;
+constexpr int kExportSteps = 3 + serve::kExportStages;
 
 // Builds the model, loads `weights_path` (empty: <output.dir>/weights.safetensors), exports to
 // `out_dir` (a new version directory). `on_step(k, what)` is called before step k of
-// kExportSteps (reading the data's shape, building the model, loading the weights, writing the
-// model directory), for a progress line.
+// kExportSteps (reading the data's shape, building the model, loading the weights, then
+// export_model's stages: tracing the inference graph, the self-check, writing the model
+// directory), for a progress line.
 serve::ExportReport export_from_config(
     const TrainConfig& cfg, const std::string& out_dir, const std::string& weights_path = "",
     const std::function<void(int step, const std::string& what)>& on_step = {});

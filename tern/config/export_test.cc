@@ -80,9 +80,13 @@ class ExportImages : public ::testing::Test {
     std::string weights = dir_ + "/weights.safetensors";
     model->save_weights(weights);
     std::string out = dir_ + "/model/1";
-    export_from_config(cfg, out, weights);
+    steps_.clear();
+    export_from_config(cfg, out, weights, [&](int k, const std::string& what) {
+      steps_.push_back({k, what});
+    });
     return {model, serve::load(out)};
   }
+  std::vector<std::pair<int, std::string>> steps_;  // what the last export reported
 
   // The evaluation pipeline's inputs for every test file, stacked.
   Tensor eval_inputs(const TrainConfig& cfg) {
@@ -129,6 +133,17 @@ TEST_F(ExportImages, ImageDirPngAndJpegMatchTheEvalPipelineBitForBit) {
   ASSERT_EQ(o.input.preprocessing.size(), 2u);  // random_flip (dropped when traced), normalize
 
   auto [model, servable] = export_and_load(cfg);
+  // Issue 16: every stage is reported for the progress line, tracing and the self-check apart
+  // from writing (before, one step covered all three).
+  const std::vector<std::pair<int, std::string>> steps = {
+      {1, "reading the data's shape"},
+      {2, "building the model"},
+      {3, "loading the weights"},
+      {4, "tracing the inference graph"},
+      {5, "self-check (traced again at batch 3)"},
+      {6, "writing the model directory"}};
+  EXPECT_EQ(steps_, steps);
+  EXPECT_EQ(kExportSteps, 6);
   const serve::Signature& sig = servable->signatures().at(serve::kDefaultSignature);
   EXPECT_EQ(sig.inputs.at("images").dtype, serve::WireDType::kString);
   EXPECT_EQ(sig.inputs.at("images").shape, std::vector<int64_t>{-1});

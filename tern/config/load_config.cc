@@ -2,12 +2,14 @@
 // (read_sections.h), the effective keys flattened and hashed. toml++ is used only inside
 // tern/config.
 #include "tern/config/config.h"
+#include "tern/config/toml_text.h"
 
 #include <toml++/toml.h>
 #include <filesystem>
 #include <sstream>
 
 #include "tern/base/sha256.h"
+#include "tern/base/strings.h"
 #include "tern/config/read_sections.h"
 #include "tern/config/toml_guard.h"
 #include "tern/io/atomic_file.h"
@@ -76,7 +78,7 @@ void flatten(const toml::table& t, const std::string& prefix,
 
 // Parses `text` as TOML whose nodes carry `source` as their source path.
 toml::table parse_with_source(const std::string& text, const std::string& source) {
-  return toml::parse(std::string_view(text), std::string_view(source));
+  return parse_toml(text, source);
 }
 
 // One component of an override key: "transforms" or "transforms[2]" (index -1: none).
@@ -178,11 +180,11 @@ toml::table parse_with_overrides(const std::string& path,
   check_toml_text(text, path);  // what toml++ 3.3.0 would abort on
   toml::table root;
   try {
-    root = toml::parse(text, path);
+    root = parse_toml(text, path);
   } catch (const toml::parse_error& e) {
     throw ConfigError(ErrorCode::kInvalidArgument,
                       str_cat(path, ":", e.source().begin.line, ":", e.source().begin.column,
-                              ": TOML syntax error: ", e.description()));
+                              ": TOML syntax error: ", printable(e.description())));
   }
   for (const auto& o : overrides) apply_override(root, o, path);
   return root;

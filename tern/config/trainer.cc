@@ -5,6 +5,7 @@
 #include "tern/config/builders.h"
 #include "tern/config/resume.h"
 #include "tern/runtime/runtime.h"
+#include "tern/train/checkpoint_lock.h"
 #include "tern/train/training_state.h"
 
 #include <algorithm>
@@ -75,6 +76,15 @@ Trainer::Trainer(TrainConfig config, bool with_train) : config_(std::move(config
     }
   }
   runtime::set_intra_op_threads(threads);
+  // The checkpoint directories are this run's from now on (rank 0 writes them): a second run on
+  // one fails here, before reading data or training (checkpoint_lock.h).
+  if (with_train && is_chief()) {
+    const CallbacksConfig& cb = config_.callbacks;
+    if (cb.checkpoint) locks_.push_back(train::CheckpointDirLock::acquire(cb.checkpoint->dir));
+    if (cb.backup_and_restore) {
+      locks_.push_back(train::CheckpointDirLock::acquire(cb.backup_and_restore->backup_dir));
+    }
+  }
   data::WorkerShard shard;
   if (data_parallel_) shard = {data_parallel_->size(), data_parallel_->rank()};
   data_ = make_training_data(config_, with_train, shard);

@@ -11,17 +11,21 @@
 // Under an MPI launcher (mpirun -np N tern train ...) the Trainer is one of N data-parallel
 // workers ([distribute]): it reads its shard of the training data with global batch / N per step,
 // checks that every worker runs the same config, and fits with the gradients summed over workers.
+// A Trainer made for training holds its checkpoint directories' locks (rank 0): a second Trainer
+// (in any process) on the same directory fails in its constructor.
 #pragma once
 
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "tern/config/config.h"
 #include "tern/config/training_data.h"
 #include "tern/dist/data_parallel.h"
 #include "tern/nn/model.h"
 #include "tern/train/callbacks.h"
+#include "tern/train/checkpoint_lock.h"
 
 namespace tern::config {
 
@@ -56,6 +60,8 @@ class Trainer {
   TrainingData data_;
   std::shared_ptr<nn::Model> model_;
   std::shared_ptr<dist::DataParallel> data_parallel_;
+  // The checkpoint directories' locks, held for the Trainer's life on rank 0 when training.
+  std::vector<std::shared_ptr<train::CheckpointDirLock>> locks_;
 };
 
 }  // namespace tern::config

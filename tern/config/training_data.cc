@@ -44,8 +44,8 @@ TrainingData tensor_data(const TrainConfig& cfg, bool with_train, data::WorkerSh
   return t;
 }
 
-// With a sparse loss, integer labels outside [0, num_classes) are an error naming the row (the
-// in-memory path checks the label files up front).
+// With a sparse loss, integer labels outside [0, num_classes) are an error naming the row and
+// where it came from (the in-memory path checks the label files up front).
 DatasetPtr check_labels(const TrainConfig& cfg, DatasetPtr ds) {
   if (cfg.loss.name != "sparse_categorical_crossentropy") return ds;
   const int64_t classes = cfg.data.num_classes;
@@ -60,7 +60,12 @@ DatasetPtr check_labels(const TrainConfig& cfg, DatasetPtr ds) {
         const std::string label = y.dtype() == DType::kI64
                                       ? std::to_string(y.data<int64_t>()[i])
                                       : std::to_string(static_cast<int64_t>(v));
-        throw_error(ErrorCode::kInvalidArgument, path, ": [data]: label ", label, " (row ", i,
+        // The row's file and record (or line), also after shuffling (the element's origin).
+        const int64_t rows = y.rank() >= 1 ? y.shape().dim(0) : 1;
+        const int64_t row = rows > 0 ? i / (y.num_elements() / rows) : i;
+        const std::string where = data::row_position(e, row);
+        throw_error(ErrorCode::kInvalidArgument, path, ": [data]: label ", label,
+                    where.empty() ? "" : " at ", where, " (row ", row,
                     " of a batch) is outside [0, ", classes, ") (data.num_classes)");
       }
     }

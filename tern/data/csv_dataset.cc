@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/data/csv_reader.h"
 #include "tern/data/iterator_base.h"
 
@@ -34,21 +35,21 @@ Tensor parse_csv_scalar(std::string_view text, DType dtype, std::string_view whe
     if (s == "1" || s == "true" || s == "True" || s == "TRUE") {
       t.set(0, 1);
     } else if (!(s == "0" || s == "false" || s == "False" || s == "FALSE")) {
-      throw_error(ErrorCode::kInvalidArgument, where, ": '", text, "' is not a bool");
+      throw_error(ErrorCode::kInvalidArgument, where, ": '", printable(text), "' is not a bool");
     }
     return t;
   }
   if (is_floating(dtype)) {
     double v;
     if (!parse_number(s, &v)) {
-      throw_error(ErrorCode::kInvalidArgument, where, ": '", text, "' is not a number");
+      throw_error(ErrorCode::kInvalidArgument, where, ": '", printable(text), "' is not a number");
     }
     t.set(0, v);
     return t;
   }
   int64_t v;
   if (!parse_number(s, &v)) {
-    throw_error(ErrorCode::kInvalidArgument, where, ": '", text, "' is not an integer");
+    throw_error(ErrorCode::kInvalidArgument, where, ": '", printable(text), "' is not an integer");
   }
   dispatch_dtype(dtype, [&](auto tag) {
     using T = decltype(tag);
@@ -128,7 +129,11 @@ class CsvIterator : public IteratorBase {
         if (ds_.options_.header) reader_->next_row();
       }
       std::optional<std::vector<CsvField>> row = reader_->next_row();
-      if (row) return ds_.convert(*row, reader_->path(), reader_->row_line());
+      if (row) {
+        Element e = ds_.convert(*row, reader_->path(), reader_->row_line());
+        e.origin = SourcePosition::line(file_id_, reader_->row_line());
+        return e;
+      }
       reader_.reset();
       ++file_index_;
     }
@@ -157,14 +162,16 @@ class CsvIterator : public IteratorBase {
 
  private:
   void open(int64_t index) {
-    reader_ =
-        std::make_unique<CsvReader>(ds_.files_[static_cast<size_t>(index)], ds_.options_.delimiter,
-                                    ds_.options_.compression, ds_.options_.max_row_bytes);
+    const std::string& path = ds_.files_[static_cast<size_t>(index)];
+    reader_ = std::make_unique<CsvReader>(path, ds_.options_.delimiter, ds_.options_.compression,
+                                          ds_.options_.max_row_bytes);
+    file_id_ = source_file_id(path);
   }
 
   const CsvDataset& ds_;
   int64_t file_index_ = 0;
   std::unique_ptr<CsvReader> reader_;
+  int32_t file_id_ = -1;
 };
 
 std::unique_ptr<IteratorBase> CsvDataset::make_stage_iterator(const IteratorContext& parent) const {

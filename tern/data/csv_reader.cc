@@ -2,6 +2,7 @@
 #include "tern/data/csv_reader.h"
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 
 namespace tern::data {
 
@@ -74,7 +75,7 @@ std::optional<std::vector<CsvField>> CsvReader::next_row() {
       c = peek();
       if (c >= 0 && c != delimiter_ && c != '\n' && c != '\r') {
         throw_error(ErrorCode::kDataLoss, path_, ":", line_, ": unexpected character '",
-                    static_cast<char>(c), "' after a closing quote");
+                    printable(std::string(1, static_cast<char>(c))), "' after a closing quote");
       }
       continue;
     }

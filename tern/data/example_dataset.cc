@@ -1,5 +1,6 @@
 // parse_example / parse_example_batched / parse_sequence_example: maps over records zipped with
-// their index, so errors can name the record.
+// their index, so errors can name the record: by its source position (file and record index, kept
+// through shuffles and batches) when the records came from a file, else by that index.
 #include "tern/data/example_dataset.h"
 
 #include <cstdint>
@@ -37,7 +38,7 @@ DatasetPtr parse_example(DatasetPtr records, std::vector<FeatureSpec> specs, Map
           [specs = std::move(specs)](Element e) {
             check_arity(e, 2, "parse_example");
             return parse_example_record(record_view(e[0], "parse_example"), specs,
-                                        static_cast<int64_t>(e[1].get(0)));
+                                        RecordNames(&e.origin, static_cast<int64_t>(e[1].get(0))));
           },
           options);
 }
@@ -69,8 +70,9 @@ DatasetPtr parse_example_batched(DatasetPtr records, int64_t batch_size,
             for (int64_t i = 0; i < b; ++i) {
               views.emplace_back(base + i * width, static_cast<size_t>(lengths.get(i)));
             }
-            return parse_example_batch(views, specs,
-                                       static_cast<int64_t>(e[2].get(0)) * batch_size);
+            return parse_example_batch(
+                views, specs,
+                RecordNames(&e.origin, static_cast<int64_t>(e[2].get(0)) * batch_size));
           },
           options);
 }
@@ -82,8 +84,9 @@ DatasetPtr parse_sequence_example(DatasetPtr records, SequenceExampleSpec spec,
       ->map(
           [spec = std::move(spec)](Element e) {
             check_arity(e, 2, "parse_sequence_example");
-            return parse_sequence_example_record(record_view(e[0], "parse_sequence_example"), spec,
-                                                 static_cast<int64_t>(e[1].get(0)));
+            return parse_sequence_example_record(
+                record_view(e[0], "parse_sequence_example"), spec,
+                RecordNames(&e.origin, static_cast<int64_t>(e[1].get(0))));
           },
           options);
 }

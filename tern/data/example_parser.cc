@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 
 namespace tern::data {
 namespace {
@@ -87,12 +88,11 @@ struct BatchContext {
   [[noreturn]] void fail(size_t row, const std::string& message) const {
     const FeatureRows& r = *rows;
     if (r.rows_are_steps) {
-      throw_error(ErrorCode::kInvalidArgument, record_name(r.what, r.first_index),
-                  ", feature_list '", spec->name, "' step ", row, ": ", message);
+      throw_error(ErrorCode::kInvalidArgument, r.names.name(r.what, 0), ", feature_list '",
+                  printable(spec->name), "' step ", row, ": ", message);
     }
-    const int64_t index = r.first_index >= 0 ? r.first_index + static_cast<int64_t>(row) : -1;
-    throw_error(ErrorCode::kInvalidArgument, record_name(r.what, index), ", feature '", spec->name,
-                "': ", message);
+    throw_error(ErrorCode::kInvalidArgument, r.names.name(r.what, row), ", feature '",
+                printable(spec->name), "': ", message);
   }
   void store(const Feature& f, DType dtype, void* dst, size_t offset, size_t row) const {
     const int64_t bad = store_feature_values(f, dtype, dst, offset);
@@ -248,6 +248,14 @@ std::string record_name(std::string_view message, int64_t record_index) {
   return record_index >= 0 ? str_cat(message, " record ", record_index) : std::string(message);
 }
 
+std::string RecordNames::name(std::string_view what, size_t i) const {
+  if (origin != nullptr && i < origin->size()) {
+    const std::string where = describe_position((*origin)[i]);
+    if (!where.empty()) return str_cat(what, " at ", where);
+  }
+  return record_name(what, first_index >= 0 ? first_index + static_cast<int64_t>(i) : -1);
+}
+
 int64_t store_feature_values(const Feature& feature, DType dtype, void* dst, size_t offset) {
   return dispatch_dtype(dtype, [&](auto tag) -> int64_t {
     using T = decltype(tag);
@@ -356,10 +364,10 @@ void feature_rows_to_tensors(const FeatureRows& rows, const FeatureSpec& s, bool
 }
 
 Element features_to_batch(const std::vector<const Features*>& examples,
-                          const std::vector<FeatureSpec>& specs, int64_t first_index,
+                          const std::vector<FeatureSpec>& specs, const RecordNames& names,
                           bool squeeze_batch, std::string_view what) {
   Element out;
-  FeatureRows rows{.what = what, .first_index = first_index};
+  FeatureRows rows{.what = what, .names = names};
   rows.rows.resize(examples.size());
   for (const FeatureSpec& s : specs) {
     for (size_t i = 0; i < examples.size(); ++i) rows.rows[i] = find_feature(*examples[i], s.name);
@@ -369,33 +377,32 @@ Element features_to_batch(const std::vector<const Features*>& examples,
 }
 
 Element parse_example_record(std::string_view record, const std::vector<FeatureSpec>& specs,
-                             int64_t record_index) {
+                             const RecordNames& names) {
   validate_feature_specs(specs, "parse_example");
-  const Example ex = parse_example_proto(record, record_name("tf.train.Example", record_index));
-  return features_to_batch({&ex.features}, specs, record_index, true, "tf.train.Example");
+  const Example ex = parse_example_proto(record, names.name("tf.train.Example", 0));
+  return features_to_batch({&ex.features}, specs, names, true, "tf.train.Example");
 }
 
 Element parse_example_batch(const std::vector<std::string_view>& records,
-                            const std::vector<FeatureSpec>& specs, int64_t first_index) {
+                            const std::vector<FeatureSpec>& specs, const RecordNames& names) {
   validate_feature_specs(specs, "parse_example");
   TERN_CHECK_ARG(!records.empty(), "parse_example: empty batch");
   if (Element out; parse_example_batch_fast(records, specs, &out)) return out;
-  return parse_example_batch_general(records, specs, first_index);
+  return parse_example_batch_general(records, specs, names);
 }
 
 Element parse_example_batch_general(const std::vector<std::string_view>& records,
-                                    const std::vector<FeatureSpec>& specs, int64_t first_index) {
+                                    const std::vector<FeatureSpec>& specs,
+                                    const RecordNames& names) {
   validate_feature_specs(specs, "parse_example");
   TERN_CHECK_ARG(!records.empty(), "parse_example: empty batch");
   std::vector<Example> parsed;
   parsed.reserve(records.size());
-  for (size_t i = 0; i < records.size(); ++i) {
-    const int64_t index = first_index >= 0 ? first_index + static_cast<int64_t>(i) : -1;
-    parsed.push_back(parse_example_proto(records[i], record_name("tf.train.Example", index)));
-  }
+  for (size_t i = 0; i < records.size(); ++i)
+    parsed.push_back(parse_example_proto(records[i], names.name("tf.train.Example", i)));
   std::vector<const Features*> rows;
   for (const Example& ex : parsed) rows.push_back(&ex.features);
-  return features_to_batch(rows, specs, first_index, false, "tf.train.Example");
+  return features_to_batch(rows, specs, names, false, "tf.train.Example");
 }
 
 }  // namespace tern::data

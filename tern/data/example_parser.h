@@ -51,21 +51,34 @@ void validate_feature_specs(const std::vector<FeatureSpec>& specs, std::string_v
 // Names of the output components: "x", or "x.values" and "x.row_lengths" for ragged ones.
 std::vector<std::string> feature_output_names(const std::vector<FeatureSpec>& specs);
 
-// `record_index` (when >= 0) is named in errors.
+// How parse errors name record i of a call: by its source position when known
+// ("tf.train.Example at train.tfrecord record 37", element.h), else as first_index + i
+// ("tf.train.Example record 12"), else without an index. An int converts (first_index).
+struct RecordNames {
+  RecordNames(int64_t first = -1) : first_index(first) {}  // NOLINT: an index names records
+  explicit RecordNames(const ElementOrigin* positions, int64_t first = -1)
+      : first_index(first), origin(positions) {}
+
+  int64_t first_index = -1;
+  const ElementOrigin* origin = nullptr;  // one position per record; may be null or empty
+
+  std::string name(std::string_view what, size_t i) const;
+};
+
 Element parse_example_record(std::string_view record, const std::vector<FeatureSpec>& specs,
-                             int64_t record_index = -1);
-// Records first_index, first_index + 1, ... as one batch. Canonical records of fixed-length
+                             const RecordNames& names = {});
+// Records as one batch (record i named names.name(.., i)). Canonical records of fixed-length
 // features take the allocation-free path (example_fast_parse.h), all others the general one.
 Element parse_example_batch(const std::vector<std::string_view>& records,
-                            const std::vector<FeatureSpec>& specs, int64_t first_index = -1);
+                            const std::vector<FeatureSpec>& specs, const RecordNames& names = {});
 // The general parser alone (each record into Features, then the batch): the reference the fast
 // path is tested against.
 Element parse_example_batch_general(const std::vector<std::string_view>& records,
                                     const std::vector<FeatureSpec>& specs,
-                                    int64_t first_index = -1);
-// The same from already parsed Examples (`records` only name them in errors).
+                                    const RecordNames& names = {});
+// The same from already parsed Examples (`names` only name them in errors).
 Element features_to_batch(const std::vector<const Features*>& examples,
-                          const std::vector<FeatureSpec>& specs, int64_t first_index,
+                          const std::vector<FeatureSpec>& specs, const RecordNames& names,
                           bool squeeze_batch, std::string_view what);
 
 // --- SequenceExample ---
@@ -86,7 +99,7 @@ struct SequenceExampleSpec {
 // Context outputs as parse_example_record, then per sequence feature: fixed -> dtype[T, S];
 // var_len -> dtype[sum of step lengths], i64[T] step lengths.
 Element parse_sequence_example_record(std::string_view record, const SequenceExampleSpec& spec,
-                                      int64_t record_index = -1);
+                                      const RecordNames& names = {});
 std::vector<std::string> sequence_output_names(const SequenceExampleSpec& spec);
 void validate_sequence_spec(const SequenceExampleSpec& spec, std::string_view what);
 
@@ -94,7 +107,7 @@ void validate_sequence_spec(const SequenceExampleSpec& spec, std::string_view wh
 struct FeatureRows {
   std::vector<const Feature*> rows;  // one per record (or per step), nullptr if absent
   std::string_view what;             // message name for errors, e.g. "tf.train.Example"
-  int64_t first_index = -1;          // record index of rows[0] (of the record, for steps)
+  RecordNames names;                 // names rows[i]'s record (the one record, for steps)
   bool rows_are_steps = false;       // rows are the steps of one record's feature list
 };
 // Appends the output tensors of `spec` for the rows (batched, or squeezed for one record).

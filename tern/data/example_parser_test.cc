@@ -253,7 +253,7 @@ TEST(ExampleDataset, ParsesTFRecordFilesDeterministically) {
                     ->skip(50)
                     ->make_iterator();
   std::string msg = error_of([&] { it.next(); });
-  EXPECT_NE(msg.find("tf.train.Example record 50"), std::string::npos) << msg;
+  EXPECT_NE(msg.find("tf.train.Example at " + path + " record 50"), std::string::npos) << msg;
 }
 
 TEST(ExampleDataset, BatchedParsingAndStateRestore) {

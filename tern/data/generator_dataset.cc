@@ -44,6 +44,7 @@ class GeneratorIterator : public IteratorBase {
       done_ = true;
       return std::nullopt;
     }
+    if (e->origin.empty()) e->origin = SourcePosition::element(produced_);
     ++produced_;
     return e;
   }

@@ -11,6 +11,7 @@
 #include <cstring>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 
 namespace tern::data {
 
@@ -75,11 +76,15 @@ std::string read_file_bytes(const std::string& path) {
   // O_NONBLOCK and regular files only: a FIFO blocked forever, /dev/zero grew without end
   // (bad-input report F14).
   const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-  if (fd < 0) throw_error(ErrorCode::kNotFound, path, ": cannot open (", std::strerror(errno), ")");
+  // Paths of image files come from folder listings: shown through printable() (F24).
+  if (fd < 0) {
+    throw_error(ErrorCode::kNotFound, printable(path), ": cannot open (", std::strerror(errno),
+                ")");
+  }
   struct stat st {};
   if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw_error(ErrorCode::kInvalidArgument, path, ": not a regular file");
+    throw_error(ErrorCode::kInvalidArgument, printable(path), ": not a regular file");
   }
   std::string out;
   if (st.st_size > 0) out.resize(static_cast<size_t>(st.st_size));
@@ -93,7 +98,8 @@ std::string read_file_bytes(const std::string& path) {
     if (n < 0) {
       const int err = errno;
       ::close(fd);
-      throw_error(ErrorCode::kUnavailable, path, ": read error (", std::strerror(err), ")");
+      throw_error(ErrorCode::kUnavailable, printable(path), ": read error (", std::strerror(err),
+                  ")");
     }
     if (n == 0) break;
     if (!spare) {
@@ -127,7 +133,7 @@ void write_file_bytes(const std::string& path, std::string_view bytes) {
 }
 
 Tensor read_image_file(const std::string& path, const DecodeImageOptions& options) {
-  return decode_image(read_file_bytes(path), options, path);
+  return decode_image(read_file_bytes(path), options, printable(path));
 }
 
 }  // namespace tern::data

@@ -6,6 +6,7 @@
 
 #include "tern/base/error.h"
 #include "tern/base/philox.h"
+#include "tern/base/strings.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/list_files_dataset.h"
 
@@ -48,9 +49,13 @@ std::vector<std::string> image_files_under(const fs::path& root, const fs::path&
   std::error_code ec;
   // The real folders on the path from `dir` down to the current entry, and the root above it.
   std::vector<fs::path> ancestors = {fs::canonical(dir, ec)};
-  if (ec) throw_error(ErrorCode::kUnavailable, dir.string(), ": cannot list (", ec.message(), ")");
+  if (ec)
+    throw_error(ErrorCode::kUnavailable, printable(dir.string()), ": cannot list (", ec.message(),
+                ")");
   const fs::path real_root = fs::canonical(root, ec);
-  if (ec) throw_error(ErrorCode::kUnavailable, root.string(), ": cannot list (", ec.message(), ")");
+  if (ec)
+    throw_error(ErrorCode::kUnavailable, printable(root.string()), ": cannot list (", ec.message(),
+                ")");
   fs::recursive_directory_iterator it(dir, fs::directory_options::follow_directory_symlink, ec);
   for (fs::recursive_directory_iterator end; !ec && it != end; it.increment(ec)) {
     const fs::directory_entry& e = *it;
@@ -60,8 +65,8 @@ std::vector<std::string> image_files_under(const fs::path& root, const fs::path&
       if (ec) break;
       if (real == real_root ||
           std::find(ancestors.begin(), ancestors.end(), real) != ancestors.end()) {
-        throw_error(ErrorCode::kInvalidArgument, e.path().string(),
-                    ": a symlink loop (it leads back to ", real.string(),
+        throw_error(ErrorCode::kInvalidArgument, printable(e.path().string()),
+                    ": a symlink loop (it leads back to ", printable(real.string()),
                     ", a folder it is in); remove it");
       }
       ancestors.push_back(real);
@@ -70,19 +75,22 @@ std::vector<std::string> image_files_under(const fs::path& root, const fs::path&
     ec.clear();
     if (!is_image_file(e.path())) continue;
     if (!e.is_regular_file(ec)) {
-      throw_error(ErrorCode::kInvalidArgument, e.path().string(), ": named like an image but ",
-                  not_a_file(e));
+      throw_error(ErrorCode::kInvalidArgument, printable(e.path().string()),
+                  ": named like an image but ", not_a_file(e));
     }
     out.push_back(e.path().string());
   }
-  if (ec) throw_error(ErrorCode::kUnavailable, dir.string(), ": cannot list (", ec.message(), ")");
+  if (ec)
+    throw_error(ErrorCode::kUnavailable, printable(dir.string()), ": cannot list (", ec.message(),
+                ")");
   std::sort(out.begin(), out.end());
   return out;
 }
 
+// Class names come from folder names (or a list): shown through printable() (F24).
 std::string joined(const std::vector<std::string>& names) {
   std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + printable(n);
   return out;
 }
 
@@ -91,14 +99,15 @@ std::string joined(const std::vector<std::string>& names) {
 std::vector<std::string> image_folder_classes(const std::string& root) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) {
-    throw_error(ErrorCode::kNotFound, root, ": not a directory (expected one subfolder per class)");
+    throw_error(ErrorCode::kNotFound, printable(root),
+                ": not a directory (expected one subfolder per class)");
   }
   std::vector<std::string> out;
   for (const fs::directory_entry& e : fs::directory_iterator(root)) {
     if (e.is_directory()) out.push_back(e.path().filename().string());
   }
   std::sort(out.begin(), out.end());
-  TERN_CHECK_ARG(!out.empty(), root, ": no class subfolders");
+  TERN_CHECK_ARG(!out.empty(), printable(root), ": no class subfolders");
   return out;
 }
 
@@ -112,13 +121,15 @@ ImageFolder list_image_folder(const std::string& root,
     std::vector<std::string> want = class_names;
     std::sort(want.begin(), want.end());
     for (const std::string& c : out.class_names) {
-      TERN_CHECK_ARG(std::binary_search(want.begin(), want.end(), c), root, ": subfolder '", c,
-                     "' is not one of the ", class_names.size(), " classes (", joined(class_names),
+      TERN_CHECK_ARG(std::binary_search(want.begin(), want.end(), c), printable(root),
+                     ": subfolder '", printable(c), "' is not one of the ", class_names.size(),
+                     " classes (", joined(class_names),
                      "); every split must hold the same class folders");
     }
     for (const std::string& c : want) {
-      TERN_CHECK_ARG(std::binary_search(out.class_names.begin(), out.class_names.end(), c), root,
-                     ": class '", c, "' has no subfolder (the classes: ", joined(class_names), ")");
+      TERN_CHECK_ARG(std::binary_search(out.class_names.begin(), out.class_names.end(), c),
+                     printable(root), ": class '", printable(c),
+                     "' has no subfolder (the classes: ", joined(class_names), ")");
     }
     out.class_names = class_names;
   }
@@ -150,8 +161,9 @@ DatasetPtr file_label_dataset(const std::vector<std::string>& files,
   std::vector<Element> elements;
   elements.reserve(files.size());
   for (size_t i = 0; i < files.size(); ++i) {
-    elements.push_back(
-        {bytes_tensor(files[i]), Tensor::scalar(DType::kI64, static_cast<double>(labels[i]))});
+    Element e{bytes_tensor(files[i]), Tensor::scalar(DType::kI64, static_cast<double>(labels[i]))};
+    e.origin = SourcePosition::whole_file(source_file_id(files[i]));
+    elements.push_back(std::move(e));
   }
   return from_elements(std::move(elements));
 }

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/data/csv_reader.h"
 #include "tern/data/example_proto.h"
 #include "tern/data/idx_dataset.h"
@@ -63,7 +64,8 @@ std::string detect_format(const std::string& path, Compression c) {
               "ZLIB-compressed TFRecords)");
 }
 
-std::string printable(const std::string& v) {
+// `v` if it is all printable ASCII, else "".
+std::string ascii_text(const std::string& v) {
   for (unsigned char ch : v)
     if (ch < 0x20 || ch > 0x7e) return "";
   return v;
@@ -78,7 +80,7 @@ std::string describe_bytes(const std::string& v) {
     } catch (const Error&) {
     }
   }
-  const std::string text = printable(v);
+  const std::string text = ascii_text(v);
   if (!text.empty() && text.size() <= 40) return "\"" + text + "\"";
   return str_cat(v.size(), " bytes");
 }
@@ -98,9 +100,10 @@ std::string describe_values(const Feature& f) {
 
 void print_features(const Features& features, std::ostream& out, const char* indent) {
   size_t width = 0;
-  for (const auto& [name, f] : features) width = std::max(width, name.size());
+  // Feature names come from the file: shown through printable() (F24).
+  for (const auto& [name, f] : features) width = std::max(width, printable(name).size());
   for (const auto& [name, f] : features) {
-    out << indent << std::left << std::setw(static_cast<int>(width)) << name << "  "
+    out << indent << std::left << std::setw(static_cast<int>(width)) << printable(name) << "  "
         << std::setw(10) << feature_kind_name(f.kind) << "  " << describe_values(f) << "\n";
   }
 }
@@ -153,7 +156,7 @@ void inspect_tfrecord(const std::string& path, Compression c, const InspectOptio
           print_features(sx.context, os, "    ");
           os << "  feature_lists:\n";
           for (const auto& [name, steps] : sx.feature_lists) {
-            os << "    " << name << "  " << steps.size() << " steps"
+            os << "    " << printable(name) << "  " << steps.size() << " steps"
                << (steps.empty() ? "" : str_cat(" of ", feature_kind_name(steps[0].kind))) << "\n";
           }
         } catch (const Error& e) {
@@ -175,7 +178,8 @@ void inspect_tfrecord(const std::string& path, Compression c, const InspectOptio
   out << "features over " << examples << " tf.train.Examples"
       << (examples < count ? str_cat(" (of ", count, " records)") : "") << ":\n";
   for (const auto& [name, s] : summary) {
-    out << "  " << name << ": " << (s.mixed_kinds ? "mixed kinds" : feature_kind_name(s.kind));
+    out << "  " << printable(name) << ": "
+        << (s.mixed_kinds ? "mixed kinds" : feature_kind_name(s.kind));
     if (s.records < examples) out << ", in " << s.records << " records";
     if (s.min_count == s.max_count) {
       out << ", " << s.min_count << (s.min_count == 1 ? " value" : " values") << " each";
@@ -245,7 +249,7 @@ void inspect_csv(const std::string& path, Compression c, const InspectOptions& o
     if (rows < o.records) {
       std::string line = str_cat("row ", rows, " (line ", reader.row_line(), "):");
       for (const CsvField& f : *row)
-        line += " " + (f.text.empty() ? std::string("<empty>") : f.text);
+        line += " " + (f.text.empty() ? std::string("<empty>") : printable(f.text));
       shown.push_back(line);
     }
     for (size_t k = 0; k < row->size() && k < types.size(); ++k) {
@@ -257,7 +261,7 @@ void inspect_csv(const std::string& path, Compression c, const InspectOptions& o
   out << path << ": CSV (" << compression_label(c) << "), " << rows << " rows after the header, "
       << header->size() << " columns\n";
   for (size_t k = 0; k < header->size(); ++k) {
-    out << "  " << (*header)[k].text << ": " << (types[k].empty() ? "empty" : types[k]);
+    out << "  " << printable((*header)[k].text) << ": " << (types[k].empty() ? "empty" : types[k]);
     if (empties[k] > 0) out << ", " << empties[k] << " empty";
     out << "\n";
   }

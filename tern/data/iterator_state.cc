@@ -25,6 +25,72 @@ std::string_view tag_name(uint8_t tag) {
   return "unknown";
 }
 
+void append_u64(std::string& out, uint64_t v) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(v >> (8 * i)));
+}
+
+// An element's origin as bytes: per position its kind (u8), index (u64) and file (u64 length and
+// the path; kSameFile: the previous position's file; 0: none).
+constexpr uint64_t kSameFile = ~uint64_t{0};
+
+std::string encode_origin(const ElementOrigin& origin) {
+  std::string out;
+  append_u64(out, origin.size());
+  int32_t previous = -2;
+  for (size_t i = 0; i < origin.size(); ++i) {
+    const SourcePosition& p = origin[i];
+    out.push_back(static_cast<char>(p.kind));
+    append_u64(out, static_cast<uint64_t>(p.index));
+    if (p.file == previous) {
+      append_u64(out, kSameFile);
+    } else {
+      const std::string path = p.file >= 0 ? source_file_name(p.file) : std::string();
+      append_u64(out, path.size());
+      out += path;
+    }
+    previous = p.file;
+  }
+  return out;
+}
+
+ElementOrigin decode_origin(std::string_view bytes) {
+  size_t pos = 0;
+  auto take = [&](size_t n) {
+    if (n > bytes.size() - pos) {
+      throw_error(ErrorCode::kDataLoss, "iterator state: element origin runs past its end (",
+                  bytes.size(), " bytes)");
+    }
+    std::string_view out = bytes.substr(pos, n);
+    pos += n;
+    return out;
+  };
+  auto u64 = [&] {
+    std::string_view b = take(8);
+    uint64_t v = 0;
+    for (int i = 0; i < 8; ++i)
+      v |= static_cast<uint64_t>(static_cast<unsigned char>(b[i])) << (8 * i);
+    return v;
+  };
+  const uint64_t n = u64();
+  if (n > bytes.size()) throw_error(ErrorCode::kDataLoss, "iterator state: origin of ", n, " rows");
+  ElementOrigin origin;
+  int32_t file = -1;
+  for (uint64_t i = 0; i < n; ++i) {
+    const auto kind = static_cast<uint8_t>(take(1)[0]);
+    if (kind == 0 || kind > static_cast<uint8_t>(SourcePosition::Kind::kElement)) {
+      throw_error(ErrorCode::kDataLoss, "iterator state: origin position kind ",
+                  static_cast<int>(kind));
+    }
+    const auto index = static_cast<int64_t>(u64());
+    const uint64_t len = u64();
+    if (len != kSameFile) file = len == 0 ? -1 : source_file_id(take(len));
+    origin.push_back({static_cast<SourcePosition::Kind>(kind), file, index});
+  }
+  if (pos != bytes.size())
+    throw_error(ErrorCode::kDataLoss, "iterator state: origin has extra bytes");
+  return origin;
+}
+
 }  // namespace
 
 // --- writer ---
@@ -70,6 +136,7 @@ void StateWriter::write_element(std::string_view key, const Element& value) {
   Scope scope(*this, key);
   write_int("size", static_cast<int64_t>(value.size()));
   for (const Tensor& t : value) write_tensor("c", t);
+  if (!value.origin.empty()) write_string("origin", encode_origin(value.origin));
 }
 
 void StateWriter::write_elements(std::string_view key, const std::vector<Element>& values) {
@@ -147,6 +214,18 @@ void StateReader::begin_entry(uint8_t tag, std::string_view key) {
   }
 }
 
+bool StateReader::next_key_is(std::string_view key) const {
+  size_t at = pos_ + 1;  // past the tag
+  if (pos_ >= data_.size() || data_.size() - at < 8) return false;
+  uint64_t len = 0;
+  for (int i = 0; i < 8; ++i)
+    len |= static_cast<uint64_t>(static_cast<unsigned char>(data_[at + i])) << (8 * i);
+  at += 8;
+  if (len != prefix_.size() + key.size() || len > data_.size() - at) return false;
+  return data_.substr(at, prefix_.size()) == prefix_ &&
+         data_.substr(at + prefix_.size(), key.size()) == key;
+}
+
 int64_t StateReader::read_int(std::string_view key) {
   begin_entry(kTagInt, key);
   return static_cast<int64_t>(get_u64());
@@ -189,6 +268,7 @@ Element StateReader::read_element(std::string_view key) {
   if (n < 0 || n > 1 << 20) throw_error(ErrorCode::kDataLoss, "iterator state: element size ", n);
   Element e;
   for (int64_t i = 0; i < n; ++i) e.push_back(read_tensor("c"));
+  if (next_key_is("origin")) e.origin = decode_origin(read_string("origin"));
   return e;
 }
 

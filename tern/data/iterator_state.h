@@ -1,7 +1,8 @@
 // Iterator state blobs: StateWriter records the position of every stage (counters, RNG positions,
 // buffered elements) as named entries; StateReader reads them back in the same order, checking
 // each name, so a blob restored into a different pipeline fails with a message naming the key.
-// Blob layout: "TERNITR1", entries (u8 tag, u32 key length, key, payload), u32 masked CRC32C.
+// Blob layout: "TERNITR1", entries (u8 tag, u64 key length, key, payload), u32 masked CRC32C.
+// An element is its component count, its tensors and, when known, its origin (a string entry).
 #pragma once
 
 #include <cstdint>
@@ -56,6 +57,9 @@ class StateReader {
   Tensor read_tensor(std::string_view key);
   Element read_element(std::string_view key);
   std::vector<Element> read_elements(std::string_view key);
+  // Whether the next entry is named `key` (under the current scope): for entries later versions
+  // added, so blobs written before them still restore.
+  bool next_key_is(std::string_view key) const;
   // InvalidArgument if entries remain (the blob came from a longer pipeline).
   void expect_end() const;
 

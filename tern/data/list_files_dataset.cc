@@ -29,7 +29,10 @@ class ElementsIterator : public IteratorBase {
  protected:
   std::optional<Element> get_next() override {
     if (index_ >= static_cast<int64_t>(ds_.elements_.size())) return std::nullopt;
-    return ds_.elements_[static_cast<size_t>(index_++)];
+    const int64_t i = index_++;
+    Element e = ds_.elements_[static_cast<size_t>(i)];
+    if (e.origin.empty()) e.origin = SourcePosition::element(i);
+    return e;
   }
   void save_state(StateWriter& w) override { w.write_int("index", index_); }
   void restore_state(StateReader& r) override {
@@ -89,7 +92,11 @@ DatasetPtr list_files(const std::vector<std::string>& patterns,
 DatasetPtr file_names_dataset(const std::vector<std::string>& files,
                               std::optional<uint64_t> shuffle_seed) {
   std::vector<Element> elements;
-  for (const std::string& f : files) elements.push_back({bytes_tensor(f)});
+  for (const std::string& f : files) {
+    Element e{bytes_tensor(f)};
+    e.origin = SourcePosition::whole_file(source_file_id(f));
+    elements.push_back(std::move(e));
+  }
   const int64_t n = static_cast<int64_t>(elements.size());
   DatasetPtr ds = from_elements(std::move(elements));
   return shuffle_seed && n > 0 ? ds->shuffle(n, *shuffle_seed) : ds;

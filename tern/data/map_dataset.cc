@@ -8,10 +8,31 @@
 namespace tern::data {
 namespace {
 
+// `fn` that keeps the input's origin when it returns an element without one, and names the
+// element's position in its errors (unless the message already does, or the element is a batch:
+// a function over a batch names the row itself).
+MapFn keeping_origin(MapFn fn) {
+  return [fn = std::move(fn)](Element e) {
+    ElementOrigin origin = e.origin;
+    try {
+      Element out = fn(std::move(e));
+      if (out.origin.empty()) out.origin = std::move(origin);
+      return out;
+    } catch (const Error& err) {
+      if (origin.size() != 1) throw;
+      const std::string where = describe_position(origin[0]);
+      if (err.message().find(where) != std::string::npos) throw;
+      throw_error(err.code(), err.message(), " (at ", where, ")");
+    }
+  };
+}
+
 class MapDataset : public Dataset {
  public:
   MapDataset(DatasetPtr input, MapFn fn, MapOptions options)
-      : input_(std::move(input)), fn_(std::move(fn)), options_(options) {
+      : input_(std::move(input)),
+        fn_(fn ? keeping_origin(std::move(fn)) : nullptr),
+        options_(options) {
     TERN_CHECK_ARG(input_ != nullptr, "map: null input dataset");
     TERN_CHECK_ARG(fn_ != nullptr, "map: empty function");
     TERN_CHECK_ARG(options.num_parallel_calls >= 0 || options.num_parallel_calls == kAutotune,

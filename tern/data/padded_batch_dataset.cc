@@ -59,11 +59,13 @@ Element pad_and_stack(const std::vector<Element>& rows, const PaddedBatchOptions
                    " has rank ", first.rank(), " but its padded shape has ", dims.size(), " dims");
     std::vector<int64_t> target = dims;
     for (size_t i = 0; i < rows.size(); ++i) {
-      TERN_CHECK_ARG(rows[i].size() == arity, "padded_batch: element ", i, " has ", rows[i].size(),
+      TERN_CHECK_ARG(rows[i].size() == arity, "padded_batch: element ", i,
+                     row_position_suffix(rows[i], 0), " has ", rows[i].size(),
                      " components but element 0 has ", arity);
       const Tensor& t = rows[i][k];
       TERN_CHECK_ARG(t.dtype() == first.dtype() && t.rank() == first.rank(),
-                     "padded_batch: component ", k, " of element ", i, " is ", t.type().to_string(),
+                     "padded_batch: component ", k, " of element ", i,
+                     row_position_suffix(rows[i], 0), " is ", t.type().to_string(),
                      " but element 0 has ", first.type().to_string());
       for (int a = 0; a < t.rank(); ++a) {
         const int64_t d = t.shape().dim(a);
@@ -71,8 +73,9 @@ Element pad_and_stack(const std::vector<Element>& rows, const PaddedBatchOptions
         if (dims[static_cast<size_t>(a)] < 0) {
           want = std::max(want, d);
         } else {
-          TERN_CHECK_ARG(d <= want, "padded_batch: component ", k, " of element ", i, " has shape ",
-                         t.shape(), ", larger than the padded dim ", want, " on axis ", a);
+          TERN_CHECK_ARG(d <= want, "padded_batch: component ", k, " of element ", i,
+                         row_position_suffix(rows[i], 0), " has shape ", t.shape(),
+                         ", larger than the padded dim ", want, " on axis ", a);
         }
       }
     }
@@ -87,6 +90,13 @@ Element pad_and_stack(const std::vector<Element>& rows, const PaddedBatchOptions
       copy_corner(rows[i][k], static_cast<char*>(batch.raw_data()) + i * row_bytes, target);
     }
     out.push_back(std::move(batch));
+  }
+  for (const Element& e : rows) {
+    if (e.origin.size() != 1) {  // as stack_elements: one position per row, or none
+      out.origin.clear();
+      break;
+    }
+    out.origin.push_back(e.origin[0]);
   }
   return out;
 }

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/data/idx_dataset.h"
 #include "tern/data/image_codec.h"
 #include "tern/data/image_folder.h"
@@ -57,15 +58,21 @@ DatasetPtr idx_source(const std::vector<std::string>& inputs, const SourcePart& 
     const auto& d = images.shape().dims();
     images = images.reshape(Shape{d[0], d[1], d[2], 1});
   }
-  if (inputs.size() == 1) return from_tensor_slices({worker_rows(images, part.shard)});
+  if (inputs.size() == 1) {
+    return from_tensor_slices(
+        {worker_rows(images, part.shard)},
+        {.file = inputs[0], .first = part.shard.index, .stride = part.shard.num_workers});
+  }
   Tensor labels = read_idx(inputs[1]);
   TERN_CHECK_ARG(labels.rank() == 1 && is_integer(labels.dtype()), inputs[1],
                  ": labels must be integers [N], got ", dtype_name(labels.dtype()), labels.shape());
   TERN_CHECK_ARG(images.shape().dim(0) == labels.shape().dim(0), inputs[0], " has ",
                  images.shape().dim(0), " samples but ", inputs[1], " has ", labels.shape().dim(0),
                  " labels");
+  // Labels name the label file: a label out of range is what the row's position is wanted for.
   return from_tensor_slices(
-      {worker_rows(images, part.shard), worker_rows(labels.cast(DType::kI64), part.shard)});
+      {worker_rows(images, part.shard), worker_rows(labels.cast(DType::kI64), part.shard)},
+      {.file = inputs[1], .first = part.shard.index, .stride = part.shard.num_workers});
 }
 
 DatasetPtr csv_source(const std::vector<std::string>& patterns, const SourceSpec& s,
@@ -141,7 +148,8 @@ DatasetPtr image_dir_source(const std::vector<std::string>& inputs, const Source
   return ds->map(
       [=](Element e) {
         const std::string path = tensor_bytes(e[0], "image path");
-        Tensor image = image_dir_decode(read_file_bytes(path), channels, h, w, method, path);
+        Tensor image =
+            image_dir_decode(read_file_bytes(path), channels, h, w, method, printable(path));
         const auto label = static_cast<int64_t>(e[1].get(0));
         if (!categorical)
           return Element{image, Tensor::scalar(DType::kI64, static_cast<double>(label))};

@@ -3,6 +3,7 @@
 #include <set>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/data/example_parser.h"
 
 namespace tern::data {
@@ -49,18 +50,19 @@ std::vector<std::string> sequence_output_names(const SequenceExampleSpec& spec) 
 }
 
 Element parse_sequence_example_record(std::string_view record, const SequenceExampleSpec& spec,
-                                      int64_t record_index) {
+                                      const RecordNames& names) {
   constexpr std::string_view kWhat = "tf.train.SequenceExample";
   validate_sequence_spec(spec, "parse_sequence_example");
-  const SequenceExample ex = parse_sequence_example_proto(record, record_name(kWhat, record_index));
-  Element out = features_to_batch({&ex.context}, spec.context, record_index, true, kWhat);
+  const std::string name = names.name(kWhat, 0);
+  const SequenceExample ex = parse_sequence_example_proto(record, name);
+  Element out = features_to_batch({&ex.context}, spec.context, names, true, kWhat);
   for (const SequenceFeatureSpec& s : spec.sequence) {
     auto it = ex.feature_lists.find(s.name);
     if (it == ex.feature_lists.end() && !s.allow_missing) {
-      throw_error(ErrorCode::kInvalidArgument, record_name(kWhat, record_index), ", feature_list '",
-                  s.name, "': required feature_list is missing (set allow_missing)");
+      throw_error(ErrorCode::kInvalidArgument, name, ", feature_list '", printable(s.name),
+                  "': required feature_list is missing (set allow_missing)");
     }
-    FeatureRows rows{.what = kWhat, .first_index = record_index, .rows_are_steps = true};
+    FeatureRows rows{.what = kWhat, .names = names, .rows_are_steps = true};
     if (it != ex.feature_lists.end()) {
       for (const Feature& step : it->second) rows.rows.push_back(&step);
     }
@@ -69,9 +71,8 @@ Element parse_sequence_example_record(std::string_view record, const SequenceExa
       // An empty step of a fixed list is an error, not a default.
       for (size_t i = 0; i < rows.rows.size(); ++i) {
         if (rows.rows[i]->size() == 0 && Shape(s.shape).num_elements() != 0) {
-          throw_error(ErrorCode::kInvalidArgument, record_name(kWhat, record_index),
-                      ", feature_list '", s.name, "' step ", i, ": empty step for shape ",
-                      Shape(s.shape));
+          throw_error(ErrorCode::kInvalidArgument, name, ", feature_list '", printable(s.name),
+                      "' step ", i, ": empty step for shape ", Shape(s.shape));
         }
       }
     }

@@ -9,8 +9,12 @@ namespace {
 
 class TensorSliceDataset : public Dataset {
  public:
-  TensorSliceDataset(Element components, bool slice)
-      : components_(std::move(components)), slice_(slice) {
+  TensorSliceDataset(Element components, bool slice, SliceSource source = {})
+      : components_(std::move(components)), slice_(slice), stride_(source.stride) {
+    TERN_CHECK_ARG(source.first >= 0 && source.stride >= 1, "from_tensor_slices: source rows ",
+                   source.first, " + i * ", source.stride);
+    if (!source.file.empty()) file_ = source_file_id(source.file);
+    first_ = source.first;
     for (size_t k = 0; k < components_.size(); ++k) {
       TERN_CHECK_ARG(components_[k].defined(), name(), ": component ", k, " is undefined");
     }
@@ -24,10 +28,17 @@ class TensorSliceDataset : public Dataset {
   const Element& components() const { return components_; }
   bool slice() const { return slice_; }
   int64_t rows() const { return rows_; }
+  SourcePosition position(int64_t i) const {
+    if (file_ < 0) return SourcePosition::element(first_ + i * stride_);
+    return SourcePosition::record(file_, first_ + i * stride_);
+  }
 
  private:
   Element components_;
   bool slice_;
+  int64_t stride_;
+  int32_t file_ = -1;
+  int64_t first_ = 0;
   int64_t rows_;
 };
 
@@ -40,7 +51,10 @@ class TensorSliceIterator : public IteratorBase {
   std::optional<Element> get_next() override {
     if (index_ >= ds_.rows()) return std::nullopt;
     const int64_t i = index_++;
-    return ds_.slice() ? element_row(ds_.components(), i) : ds_.components();
+    if (!ds_.slice()) return ds_.components();
+    Element e = element_row(ds_.components(), i);
+    e.origin = ds_.position(i);
+    return e;
   }
   void save_state(StateWriter& w) override { w.write_int("index", index_); }
   void restore_state(StateReader& r) override {
@@ -66,8 +80,8 @@ DatasetPtr from_tensors(Element element) {
   return std::make_shared<TensorSliceDataset>(std::move(element), false);
 }
 
-DatasetPtr from_tensor_slices(Element components) {
-  return std::make_shared<TensorSliceDataset>(std::move(components), true);
+DatasetPtr from_tensor_slices(Element components, SliceSource source) {
+  return std::make_shared<TensorSliceDataset>(std::move(components), true, std::move(source));
 }
 
 }  // namespace tern::data

@@ -30,13 +30,17 @@ class TFRecordIterator : public IteratorBase {
   std::optional<Element> get_next() override {
     while (file_index_ < static_cast<int64_t>(ds_.files_.size())) {
       if (!reader_) {
-        reader_ = std::make_unique<TFRecordReader>(ds_.files_[static_cast<size_t>(file_index_)],
-                                                   ds_.options_);
-        reported_skips_ = 0;
+        open(file_index_);
+        record_ = 0;
       }
       std::optional<std::string> record = reader_->read();
       report_skips();
-      if (record) return Element{bytes_tensor(*record)};
+      if (record) {
+        Element e{bytes_tensor(*record)};
+        e.origin = record_ >= 0 ? SourcePosition::record(file_id_, record_++)
+                                : SourcePosition::whole_file(file_id_);
+        return e;
+      }
       reader_.reset();
       ++file_index_;
     }
@@ -46,6 +50,7 @@ class TFRecordIterator : public IteratorBase {
   void save_state(StateWriter& w) override {
     w.write_int("file_index", file_index_);
     w.write_int("offset", reader_ ? reader_->offset() : 0);
+    w.write_int("record", record_);
   }
 
   void restore_state(StateReader& r) override {
@@ -54,17 +59,25 @@ class TFRecordIterator : public IteratorBase {
     TERN_CHECK_ARG(index >= 0 && index <= static_cast<int64_t>(ds_.files_.size()),
                    "iterator state: TFRecord file index ", index, " outside [0, ",
                    ds_.files_.size(), "]");
+    // The record index came later: a state without it names only the file for this one.
+    const int64_t record = r.next_key_is("record") ? r.read_int("record") : -1;
+    TERN_CHECK_ARG(record >= -1, "iterator state: TFRecord record index ", record);
     file_index_ = index;
     reader_.reset();
     if (offset > 0 && index < static_cast<int64_t>(ds_.files_.size())) {
-      reader_ =
-          std::make_unique<TFRecordReader>(ds_.files_[static_cast<size_t>(index)], ds_.options_);
+      open(index);
       reader_->seek(offset);
-      reported_skips_ = 0;
+      record_ = record;
     }
   }
 
  private:
+  void open(int64_t index) {
+    const std::string& path = ds_.files_[static_cast<size_t>(index)];
+    reader_ = std::make_unique<TFRecordReader>(path, ds_.options_);
+    file_id_ = source_file_id(path);
+    reported_skips_ = 0;
+  }
   void report_skips() {
     const int64_t now = reader_->skipped_records();
     if (now > reported_skips_) counters().skipped.fetch_add(now - reported_skips_);
@@ -74,6 +87,8 @@ class TFRecordIterator : public IteratorBase {
   const TFRecordDataset& ds_;
   int64_t file_index_ = 0;
   std::unique_ptr<TFRecordReader> reader_;
+  int32_t file_id_ = -1;
+  int64_t record_ = 0;  // index of the next record in the file (-1: unknown after a restore)
   int64_t reported_skips_ = 0;
 };
 

@@ -55,6 +55,7 @@ class ZipIterator : public IteratorBase {
         return std::nullopt;
       }
       for (Tensor& t : *e) out.push_back(std::move(t));
+      if (out.origin.empty()) out.origin = std::move(e->origin);  // the first input that knows
     }
     return out;
   }

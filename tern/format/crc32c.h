@@ -8,8 +8,11 @@
 
 namespace tern::format {
 
-// Extends `crc` (the CRC of earlier bytes, 0 for none) with `n` more bytes.
+// Extends `crc` (the CRC of earlier bytes, 0 for none) with `n` more bytes. Uses the CPU's
+// crc32 instruction (SSE4.2) where it has one.
 uint32_t crc32c_extend(uint32_t crc, const void* data, size_t n);
+// The same with the byte table only (what CPUs without SSE4.2 run; for tests).
+uint32_t crc32c_extend_portable(uint32_t crc, const void* data, size_t n);
 inline uint32_t crc32c(const void* data, size_t n) {
   return crc32c_extend(0, data, n);
 }

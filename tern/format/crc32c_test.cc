@@ -1,5 +1,6 @@
 // CRC32C: the check value and RFC 3720 vectors, extension across every split point, the TFRecord
-// mask (docs/formats.md values), and the fast path against a bit-at-a-time reference.
+// mask (docs/formats.md values), and the instruction and table paths against a bit-at-a-time
+// reference.
 #include "tern/format/crc32c.h"
 
 #include <gtest/gtest.h>
@@ -47,6 +48,8 @@ TEST(Crc32c, MatchesTheBitwiseReferenceAtEveryLengthAndAlignment) {
     for (size_t n = 0; start + n <= 120; ++n) {
       const std::string_view s = std::string_view(bytes).substr(start, n);
       ASSERT_EQ(crc32c(s), crc32c_reference(s)) << "start " << start << " length " << n;
+      ASSERT_EQ(crc32c_extend_portable(0, s.data(), s.size()), crc32c_reference(s))
+          << "table, start " << start << " length " << n;
     }
   }
   EXPECT_EQ(crc32c(bytes), crc32c_reference(bytes));

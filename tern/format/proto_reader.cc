@@ -5,6 +5,7 @@
 #include <bit>
 
 #include "tern/base/error.h"
+#include "tern/base/strings.h"
 #include "tern/format/little_endian.h"
 
 namespace tern::format {
@@ -25,7 +26,7 @@ void ProtoReader::fail_at(size_t absolute_offset, std::string_view message) cons
   if (label_.empty()) {
     throw_error(ErrorCode::kDataLoss, what_, ": ", message, " at byte offset ", absolute_offset);
   }
-  throw_error(ErrorCode::kDataLoss, what_, ", ", label_, " '", key_, "': ", message,
+  throw_error(ErrorCode::kDataLoss, what_, ", ", label_, " '", printable(key_), "': ", message,
               " at byte offset ", absolute_offset);
 }
 

@@ -1,10 +1,15 @@
 // Walking a serialized tf.train.Example in place, for compute_statistics: every feature's key
-// and values as views into the record's bytes, nothing allocated. It reads what
-// tern/data/example_proto.h parses, by the same protobuf rules: unknown fields skipped, the
-// Example's features (field 1) merged when repeated, a map entry's value messages merged, a list
-// of another kind replacing the earlier one (oneof), packed or unpacked scalars. Keeping the last
-// entry of a repeated key is the caller's part (entries come in wire order). Malformed bytes are a
-// DataLoss from ProtoReader naming `what` and the byte offset.
+// and values as views into the record's bytes, nothing allocated. Two walks:
+//   - scan_canonical_example: the form every writer produces (serialize_example, TensorFlow):
+//     each map entry is its key then one value, each Feature at most one list, scalars packed.
+//     Inline byte reads, every length checked, the whole record checked before anything is
+//     used; it declines (returns false) on anything else, malformed bytes included.
+//   - for_each_feature_entry / entry_kind / for_each_value: everything tern/data/example_proto.h
+//     parses, by the same protobuf rules: unknown fields skipped, the Example's features (field
+//     1) merged when repeated, a map entry's value messages merged, a list of another kind
+//     replacing the earlier one (oneof), packed or unpacked scalars. Malformed bytes are a
+//     DataLoss from ProtoReader naming `what` and the byte offset.
+// Keeping the last entry of a repeated key is the caller's part (entries come in wire order).
 #pragma once
 
 #include <bit>
@@ -19,6 +24,132 @@ namespace tern::pipeline {
 static_assert(std::endian::native == std::endian::little, "packed floats are read as LE bytes");
 
 enum class ValueKind : uint8_t { kNone, kBytes, kFloat, kInt64 };
+
+// --- the canonical form ---
+
+namespace wire {
+
+// A varint at p (advanced past it); false if cut short or longer than 10 bytes.
+inline bool varint(const char*& p, const char* end, uint64_t* out) {
+  uint64_t v = 0;
+  for (int shift = 0; shift < 70 && p < end; shift += 7) {
+    const auto b = static_cast<uint8_t>(*p++);
+    v |= static_cast<uint64_t>(b & 0x7f) << shift;
+    if (!(b & 0x80)) {
+      *out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// The tag byte `tag` (fields 1..15), then a length and that many bytes.
+inline bool field(const char*& p, const char* end, char tag, std::string_view* out) {
+  if (p >= end || *p != tag) return false;
+  ++p;
+  uint64_t n;
+  if (!varint(p, end, &n) || n > static_cast<uint64_t>(end - p)) return false;
+  *out = std::string_view(p, static_cast<size_t>(n));
+  p += n;
+  return true;
+}
+
+}  // namespace wire
+
+// A feature as scan_canonical_example found it: its list message (already checked).
+struct CanonicalEntry {
+  std::string_view key;
+  ValueKind kind = ValueKind::kNone;
+  std::string_view list;
+};
+
+// Checks a list message of `kind` in canonical form: bytes: (1, value)*; float: empty or one
+// packed field (a multiple of 4 bytes); int64: empty or one packed field of whole varints.
+inline bool canonical_list(ValueKind kind, std::string_view list) {
+  const char* p = list.data();
+  const char* end = p + list.size();
+  std::string_view v;
+  if (kind == ValueKind::kBytes) {
+    while (p < end)
+      if (!wire::field(p, end, 0x0a, &v)) return false;
+    return true;
+  }
+  if (p == end) return true;
+  if (!wire::field(p, end, 0x0a, &v) || p != end) return false;
+  if (kind == ValueKind::kFloat) return v.size() % 4 == 0;
+  const char* q = v.data();
+  const char* vend = q + v.size();
+  uint64_t x;
+  while (q < vend)
+    if (!wire::varint(q, vend, &x)) return false;
+  return true;
+}
+
+// Calls on_entry(CanonicalEntry) for each feature of a canonical record and returns true; false
+// (having called nothing) when the record is in any other form.
+template <typename Fn>
+bool scan_canonical_example(std::string_view record, Fn&& on_entry) {
+  // Checked in full first, so that a record declined half-way has not been half used.
+  for (int pass = 0; pass < 2; ++pass) {
+    const char* p = record.data();
+    const char* end = p + record.size();
+    while (p < end) {
+      std::string_view features;
+      if (!wire::field(p, end, 0x0a, &features)) return false;
+      const char* f = features.data();
+      const char* fend = f + features.size();
+      while (f < fend) {
+        std::string_view entry, feature;
+        CanonicalEntry e;
+        if (!wire::field(f, fend, 0x0a, &entry)) return false;
+        const char* q = entry.data();
+        const char* qend = q + entry.size();
+        if (!wire::field(q, qend, 0x0a, &e.key) || !wire::field(q, qend, 0x12, &feature) ||
+            q != qend)
+          return false;
+        if (!feature.empty()) {
+          const char* r = feature.data();
+          const char* rend = r + feature.size();
+          const char tag = *r;
+          if (tag != 0x0a && tag != 0x12 && tag != 0x1a) return false;
+          if (!wire::field(r, rend, tag, &e.list) || r != rend) return false;
+          e.kind = static_cast<ValueKind>(tag >> 3);
+          if (pass == 0 && !canonical_list(e.kind, e.list)) return false;
+        }
+        if (pass == 1) on_entry(e);
+      }
+    }
+  }
+  return true;
+}
+
+// The values of a list scan_canonical_example returned.
+template <typename OnBytes, typename OnFloat, typename OnInt>
+void for_each_canonical_value(const CanonicalEntry& e, OnBytes&& on_bytes, OnFloat&& on_float,
+                              OnInt&& on_int) {
+  const char* p = e.list.data();
+  const char* end = p + e.list.size();
+  std::string_view v;
+  if (e.kind == ValueKind::kBytes) {
+    while (wire::field(p, end, 0x0a, &v)) on_bytes(v);
+    return;
+  }
+  if (e.kind == ValueKind::kNone || !wire::field(p, end, 0x0a, &v)) return;
+  if (e.kind == ValueKind::kFloat) {
+    for (size_t i = 0; i + 4 <= v.size(); i += 4) {
+      float x;
+      std::memcpy(&x, v.data() + i, 4);  // little-endian (as example_proto.cc)
+      on_float(x);
+    }
+    return;
+  }
+  const char* q = v.data();
+  const char* vend = q + v.size();
+  uint64_t x;
+  while (q < vend && wire::varint(q, vend, &x)) on_int(static_cast<int64_t>(x));
+}
+
+// --- any form ---
 
 // Calls fn(key, entry) for each feature map entry, in wire order; `entry` reads the entry's
 // fields (the key, field 1, and the value messages, field 2).

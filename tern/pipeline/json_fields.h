@@ -23,6 +23,8 @@ inline nlohmann::json parse_json_text(std::string_view text, const std::string& 
   } catch (const nlohmann::json::parse_error& e) {
     throw_error(ErrorCode::kDataLoss, file, ": not valid JSON at byte offset ", e.byte, " (",
                 e.what(), ")");
+  } catch (const nlohmann::json::exception& e) {  // e.g. a number too large for a double
+    throw_error(ErrorCode::kDataLoss, file, ": not valid JSON (", e.what(), ")");
   }
 }
 

@@ -41,6 +41,10 @@ Schema infer_schema(const DatasetStatistics& train, const SchemaOptions& o) {
   TERN_CHECK_ARG(o.required_fraction >= 0 && o.required_fraction <= 1,
                  "schema: required_fraction must be in [0, 1]");
   TERN_CHECK_ARG(o.threshold >= 0 && o.threshold <= 1, "schema: threshold must be in [0, 1]");
+  TERN_CHECK_ARG(o.domain_min_fraction >= 0 && o.domain_min_fraction <= 1,
+                 "schema: domain_min_fraction must be in [0, 1]");
+  TERN_CHECK_ARG(o.range_margin >= 0 && std::isfinite(o.range_margin),
+                 "schema: range_margin must be >= 0");
   Schema s;
   s.severity = default_severities();
   for (const FeatureStatistics& f : train.features) {
@@ -60,11 +64,13 @@ Schema infer_schema(const DatasetStatistics& train, const SchemaOptions& o) {
     if (numeric && f.numeric && f.numeric->finite > 0) {
       fs.min = f.numeric->min;
       fs.max = f.numeric->max;
+      fs.range_margin = o.range_margin;
       fs.skew = fs.drift = {"jensen_shannon_divergence", o.threshold};
     }
     if (f.type == FeatureType::kBytes && f.bytes && f.bytes->value_counts_complete &&
         f.bytes->unique <= o.max_domain_size) {
       for (const auto& [v, n] : f.bytes->value_counts) fs.domain.push_back(v);
+      fs.domain_min_fraction = o.domain_min_fraction;
       fs.skew = fs.drift = {"infinity_norm", o.threshold};
     }
     if (f.type == FeatureType::kImage && f.image) {
@@ -168,9 +174,10 @@ std::string schema_to_toml(const Schema& schema) {
 #   min_count            examples that must hold it (1: the feature may not disappear)
 #   values               [min, max] values per example (value_count)
 #   range                [min, max] of a numeric feature, as observed in training (out_of_range)
+#   range_margin         values past the range by at most this share of its width are a warning
 #   domain               the values of a categorical (bytes) feature (out_of_domain)
-#   domain_min_fraction  share of a split's values that must be in the domain (1.0: any new
-#                        value is an anomaly of the kind's severity; below: a warning until then)
+#   domain_min_fraction  share of a split's values that must be in the domain; new values are a
+#                        warning until then (1.0: any new value has the kind's severity)
 #   shape, formats       of an image feature: [height, width, channels] and image/format values
 #   skew, drift          train vs eval (skew) and vs the previous run's training data (drift):
 #                        { infinity_norm = t } for categorical features (L-infinity distance of
@@ -194,10 +201,11 @@ version = 1
     if (f.min && f.max)
       os << "range = [" << toml_number(*f.min, integer) << ", " << toml_number(*f.max, integer)
          << "]\n";
-    if (!f.domain.empty()) {
-      os << "domain = " << string_array(f.domain) << "\n";
+    if ((f.min && f.max) || f.range_margin != 0)
+      os << "range_margin = " << toml_number(f.range_margin, false) << "\n";
+    if (!f.domain.empty()) os << "domain = " << string_array(f.domain) << "\n";
+    if (!f.domain.empty() || f.domain_min_fraction != 1)
       os << "domain_min_fraction = " << toml_number(f.domain_min_fraction, false) << "\n";
-    }
     if (f.image_shape)
       os << "shape = [" << f.image_shape->height << ", " << f.image_shape->width << ", "
          << f.image_shape->channels << "]\n";

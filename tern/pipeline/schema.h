@@ -6,16 +6,20 @@
 //   io::write_file_atomically("schema.toml", schema_to_toml(s));
 //   Schema pinned = read_schema("schema.toml");  // checked keys: file:line: unknown key ...
 //
-// Inference (SchemaOptions): the type as observed; presence: min_fraction = the fraction of
-// training examples holding the feature rounded down to 0.01 when it is at least
-// required_fraction (0.99: "required"), else 0, and min_count = 1 (the feature may not vanish);
-// values per example: [min, max] observed; numeric range: [min, max] observed (widen it to
-// accept more); a bytes feature with at most max_domain_size distinct values gets its values as
-// the domain (larger ones are free text: no domain); image features their shape (when all share
-// one) and formats; skew and drift comparators like TensorFlow Data Validation's:
-// infinity_norm (L-infinity distance of the normalized value counts) for bytes features with a
-// domain, jensen_shannon_divergence (log base 2, so in [0, 1]) of the histograms for numeric
-// ones, both at `threshold` (0.1).
+// Inference (SchemaOptions), TensorFlow Data Validation's rules where it has them: the type as
+// observed; presence: required (min_fraction 1.0) when every training example holds the feature,
+// else optional (min_fraction 0), and min_count 1 either way (the feature may not vanish); values
+// per example: [min, max] observed; numeric range: [min, max] observed, with range_margin 0.5:
+// values past the range by at most half its width are a warning (a random split puts the
+// extremes of the data into eval alone), further ones an error; a bytes feature with at most
+// max_domain_size distinct values gets them as its domain (larger ones are free text: no
+// domain), with domain_min_fraction 0.9: up to 10% of a split's values may be new categories (a
+// warning: the rare categories of a random split land in eval alone) before it is an
+// error; image features their shape (when all share one) and formats; skew and drift
+// comparators: infinity_norm (L-infinity distance of the normalized value counts) for bytes
+// features with a domain, jensen_shannon_divergence (log base 2, in [0, 1]) of the histograms for
+// numeric ones, both at `threshold` (0.1). The validator never flags a distance that sampling
+// alone explains for splits of the sizes compared (validate.h).
 #pragma once
 
 #include <cstdint>
@@ -48,9 +52,10 @@ struct FeatureSchema {
   int64_t min_count = 0;                          // examples that must hold it
   std::optional<int64_t> min_values, max_values;  // values per example
   std::optional<double> min, max;                 // numeric range
-  std::vector<std::string> domain;                // bytes: the allowed values (empty: free text)
-  double domain_min_fraction = 1.0;               // share of values that must be in the domain
-  std::optional<ImageShapeCount> image_shape;     // count unused
+  double range_margin = 0;           // values past the range by <= this x (max - min): a warning
+  std::vector<std::string> domain;   // bytes: the allowed values (empty: free text)
+  double domain_min_fraction = 1.0;  // share of values that must be in the domain
+  std::optional<ImageShapeCount> image_shape;  // count unused
   std::vector<std::string> image_formats;
   Comparator skew, drift;
   std::map<std::string, std::string> severity;  // anomaly kind -> "error" | "warning"
@@ -68,8 +73,12 @@ struct Schema {
 };
 
 struct SchemaOptions {
-  double required_fraction = 0.99;
+  // Present in at least this share of training examples: required, with min_fraction the share
+  // rounded down to 0.01.
+  double required_fraction = 1.0;
   int64_t max_domain_size = 100;
+  double domain_min_fraction = 0.9;
+  double range_margin = 0.5;
   double threshold = 0.1;  // skew and drift, both metrics
 };
 

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tern/config/config_section.h"
+#include "tern/config/toml_text.h"
 #include "tern/io/atomic_file.h"
 #include "tern/pipeline/schema.h"
 
@@ -85,6 +86,9 @@ FeatureSchema read_feature(Section& f) {
     out.min = range[0];
     out.max = range[1];
   }
+  f.read("range_margin", out.range_margin);
+  if (!(out.range_margin >= 0 && std::isfinite(out.range_margin)))
+    f.error("range_margin", str_cat("'", f.full("range_margin"), "' must be >= 0"));
   f.read("domain", out.domain);
   std::set<std::string> seen;
   for (const std::string& v : out.domain)
@@ -114,7 +118,7 @@ FeatureSchema read_feature(Section& f) {
 Schema parse_schema(std::string_view text, const std::string& name) {
   toml::table root;
   try {
-    root = toml::parse(text, name);
+    root = config::parse_toml(text, name);
   } catch (const toml::parse_error& e) {
     throw config::ConfigError(
         ErrorCode::kInvalidArgument,

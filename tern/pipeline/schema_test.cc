@@ -69,7 +69,12 @@ TEST(Schema, InferenceRules) {
 
   EXPECT_EQ(s.find("note")->min_fraction, 0);  // 50%: optional, but may not vanish
   EXPECT_EQ(s.find("note")->min_count, 1);
-  EXPECT_EQ(s.find("almost")->min_fraction, 0.99);  // 99.5%: required, rounded down
+  EXPECT_EQ(s.find("almost")->min_fraction, 0);  // 99.5%: not all, so optional (TFDV's rule)
+  EXPECT_EQ(age->range_margin, 0.5);
+  EXPECT_EQ(city->domain_min_fraction, 0.9);
+  SchemaOptions lax;
+  lax.required_fraction = 0.99;  // required from 99% on, rounded down
+  EXPECT_EQ(infer_schema(sample_statistics(), lax).find("almost")->min_fraction, 0.99);
   EXPECT_EQ(s.find("score")->max_values, 2);
 
   const FeatureSchema* img = s.find("image/encoded");
@@ -148,6 +153,10 @@ TEST(Schema, BadFilesNameTheLineAndKey) {
   expect_bad("version = 1\n[severity]\nnew_featur = \"error\"\n",
              "schema.toml:3: unknown key 'severity.new_featur'");
   expect_bad("version = 1\nfeature = [\n", "schema.toml:2");
+  // toml++ asserted on this one (cmake/toml_config.h): now a syntax error with its line.
+  expect_bad("version = 1\n[(severity]\n", "schema.toml:2:2: TOML syntax error");
+  // toml++ reached __builtin_unreachable on this one (tern/config/toml_text.h).
+  expect_bad("version = 1 \u00A1\n", "schema.toml:1:13: TOML syntax error: a non-ASCII character");
   expect_bad("version = 1\nfeatures = []\n", "unknown key 'features' (did you mean 'feature'?)");
 }
 

@@ -1,6 +1,6 @@
 // compute_statistics: the files read once by the calling thread in blocks of whole TFRecord
-// frames; workers (one per core) check each frame's CRCs, walk its Example in place and summarize
-// the block; block summaries are merged in file order (statistics.h).
+// frames; workers (one per core, a tern ThreadPool) check each frame's CRCs, walk its Example in
+// place and summarize the block; block summaries are merged in file order (statistics.h).
 #include "tern/pipeline/statistics.h"
 
 #include <unistd.h>
@@ -14,7 +14,7 @@
 #include <iostream>
 #include <map>
 #include <mutex>
-#include <thread>
+#include <optional>
 
 #include "tern/base/error.h"
 #include "tern/base/progress_line.h"
@@ -151,9 +151,10 @@ class StatisticsRun {
   DatasetStatistics run() {
     const int threads = o_.threads > 0 ? o_.threads : std::max(1, available_cores());
     for (int i = 0; i < threads + 2; ++i) free_.push_back(std::make_unique<Block>());
-    std::vector<std::thread> workers;
+    std::optional<ThreadPool> workers;
     try {
-      for (int i = 0; i < threads; ++i) workers.emplace_back([this] { work(); });
+      workers.emplace(threads);
+      for (int i = 0; i < threads; ++i) workers->schedule([this] { work(); });
       produce();
     } catch (...) {
       fail(std::current_exception());
@@ -163,7 +164,7 @@ class StatisticsRun {
       done_ = true;
     }
     cv_.notify_all();
-    for (std::thread& t : workers) t.join();
+    workers.reset();  // joins them
     if (error_) std::rethrow_exception(error_);
     TERN_CHECK(next_merge_ == blocks_, "merged ", next_merge_, " of ", blocks_, " blocks");
     DatasetStatistics out = total_.finish();
@@ -217,6 +218,10 @@ class StatisticsRun {
         const size_t want = b->data.size() - tail.size();
         const size_t got = in->read(b->data.data() + tail.size(), want);
         const bool eof = got < want;
+        if (eof) {
+          char probe;
+          in->read(&probe, 1);  // a compressed stream cut short reports it here (DataLoss)
+        }
         const size_t filled = tail.size() + got;
         bytes_ += static_cast<int64_t>(got);
         // Whole frames from the start; the rest waits for the next read.
@@ -285,7 +290,16 @@ class StatisticsRun {
         1, static_cast<int64_t>(estimate / static_cast<double>(o_.max_decoded_images)) + 1);
   }
 
+  // A worker: blocks until the producer is done; every exception ends up in error_.
   void work() {
+    try {
+      work_blocks();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+
+  void work_blocks() {
     while (true) {
       std::unique_ptr<Block> b;
       {

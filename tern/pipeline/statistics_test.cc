@@ -9,6 +9,7 @@
 
 #include "tern/base/error.h"
 #include "tern/data/image_codec.h"
+#include "tern/format/proto_wire.h"
 #include "tern/pipeline/sketches.h"
 #include "tern/pipeline/test_util.h"
 
@@ -214,6 +215,61 @@ TEST(Statistics, PngImagesAreDecodedForChannelMeans) {
   EXPECT_EQ(sampled.shapes[0].count, 2);
 }
 
+// Records in forms other than what serialize_example writes take the general walk and give the
+// statistics of what they mean.
+TEST(Statistics, NonCanonicalRecordsGiveTheSameStatistics) {
+  using format::ProtoWriter;
+  auto entry = [](const std::string& key, const std::string& feature, bool value_first) {
+    ProtoWriter e;
+    if (value_first) e.add_bytes(2, feature);
+    e.add_bytes(1, key);
+    if (!value_first) e.add_bytes(2, feature);
+    return e.bytes();
+  };
+  auto list = [](int kind, const std::string& values) {
+    ProtoWriter f;
+    f.add_bytes(static_cast<uint32_t>(kind), values);
+    return f.bytes();
+  };
+  std::vector<std::string> odd;
+  for (int i = 0; i < 3; ++i) {
+    ProtoWriter ints;  // unpacked int64 values: field 1 as varints
+    ints.add_varint(1, static_cast<uint64_t>(i));
+    ints.add_varint(1, 7);
+    ProtoWriter floats;  // unpacked floats: field 1 as fixed32
+    floats.add_float(1, 0.5f * static_cast<float>(i));
+    ProtoWriter bytes;
+    bytes.add_bytes(1, i % 2 ? "odd" : "even");
+    ProtoWriter features;
+    features.add_bytes(1, entry("n", list(3, ints.bytes()), true));
+    features.add_bytes(1, entry("f", list(2, floats.bytes()), false));
+    features.add_bytes(1, entry("s", list(1, "junk-first"), false));  // replaced below
+    features.add_bytes(1, entry("s", list(1, bytes.bytes()), false));
+    ProtoWriter example;
+    example.add_varint(7, 42);  // an unknown field
+    example.add_bytes(1, features.bytes());
+    odd.push_back(example.bytes());
+  }
+  std::vector<Example> same;
+  for (int i = 0; i < 3; ++i)
+    same.push_back(example({{"n", Feature::int64s({i, 7})},
+                            {"f", Feature::floats({0.5f * static_cast<float>(i)})},
+                            {"s", Feature::bytes({i % 2 ? "odd" : "even"})}}));
+  TempDir dir;
+  {
+    data::TFRecordWriter w(dir.file("odd.tfrecord"));
+    for (const std::string& r : odd) w.write(r);
+    w.close();
+  }
+  write_examples(dir.file("same.tfrecord"), same);
+  DatasetStatistics a = compute_statistics({dir.file("odd.tfrecord")}, quiet());
+  DatasetStatistics b = compute_statistics({dir.file("same.tfrecord")}, quiet());
+  a.files = b.files = {};
+  a.bytes = b.bytes = 0;
+  EXPECT_EQ(statistics_to_json(a), statistics_to_json(b));
+  EXPECT_EQ(a.find("s")->bytes->value_counts.count("junk-first"), 0u);
+}
+
 TEST(Statistics, MixedKindsAreReported) {
   TempDir dir;
   write_examples(dir.file("a.tfrecord"),
@@ -338,6 +394,29 @@ TEST(Statistics, CorruptInputNamesTheFileAndOffset) {
     EXPECT_NE(e.message().find("b.tfrecord"), std::string::npos) << e.what();
   }
   EXPECT_THROW(compute_statistics({dir.file("missing.tfrecord")}, quiet()), Error);
+}
+
+TEST(Statistics, GzipFilesAndTheirCorruption) {
+  TempDir dir;
+  {
+    data::TFRecordWriter w(dir.file("a.tfrecord.gz"), data::Compression::kGzip);
+    for (int i = 0; i < 200; ++i)
+      w.write(data::serialize_example(example({{"x", Feature::int64s({i})}})));
+    w.close();
+  }
+  const DatasetStatistics s = compute_statistics({dir.file("a.tfrecord.gz")}, quiet());
+  EXPECT_EQ(s.examples, 200);
+  EXPECT_DOUBLE_EQ(s.find("x")->numeric->mean, 99.5);
+  // Cut short: the gzip stream ends early, which is a DataLoss, not a shorter split.
+  const std::string bytes = data::read_file_bytes(dir.file("a.tfrecord.gz"));
+  data::write_file_bytes(dir.file("cut.tfrecord.gz"), bytes.substr(0, bytes.size() - 20));
+  try {
+    compute_statistics({dir.file("cut.tfrecord.gz")}, quiet());
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kDataLoss) << e.what();
+    EXPECT_NE(e.message().find("cut.tfrecord.gz"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Statistics, JsonRoundTrip) {

@@ -332,17 +332,29 @@ int StatsAccumulator::resolve(Feature& f, int which) {
   return index;
 }
 
+// Calls the callbacks for each value of `e`, by whichever walk found it; returns its kind.
+template <typename OnBytes, typename OnFloat, typename OnInt>
+ValueKind visit_values(const format::ProtoReader& reader, bool canonical,
+                       const CanonicalEntry& list, OnBytes&& on_bytes, OnFloat&& on_float,
+                       OnInt&& on_int) {
+  if (canonical) {
+    for_each_canonical_value(list, on_bytes, on_float, on_int);
+    return list.kind;
+  }
+  const EntryKind k = entry_kind(reader);
+  for_each_value(reader, k, on_bytes, on_float, on_int);
+  return k.kind;
+}
+
 int64_t StatsAccumulator::companion_int(int index) const {
   if (index < 0) return -1;
   const Feature& f = *features_[static_cast<size_t>(index)];
   if (f.stamp != examples_) return -1;
   const Entry& e = entries_[static_cast<size_t>(f.slot)];
-  const EntryKind k = entry_kind(e.reader);
-  if (k.kind != ValueKind::kInt64) return -1;
   int64_t first = -1;
   bool seen = false;
-  for_each_value(
-      e.reader, k, [](std::string_view) {}, [](float) {},
+  visit_values(
+      e.reader, e.canonical, e.list, [](std::string_view) {}, [](float) {},
       [&](int64_t v) {
         if (!seen) first = v, seen = true;
       });
@@ -354,12 +366,10 @@ std::string_view StatsAccumulator::companion_bytes(int index) const {
   const Feature& f = *features_[static_cast<size_t>(index)];
   if (f.stamp != examples_) return {};
   const Entry& e = entries_[static_cast<size_t>(f.slot)];
-  const EntryKind k = entry_kind(e.reader);
-  if (k.kind != ValueKind::kBytes) return {};
   std::string_view first;
   bool seen = false;
-  for_each_value(
-      e.reader, k,
+  visit_values(
+      e.reader, e.canonical, e.list,
       [&](std::string_view v) {
         if (!seen) first = v, seen = true;
       },
@@ -369,24 +379,30 @@ std::string_view StatsAccumulator::companion_bytes(int index) const {
 
 void StatsAccumulator::accumulate(const Entry& e, bool decode_images) {
   Feature& f = *features_[static_cast<size_t>(e.feature)];
-  const EntryKind k = entry_kind(e.reader);
   ++f.present;
-  ++f.kinds[static_cast<size_t>(k.kind)];
   int64_t n = 0;
-  if (f.image && k.kind == ValueKind::kBytes) {
+  ValueKind kind;
+  if (f.image) {
     const int64_t h = companion_int(resolve(f, 0)), w = companion_int(resolve(f, 1)),
                   c = companion_int(resolve(f, 2));
     const std::string_view format = companion_bytes(resolve(f, 3));
-    for_each_value(
-        e.reader, k,
+    kind = visit_values(
+        e.reader, e.canonical, e.list,
         [&](std::string_view v) {
           ++n;
           f.image->add(v, format, h, w, c, decode_images);
         },
-        [](float) {}, [](int64_t) {});
+        [&](float v) {
+          ++n;
+          f.numeric.add(v, *o_);
+        },
+        [&](int64_t v) {
+          ++n;
+          f.numeric.add(static_cast<double>(v), *o_);
+        });
   } else {
-    for_each_value(
-        e.reader, k,
+    kind = visit_values(
+        e.reader, e.canonical, e.list,
         [&](std::string_view v) {
           ++n;
           f.bytes.add(v, *o_);
@@ -400,25 +416,37 @@ void StatsAccumulator::accumulate(const Entry& e, bool decode_images) {
           f.numeric.add(static_cast<double>(v), *o_);
         });
   }
+  ++f.kinds[static_cast<size_t>(kind)];
   if (f.present == 1 || n < f.min_values) f.min_values = n;
   if (n > f.max_values) f.max_values = n;
   f.values += n;
 }
 
+void StatsAccumulator::add_entry(std::string_view key, Entry entry) {
+  entry.feature = feature_index(key, entries_.size());
+  Feature& f = *features_[static_cast<size_t>(entry.feature)];
+  if (f.stamp == examples_) {  // a key repeated in one record: the last entry counts
+    entries_[static_cast<size_t>(f.slot)] = entry;
+    return;
+  }
+  f.stamp = examples_;
+  f.slot = static_cast<int>(entries_.size());
+  entries_.push_back(entry);
+}
+
 void StatsAccumulator::add_record(std::string_view record, size_t offset, const std::string& file,
                                   bool decode_images) {
   entries_.clear();
-  for_each_feature_entry(record, offset, file, [&](std::string_view key, format::ProtoReader r) {
-    const int index = feature_index(key, entries_.size());
-    Feature& f = *features_[static_cast<size_t>(index)];
-    if (f.stamp == examples_) {  // a key repeated in one record: the last entry counts
-      entries_[static_cast<size_t>(f.slot)].reader = r;
-      return;
-    }
-    f.stamp = examples_;
-    f.slot = static_cast<int>(entries_.size());
-    entries_.push_back({index, r});
+  const format::ProtoReader none({}, 0, file);
+  const bool canonical = scan_canonical_example(record, [&](const CanonicalEntry& e) {
+    add_entry(e.key, {-1, true, e, none});
   });
+  if (!canonical) {
+    // Stamps of the features seen by the declined scan: none (it called nothing).
+    for_each_feature_entry(record, offset, file, [&](std::string_view key, format::ProtoReader r) {
+      add_entry(key, {-1, false, {}, r});
+    });
+  }
   for (const Entry& e : entries_) accumulate(e, decode_images);
   predicted_.resize(entries_.size());
   for (size_t i = 0; i < entries_.size(); ++i) predicted_[i] = entries_[i].feature;

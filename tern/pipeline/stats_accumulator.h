@@ -154,12 +154,17 @@ class StatsAccumulator {
     int64_t stamp = -1;  // the record whose entry `slot` holds
     int slot = -1;
   };
+  // A feature of the current record: its canonical list, or a reader over its map entry.
   struct Entry {
     int feature;
+    bool canonical;
+    CanonicalEntry list;
     format::ProtoReader reader;
   };
 
   int feature_index(std::string_view key, size_t position);
+  // Adds the entry of feature `key` to entries_ (a repeated key replaces the earlier entry).
+  void add_entry(std::string_view key, Entry entry);
   int add_feature(std::string_view key);
   void accumulate(const Entry& e, bool decode_images);
   // The first int64 / bytes value of feature `index` in the current record, if it holds one.

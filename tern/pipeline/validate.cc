@@ -95,28 +95,56 @@ class Validator {
       if (a == nullptr || b == nullptr || a->type != fs.type || b->type != fs.type) continue;
       const std::string what = drift ? "drift" : "skew";
       if (c.metric == "infinity_norm" && a->bytes && b->bytes) {
+        const double na = static_cast<double>(values(*a->bytes));
+        const double nb = static_cast<double>(values(*b->bytes));
+        if (na == 0 || nb == 0) continue;
+        // The value whose difference of shares is largest among those past both the threshold
+        // and what sampling gives for a share near theirs: 4 standard deviations of the
+        // difference, plus a continuity correction (small counts have heavier tails).
+        std::set<std::string> all;
+        for (const auto& [v, n] : a->bytes->value_counts) all.insert(v);
+        for (const auto& [v, n] : b->bytes->value_counts) all.insert(v);
         std::string at;
-        const double d = linf(*a->bytes, *b->bytes, &at);
-        if (d > c.threshold)
+        double worst = 0, noise = 0;
+        for (const std::string& v : all) {
+          const double pa = share(*a->bytes, v), pb = share(*b->bytes, v);
+          const double pooled = (pa * na + pb * nb) / (na + nb);
+          const double floor_v =
+              4 * std::sqrt(pooled * (1 - pooled) * (1 / na + 1 / nb)) + 0.5 * (1 / na + 1 / nb);
+          const double d = std::fabs(pa - pb);
+          if (d > c.threshold && d > floor_v && d > worst) worst = d, at = v, noise = floor_v;
+        }
+        if (worst > 0)
           add(fs.name, what, split,
               str_cat("feature '", fs.name, "': ", base_name, " and ", other_name,
-                      " value distributions differ by ", num(d),
-                      " (L-infinity; the largest difference at '", at,
+                      " value distributions differ by ", num(worst), " (L-infinity, at '", at,
                       "': ", percent(share(*a->bytes, at)), " of ", base_name, " values, ",
                       percent(share(*b->bytes, at)), " of ", other_name, "), above the ", what,
-                      " threshold ", num(c.threshold)));
+                      " threshold ", num(c.threshold), " and the ", num(noise),
+                      " sampling alone gives for ", count_text(static_cast<int64_t>(na)), " and ",
+                      count_text(static_cast<int64_t>(nb)), " values"));
       } else if (c.metric == "jensen_shannon_divergence" && a->numeric && b->numeric &&
                  a->numeric->finite > 0 && b->numeric->finite > 0) {
         const double d = js_divergence(*a->numeric, *b->numeric);
-        if (d > c.threshold)
+        const double noise = js_noise_floor(*a->numeric, *b->numeric);
+        if (d > c.threshold && d > noise)
           add(fs.name, what, split,
               str_cat("feature '", fs.name, "': ", base_name, " and ", other_name,
-                      " distributions differ: Jensen-Shannon divergence ", num(d), " above the ",
-                      what, " threshold ", num(c.threshold), " (", base_name, " mean ",
-                      num(a->numeric->mean), ", std ", num(a->numeric->std_dev), "; ", other_name,
-                      " mean ", num(b->numeric->mean), ", std ", num(b->numeric->std_dev), ")"));
+                      " distributions differ: Jensen-Shannon divergence ", num(d), " over ",
+                      js_bins(*a->numeric, *b->numeric), " bins, above the ", what, " threshold ",
+                      num(c.threshold), " and the ", num(noise), " sampling alone gives for ",
+                      count_text(a->numeric->finite), " and ", count_text(b->numeric->finite),
+                      " values (", base_name, " mean ", num(a->numeric->mean), ", std ",
+                      num(a->numeric->std_dev), "; ", other_name, " mean ", num(b->numeric->mean),
+                      ", std ", num(b->numeric->std_dev), ")"));
       }
     }
+  }
+
+  static int64_t values(const BytesStatistics& b) {
+    int64_t total = b.other_values;
+    for (const auto& [k, n] : b.value_counts) total += n;
+    return total;
   }
 
   static double share(const BytesStatistics& b, const std::string& v) {
@@ -206,11 +234,16 @@ class Validator {
       where = str_cat("down to ", num(n.min));
     }
     const auto count = static_cast<int64_t>(std::llround(std::max(outside, 1.0)));
+    const double margin = fs.range_margin * (*fs.max - *fs.min);
+    const bool near = n.min >= *fs.min - margin && n.max <= *fs.max + margin;
     add(fs.name, "out_of_range", split,
         str_cat("feature '", fs.name, "': ", split, " values ", where,
                 " outside the schema's range [", num(*fs.min), ", ", num(*fs.max), "] (",
-                exact ? "" : "about ", count_text(count), " of ", count_text(n.finite),
-                " values)"));
+                exact ? "" : "about ", count_text(count), " of ", count_text(n.finite), " values)",
+                near ? str_cat(", within range_margin ", num(fs.range_margin),
+                               " of its width: a warning")
+                     : ""),
+        near ? "warning" : "");
   }
 
   void check_domain(const FeatureSchema& fs, const FeatureStatistics& f, const std::string& split) {
@@ -234,13 +267,13 @@ class Validator {
         total > 0 ? 1 - static_cast<double>(out) / static_cast<double>(total) : 1;
     const bool tolerated = fs.domain_min_fraction < 1 && in_domain >= fs.domain_min_fraction;
     add(fs.name, "out_of_domain", split,
-        str_cat(
-            "feature '", fs.name, "': ", outside.size(), " ", split,
-            outside.size() == 1 ? " value" : " values", " outside the schema's domain of ",
-            fs.domain.size(), ": ", listed, "; ", count_text(out), " of ", count_text(total),
-            " values (", percent(1 - in_domain), ")",
-            tolerated ? str_cat(", within domain_min_fraction ", num(fs.domain_min_fraction)) : "",
-            b.value_counts_complete ? "" : "; values past the counting cap not checked"),
+        str_cat("feature '", fs.name, "': ", listed, " outside the schema's domain of ",
+                fs.domain.size(), " values: ", count_text(out), " of ", count_text(total), " ",
+                split, " values (", percent(1 - in_domain), ")",
+                tolerated ? str_cat(", within domain_min_fraction ", num(fs.domain_min_fraction),
+                                    ": a warning")
+                          : "",
+                b.value_counts_complete ? "" : "; values past the counting cap not checked"),
         tolerated ? "warning" : "");
   }
 
@@ -280,12 +313,31 @@ double linf_distance(const BytesStatistics& a, const BytesStatistics& b) {
   return Validator::linf(a, b, &at);
 }
 
+size_t js_bins(const NumericStatistics& a, const NumericStatistics& b) {
+  const size_t most = std::max<size_t>(1, std::max(a.histogram.size(), b.histogram.size()));
+  const int64_t n = std::min(a.finite, b.finite);
+  if (n <= 0) return most;
+  const auto root = static_cast<size_t>(std::sqrt(static_cast<double>(n)));
+  return std::clamp<size_t>(root, std::min<size_t>(2, most), most);
+}
+
+double js_noise_floor(const NumericStatistics& a, const NumericStatistics& b) {
+  if (a.finite <= 0 || b.finite <= 0) return 0;
+  // Two samples of one distribution over k bins: 8 ln(2) JS / (1/n_a + 1/n_b) is about
+  // chi-square with k - 1 degrees of freedom; its 99.9% point by Wilson and Hilferty.
+  const double dof = std::max(1.0, static_cast<double>(js_bins(a, b)) - 1);
+  const double t = 1 - 2 / (9 * dof) + 3.09 * std::sqrt(2 / (9 * dof));
+  const double chi2 = dof * t * t * t;
+  return chi2 * (1 / static_cast<double>(a.finite) + 1 / static_cast<double>(b.finite)) /
+         (8 * std::log(2.0));
+}
+
 double js_divergence(const NumericStatistics& a, const NumericStatistics& b) {
   if (a.histogram.empty() || b.histogram.empty()) return 0;
   const double lo = std::min(a.histogram.front().low, b.histogram.front().low);
   const double hi = std::max(a.histogram.back().high, b.histogram.back().high);
   if (!(hi > lo)) return 0;  // one value in both
-  const size_t bins = std::max(a.histogram.size(), b.histogram.size());
+  const size_t bins = js_bins(a, b);
   const double width = (hi - lo) / static_cast<double>(bins);
   auto rebin = [&](const std::vector<HistogramBin>& h) {
     std::vector<double> p(bins, 0);

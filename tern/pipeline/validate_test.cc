@@ -92,24 +92,34 @@ TEST_F(Validate, DroppedColumn) {
 }
 
 TEST_F(Validate, NewCategory) {
-  const auto a = with_eval([](int k, data::Features& f) {
-    if (k % 12 == 0) f["make"] = Feature::bytes({"tesla"});
-  });
+  // 50 of 300 values (16.7%): more than the 10% domain_min_fraction tolerates.
+  auto tesla = [](int k, data::Features& f) {
+    if (k % 6 == 0) f["make"] = Feature::bytes({"tesla"});
+  };
+  const auto a = with_eval(tesla);
   const Anomaly& x = only(a, "out_of_domain");
   EXPECT_EQ(x.feature, "make");
   EXPECT_EQ(x.severity, "error");
-  EXPECT_NE(x.message.find("'tesla' (25)"), std::string::npos) << x.message;
-  EXPECT_NE(x.message.find("25 of 300 values"), std::string::npos) << x.message;
+  EXPECT_NE(x.message.find("'tesla' (50)"), std::string::npos) << x.message;
+  EXPECT_NE(
+      x.message.find(
+          "'tesla' (50) outside the schema's domain of 4 values: 50 of 300 eval values (16.7%)"),
+      std::string::npos)
+      << x.message;
   // Tolerated while the domain holds at least domain_min_fraction of the values: a warning.
   Schema relaxed = *schema_;
   for (FeatureSchema& f : relaxed.features)
-    if (f.name == "make") f.domain_min_fraction = 0.9;
-  const DatasetStatistics eval = stats(1000, 1300, [](int k, data::Features& f) {
-    if (k % 12 == 0) f["make"] = Feature::bytes({"tesla"});
-  });
+    if (f.name == "make") f.domain_min_fraction = 0.8;
+  const DatasetStatistics eval = stats(1000, 1300, tesla);
   const auto b = validate_statistics(relaxed, *train_, &eval, nullptr);
   EXPECT_EQ(only(b, "out_of_domain").severity, "warning");
-  EXPECT_FALSE(has_errors(b));
+  // (a sixth of the values moved to a new one is also a skew of 'tesla''s share)
+  EXPECT_NE(only(b, "skew").message.find("at 'tesla'"), std::string::npos);
+  // A few new values (8 of 300) stay under the default tolerance.
+  const auto c = with_eval([](int k, data::Features& f) {
+    if (k % 40 == 0) f["make"] = Feature::bytes({"tesla"});
+  });
+  EXPECT_EQ(only(c, "out_of_domain").severity, "warning");
 }
 
 TEST_F(Validate, ValuesOutOfRange) {
@@ -154,7 +164,11 @@ TEST(ValidateRange, WithoutAValueListTheCountComesFromTheHistogram) {
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].message,
             "feature 'v': train values up to 20 outside the schema's range [0, 15] (about 3 of 10 "
-            "values)");
+            "values), within range_margin 0.5 of its width: a warning");
+  EXPECT_EQ(a[0].severity, "warning");
+  schema.features[0].range_margin = 0.2;  // 20 is more than 0.2 x 15 past 15: an error
+  const auto b = validate_statistics(schema, s, nullptr, nullptr);
+  EXPECT_EQ(b.at(0).severity, "error");
 }
 
 TEST_F(Validate, ShiftedNumericDistribution) {
@@ -177,7 +191,8 @@ TEST_F(Validate, ShiftedCategoricalDistribution) {
   EXPECT_EQ(x.feature, "make");
   EXPECT_NE(
       x.message.find(
-          "L-infinity; the largest difference at 'audi': 25.0% of train values, 50.0% of eval"),
+          "differ by 0.25 (L-infinity, at 'audi': 25.0% of train values, 50.0% of eval), above the "
+          "skew threshold 0.1 and the 0.12"),
       std::string::npos)
       << x.message;
 }

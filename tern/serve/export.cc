@@ -161,9 +161,14 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
   ExportReport report;
   TERN_CHECK_ARG(o.trace_batch >= 1 && o.check_batch >= 1 && o.trace_batch != o.check_batch,
                  "export: trace_batch and check_batch must be distinct and >= 1");
+  auto stage = [&](const std::string& what) {
+    if (o.on_stage) o.on_stage(what);
+  };
   ModelDirContents c;
   c.model_name = model.name();
+  stage("tracing the inference graph");
   c.graph = trace_inference_graph(model, o, o.trace_batch, &report.dropped);
+  stage(str_cat("self-check (traced again at batch ", o.check_batch, ")"));
   std::unique_ptr<ir::Graph> other = trace_inference_graph(model, o, o.check_batch);
   std::string diff;
   try {
@@ -278,6 +283,7 @@ ExportReport export_model(nn::Model& model, const ExportOptions& o, const std::s
       "\n";
   }
   for (const auto& [name, s] : c.signatures) report.signatures.push_back(name);
+  stage("writing the model directory");
   report.fingerprint = write_model_dir(c, dir);
   return report;
 }

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -66,7 +67,12 @@ struct ExportOptions {
   std::map<std::string, std::string> assets;  // extra files for assets/
   int64_t trace_batch = 1;                    // the stored graph's batch
   int64_t check_batch = 3;  // the self-check traces here too and compares with rebatch
+  // Called before each stage of export_model: "tracing the inference graph", "self-check (...)",
+  // "writing the model directory" (kExportStages of them), for a progress line.
+  std::function<void(const std::string& stage)> on_stage;
 };
+
+constexpr int kExportStages = 3;
 
 struct ExportReport {
   std::string fingerprint;

@@ -10,9 +10,13 @@
 #include <sstream>
 
 #include "tern/config/config_section.h"
+#include "tern/config/toml_text.h"
+#include "tern/io/atomic_file.h"
 
 namespace tern::sweep {
 namespace {
+
+constexpr uint64_t kMaxSweepBytes = uint64_t{16} << 20;  // like a config file
 
 using config::config_error;
 using config::Section;
@@ -317,7 +321,7 @@ SweepSpec load_sweep(const std::string& path) {
     throw_error(ErrorCode::kNotFound, "sweep file '", path, "' does not exist");
   toml::table root;
   try {
-    root = toml::parse_file(path);
+    root = config::parse_toml(io::read_file(path, kMaxSweepBytes), path);
   } catch (const toml::parse_error& e) {
     throw_error(ErrorCode::kInvalidArgument, path, ":", e.source().begin.line, ":",
                 e.source().begin.column, ": TOML syntax error: ", e.description());

@@ -1,5 +1,6 @@
 // Checkpoint directories: atomic writing, validating reading, listing and pruning.
 #include "tern/train/checkpoint.h"
+#include "tern/train/checkpoint_lock.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -236,7 +237,8 @@ void remove_quietly(const fs::path& p) {
   if (ec) log_warning("could not remove '", p.string(), "': ", ec.message());
 }
 
-// Leftovers of writers that died: temp and trash directories (one writer per root is assumed).
+// Leftovers of writers that died: temp and trash directories. The caller holds root's
+// CheckpointDirLock, so no other live process writes there.
 void remove_leftovers(const std::string& root) {
   std::error_code ec;
   std::string mine = str_cat("-", ::getpid());
@@ -255,10 +257,8 @@ void remove_leftovers(const std::string& root) {
 std::string save_checkpoint(const std::string& root, nn::Model& model,
                             const CheckpointState& state) {
   std::error_code ec;
-  fs::create_directories(root, ec);
-  if (ec)
-    throw_error(ErrorCode::kUnavailable, "cannot create checkpoint directory '", root,
-                "': ", ec.message());
+  // Creates root; held by the run already (ModelCheckpoint, config::Trainer), else for this save.
+  const std::shared_ptr<CheckpointDirLock> lock = CheckpointDirLock::acquire(root);
   std::string final_dir = root + "/" + step_dir_name(state.position.global_step);
   remove_leftovers(root);
   std::string tmp =

@@ -17,6 +17,7 @@
 #include "tern/base/sha256.h"
 #include "tern/base/version.h"
 #include "tern/io/atomic_file.h"
+#include "tern/train/checkpoint_lock.h"
 #include "tern/train/model_checkpoint.h"
 #include "tern/train/model_weights.h"
 #include "tern/train/observe_test_util.h"
@@ -130,6 +131,7 @@ TEST_F(CheckpointTest, KeepLastAndSaveBestOnly) {
   EXPECT_NE(all.back().find("ckpt-0000000018"), std::string::npos);
   EXPECT_EQ(cb->last_saved(), all.back());
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename() == kCheckpointLockFile) continue;  // the run's lock (stays)
     EXPECT_EQ(e.path().filename().string().rfind("ckpt-", 0), 0u) << "leftover " << e.path();
   }
 
@@ -207,6 +209,7 @@ TEST_F(CheckpointTest, AnExistingStepDirectoryIsReplacedAndAFreshRunRefusesOldCh
   EXPECT_EQ(c.state.position.global_step, 2);
   EXPECT_EQ(list_checkpoints(dir).size(), 1u);
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().filename() == kCheckpointLockFile) continue;
     EXPECT_EQ(e.path().filename().string(), "ckpt-0000000002") << "leftover " << e.path();
   }
   // A new run (no resume) with a ModelCheckpoint on that folder: an error naming the way out.
@@ -247,7 +250,7 @@ TEST_F(CheckpointTest, AFailedSaveLeavesNoTemporaryDirectory) {
   }
   std::vector<std::string> left;
   for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    left.push_back(e.path().filename().string());
+    if (e.path().filename() != kCheckpointLockFile) left.push_back(e.path().filename().string());
   }
   ::umount(dir.c_str());
   EXPECT_NE(error.find("No space left on device"), std::string::npos) << error;

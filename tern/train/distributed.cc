@@ -82,14 +82,14 @@ void agree_on_model(nn::Model& model, TrainingState& state) {
   }
 }
 
-void check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch) {
+bool check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch) {
   std::vector<std::string> all = dp.comm().all_gather(std::to_string(batches));
   bool unknown = false, differ = false;
   for (const auto& a : all) {
     unknown = unknown || a.front() == '-';
     differ = differ || a != all[0];
   }
-  if (unknown || !differ) return;
+  if (unknown || !differ) return !unknown;
   std::string counts;
   for (size_t r = 0; r < all.size(); ++r)
     counts += str_cat(r ? ", " : "", "rank ", r, ": ", all[r]);
@@ -97,6 +97,12 @@ void check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch) {
               ": the workers' shards give different numbers of batches (", counts,
               "); every worker must take the same number of steps. Use a training set whose size "
               "divides evenly, or set training.steps_per_epoch");
+}
+
+void shard_ended_early(const dist::DataParallel& dp, int epoch, int64_t step, int64_t expected) {
+  throw_error(ErrorCode::kInvalidArgument, "epoch ", epoch, ": worker ", dp.rank(),
+              "'s training data ended after ", step, " batches, but its dataset's cardinality is ",
+              expected, " batches (every worker must take the same number of steps)");
 }
 
 bool all_have_batch(dist::DataParallel& dp, bool have, int epoch, int64_t step) {

@@ -25,12 +25,20 @@ bool is_chief(const nn::Model& model);
 void agree_on_model(nn::Model& model, TrainingState& state);
 
 // Every worker's number of batches this epoch (`batches` < 0: unknown, not checked):
-// InvalidArgument on every rank listing the counts when they differ.
-void check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch);
+// InvalidArgument on every rank listing the counts when they differ. True when every worker
+// knows its count (and so all counts are equal): fit then needs no per-step agreement.
+bool check_epoch_batches(dist::DataParallel& dp, int64_t batches, int epoch);
 
 // Whether every worker has a batch for this step (false when all are done); InvalidArgument on
-// every rank naming the workers that ran out when only some did.
+// every rank naming the workers that ran out when only some did. One collective per step: fit
+// calls it only when some worker's batch count is unknown (check_epoch_batches false).
 bool all_have_batch(dist::DataParallel& dp, bool have, int epoch, int64_t step);
+
+// A worker whose known batch count (`expected`) promised more batches than its shard gave:
+// InvalidArgument naming the rank (main aborts the job with it; the others may be waiting in a
+// collective).
+[[noreturn]] void shard_ended_early(const dist::DataParallel& dp, int epoch, int64_t step,
+                                    int64_t expected);
 
 // Non-trainable variables (batch-norm moving statistics) are updated by each worker from its own
 // batches; like Keras' ON_READ variables they are averaged over the workers when read: at the

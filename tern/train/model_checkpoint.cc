@@ -10,6 +10,7 @@
 #include "tern/base/logging.h"
 #include "tern/nn/model.h"
 #include "tern/train/checkpoint.h"
+#include "tern/train/checkpoint_lock.h"
 #include "tern/train/distributed.h"
 #include "tern/train/model_weights.h"
 #include "tern/train/training_state.h"
@@ -62,6 +63,7 @@ ModelCheckpoint::ModelCheckpoint(ModelCheckpointOptions options) : options_(std:
 
 void ModelCheckpoint::on_train_begin(Logs&) {
   have_best_ = false;
+  if (is_chief(*model())) lock_ = CheckpointDirLock::acquire(options_.dir);
   // A run that does not continue from a checkpoint would mix its checkpoints with an earlier
   // run's, and --resume would later pick whichever is newest (bad-input report F5).
   if (!model()->training_state()->resume && is_chief(*model())) {
@@ -125,6 +127,10 @@ void ModelCheckpoint::on_epoch_end(int, Logs& logs) {
   if (options_.save_freq == 0) maybe_save(logs);
 }
 
+void ModelCheckpoint::on_train_end(Logs&) {
+  lock_.reset();
+}
+
 void ModelCheckpoint::on_train_interrupted(Logs& logs) {
   maybe_save(logs, /*always=*/true);
   // ModelCheckpoint's is the checkpoint `tern train --resume` reads: it names the interrupt's.
@@ -141,6 +147,7 @@ BackupAndRestore::BackupAndRestore(BackupAndRestoreOptions options) : options_(s
 
 void BackupAndRestore::on_train_begin(Logs&) {
   restored_from_.clear();
+  if (is_chief(*model())) lock_ = CheckpointDirLock::acquire(options_.backup_dir);
   CheckpointScan scan = scan_checkpoints(options_.backup_dir);
   for (const auto& [dir, why] : scan.damaged) log_warning("skipping damaged backup: ", why);
   const std::optional<std::string>& latest = scan.latest;
@@ -194,6 +201,8 @@ void BackupAndRestore::on_train_interrupted(Logs&) {
 }
 
 void BackupAndRestore::on_train_end(Logs&) {
+  // Released when this returns (the backups deleted first, while it is held).
+  std::shared_ptr<CheckpointDirLock> lock = std::move(lock_);
   // An interrupted run keeps its backups: the next run continues from them.
   if (model()->training_state()->progress.interrupted_by != 0) return;
   if (!options_.delete_checkpoint || !is_chief(*model())) return;

@@ -6,13 +6,19 @@
 //                    exact batch it was saved at), backs up as it goes, and deletes the backups
 //                    when training finishes (Keras semantics); an interrupted fit backs up at its
 //                    last step and keeps the backups.
+// Both hold their directory's CheckpointDirLock (checkpoint_lock.h) from on_train_begin to
+// on_train_end on the worker that writes (rank 0): a second run on the same directory fails there,
+// before its first step.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "tern/train/callbacks.h"
 
 namespace tern::train {
+
+class CheckpointDirLock;
 
 struct ModelCheckpointOptions {
   std::string dir = "checkpoints";
@@ -31,12 +37,14 @@ class ModelCheckpoint : public Callback {
   void on_train_batch_end(int64_t step, Logs& logs) override;
   void on_epoch_end(int epoch, Logs& logs) override;
   void on_train_interrupted(Logs& logs) override;
+  void on_train_end(Logs& logs) override;
   // The newest checkpoint this callback wrote ("" if none).
   const std::string& last_saved() const { return last_saved_; }
 
  private:
   void maybe_save(const Logs& logs, bool always = false);
   ModelCheckpointOptions options_;
+  std::shared_ptr<CheckpointDirLock> lock_;
   bool maximize_ = false;
   bool have_best_ = false;
   double best_ = 0;
@@ -65,6 +73,7 @@ class BackupAndRestore : public Callback {
  private:
   std::string save();
   BackupAndRestoreOptions options_;
+  std::shared_ptr<CheckpointDirLock> lock_;
   std::string restored_from_;
 };
 

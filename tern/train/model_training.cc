@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "tern/base/row_error.h"
 #include "tern/base/trace.h"
 #include "tern/data/dataset.h"
 #include "tern/data/iterator.h"
@@ -40,6 +41,24 @@ void split_batch(const data::Element& e, const Tensor** x, const Tensor** y, boo
   }
   *x = &e[0];
   *y = e.size() >= 2 ? &e[1] : nullptr;
+}
+
+// Runs a compiled step on `batch`. An error about one row of an input that holds the batch (a label
+// or an embedding id out of range: RowError) gets that row's source position (the file and
+// record or line, data::Element::origin), and every error gets `context`.
+void run_step(runtime::Executable& exe, const data::Element& batch, std::string_view context) {
+  try {
+    exe.run();
+  } catch (const Error& err) {
+    std::string where;
+    const int64_t rows = batch.empty() || batch[0].rank() == 0 ? -1 : batch[0].shape().dim(0);
+    const auto* row = dynamic_cast<const RowError*>(&err);
+    if (row != nullptr && row->row() >= 0 && row->rows() == rows) {
+      const std::string at = data::row_position(batch, row->row());
+      where = str_cat(" (row ", row->row(), " of the batch", at.empty() ? "" : ": ", at, ")");
+    }
+    throw_error(err.code(), err.message(), where, context);
+  }
 }
 
 // fit()'s memory limit on the device allocator (FitOptions::memory_limit_bytes; the previous
@@ -127,7 +146,7 @@ EvalTotals run_eval(Model& m, TrainingState& s, const data::DatasetPtr& ds) {
     CompiledStep& c = s.get(m, StepKind::kEval, x->type(), &yt);
     c.exe->feed_at(c.x, *x);
     c.exe->feed_at(c.y, *y);
-    c.exe->run();
+    run_step(*c.exe, *e, "");
     int64_t n = x->shape().dim(0);
     t.loss_sum +=
         c.exe->output_host(static_cast<size_t>(c.loss_output)).get(0) * static_cast<double>(n);
@@ -293,11 +312,18 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
     for (auto& m : s.metrics) m->reset();
     std::optional<train::ProgressBar> bar;
     if (verbose > 0) bar.emplace(std::cout, interactive, epoch, options.epochs, known_steps);
+    // Data-parallel: every worker must take the same number of steps. Known counts are compared
+    // once per epoch; only when some worker's count is unknown do the workers agree at each step
+    // that all have a batch (a collective of its own).
+    int64_t dp_batches = -1;
+    bool dp_counts_known = false;
     if (dp) {
-      int64_t batches = train_data->cardinality();
-      if (batches >= 0 && options.steps_per_epoch > 0)
-        batches = std::min(batches, options.steps_per_epoch);
-      train::check_epoch_batches(*dp, batches, epoch);
+      dp_batches = train_data->cardinality();
+      if (options.steps_per_epoch > 0 && dp_batches == data::kInfiniteCardinality)
+        dp_batches = options.steps_per_epoch;
+      else if (dp_batches >= 0 && options.steps_per_epoch > 0)
+        dp_batches = std::min(dp_batches, options.steps_per_epoch);
+      dp_counts_known = train::check_epoch_batches(*dp, dp_batches, epoch);
     }
     data::Iterator it = train_data->make_iterator(static_cast<uint64_t>(epoch));
     double loss_sum = 0;
@@ -328,7 +354,12 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
         e = it.next();
         stats.input_wait_seconds += seconds_since(wait_start);
       }
-      if (dp ? !train::all_have_batch(*dp, e.has_value(), epoch, step) : !e) break;
+      if (dp && !dp_counts_known) {
+        if (!train::all_have_batch(*dp, e.has_value(), epoch, step)) break;
+      } else if (!e) {
+        if (dp && step < dp_batches) train::shard_ended_early(*dp, epoch, step, dp_batches);
+        break;
+      }
       s.progress.batch = &*e;
       const Tensor *x, *y;
       split_batch(*e, &x, &y, true, "fit");
@@ -355,12 +386,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       {
         TERN_TRACE_SCOPE("train_step", "step");
         Clock::time_point run_start = Clock::now();
-        try {
-          c.exe->run();
-        } catch (const Error& err) {
-          throw_error(err.code(), err.message(), " [training step ", s.progress.global_step,
-                      ": epoch ", epoch, ", batch ", step, "]");
-        }
+        run_step(*c.exe, *e,
+                 str_cat(" [training step ", s.progress.global_step, ": epoch ", epoch, ", batch ",
+                         step, "]"));
         stats.compute_seconds += seconds_since(run_start);
       }
       if (apply) {
@@ -491,7 +519,7 @@ Tensor Model::predict(std::shared_ptr<const data::Dataset> data) {
     ensure_built(*this, x);
     CompiledStep& c = s.get(*this, StepKind::kPredict, x.type(), nullptr);
     c.exe->feed_at(c.x, x);
-    c.exe->run();
+    run_step(*c.exe, *e, "");
     Tensor pred = c.exe->output_host(static_cast<size_t>(c.pred_output));
     // A host-accessible output is a view of the arena, rewritten by the next batch: keep a copy.
     parts.push_back(pred.storage() == c.exe->output(static_cast<size_t>(c.pred_output)).storage()

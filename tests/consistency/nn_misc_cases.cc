@@ -4,6 +4,7 @@
 
 #include <cmath>  // before random_tensor.h, which uses std::floor
 
+#include "tern/base/row_error.h"
 #include "tern/runtime/eager.h"
 #include "tests/consistency/op_case.h"
 #include "tests/support/random_tensor.h"
@@ -99,7 +100,19 @@ TEST(Embedding, GathersRowsAndRejectsOutOfRangeIds) {
   EXPECT_EQ(y.to_doubles(), (std::vector<double>{20, 21, 0, 1, 10, 11, 20, 21}));
   Tensor bad = Tensor::from_vector<int64_t>({3}, {0, 3, 1});
   EXPECT_TERN_ERROR(runtime::eager_call("embedding", {params, bad}), ErrorCode::kInvalidArgument,
-                    "embedding: id 3 at position 1 is out of range [0, 3)");
+                    "embedding: id 3 at position 1 (row 1 of ids [3]) is out of range [0, 3)");
+  // The row, for a caller that knows where the batch's rows came from (bad-input F18).
+  Tensor bad_rows = Tensor::from_vector<int64_t>({2, 3}, {0, 1, 2, 1, 7, 0});
+  try {
+    runtime::eager_call("embedding", {params, bad_rows});
+    ADD_FAILURE() << "no error";
+  } catch (const RowError& e) {
+    EXPECT_EQ(e.row(), 1);
+    EXPECT_EQ(e.rows(), 2);
+    EXPECT_NE(std::string(e.what()).find("id 7 at position 4 (row 1 of ids [2, 3])"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 }  // namespace tern::testing

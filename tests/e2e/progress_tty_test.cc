@@ -200,5 +200,92 @@ TEST_F(ProgressTty, NotATerminalOneLinePerEpoch) {
   }
 }
 
+// The text of every in-place draw of a ProgressLine ("\r<text>\033[K") in `out`.
+std::vector<std::string> progress_draws(const std::string& out, const std::string& label) {
+  std::vector<std::string> draws;
+  for (size_t at = out.find("\r" + label); at != std::string::npos;
+       at = out.find("\r" + label, at + 1)) {
+    const size_t end = out.find("\033[K", at);
+    draws.push_back(out.substr(at + 1, end == std::string::npos ? end : end - at - 1));
+  }
+  return draws;
+}
+
+// After the last draw the progress line is erased: no row of the final screen holds it; no line
+// drawn in place wrapped.
+void expect_erased(const std::string& out, size_t columns, const std::string& label) {
+  Screen screen(columns);
+  screen.feed(out);
+  EXPECT_EQ(screen.unknown, "");
+  for (size_t r = 0; r < screen.rows.size(); ++r) {
+    if (screen.redrawn[r]) {
+      EXPECT_FALSE(screen.wrapped[r]) << "a drawn line wrapped: " << screen.rows[r];
+    }
+    EXPECT_EQ(screen.rows[r].rfind(label, 0), std::string::npos)
+        << "a progress line was left: " << screen.rows[r] << "\n"
+        << out;
+  }
+}
+
+// Issue 16: long non-training work shows its progress on a terminal. `data convert` counts the
+// images; `data bench` draws every pass (warm-up and measured), each with its own count, rate and
+// ETA, and for a source of unknown size (a TFRecord) the total that the first pass counted;
+// `export` draws each of its stages (reading, building, loading, tracing, the self-check,
+// writing). Before, a quick export showed only its first step, the passes after the first were
+// dropped by the redraw limit, and a TFRecord pass never had a total.
+TEST_F(ProgressTty, ConvertBenchAndExportDrawEveryStageAndPass) {
+  const int columns = 100;
+  int status = -1;
+  const std::string records = dir_ + "/train.tfrecord";
+  std::string out = run_on_pty({TERN_TOOL_PATH, "data", "convert", dir_ + "/train-images.idx",
+                                records, "--labels", dir_ + "/train-labels.idx"},
+                               columns, &status);
+  ASSERT_EQ(status, 0) << out;
+  std::vector<std::string> draws = progress_draws(out, "convert: ");
+  ASSERT_FALSE(draws.empty()) << out;
+  EXPECT_NE(draws[0].find("/3000 images"), std::string::npos) << draws[0];
+  expect_erased(out, columns, "convert: ");
+
+  out = run_on_pty(
+      {TERN_TOOL_PATH, "data", "bench", "tfrecord " + records + " | parse_example | batch 100",
+       "--warmup-epochs", "1", "--epochs", "2"},
+      columns, &status);
+  ASSERT_EQ(status, 0) << out;
+  draws = progress_draws(out, "bench: ");
+  for (const char* pass : {"pass 1/3 (warm-up)", "pass 2/3 (measured)", "pass 3/3 (measured)"}) {
+    bool seen = false;
+    for (const std::string& d : draws) seen = seen || d.find(pass) != std::string::npos;
+    EXPECT_TRUE(seen) << pass << " never drawn:\n" << out;
+  }
+  bool total_known = false;  // after the first pass: "bench: k/30 batches (..%)"
+  for (const std::string& d : draws)
+    total_known = total_known || (d.find("/30 batches") != std::string::npos &&
+                                  d.find("pass 2/3") != std::string::npos);
+  EXPECT_TRUE(total_known) << out;
+  expect_erased(out, columns, "bench: ");
+  EXPECT_NE(out.find(" rows in 60 batches"), std::string::npos) << "the summary:\n" << out;
+
+  const pid_t trainer =
+      ::tern::testing::spawn_logged({TERN_TOOL_PATH, "train", config_, "--set", "training.epochs=1",
+                                     "--set", "training.batch_size=64"},
+                                    {}, dir_ + "/train.log");
+  ASSERT_EQ(::tern::testing::wait_bounded(trainer, std::chrono::seconds(120)), 0)
+      << ::tern::testing::read_log(dir_ + "/train.log");
+  out = run_on_pty({TERN_TOOL_PATH, "export", config_, "--out", dir_ + "/exported/1"}, columns,
+                   &status);
+  ASSERT_EQ(status, 0) << out;
+  draws = progress_draws(out, "export: ");
+  for (const char* stage :
+       {"reading the data's shape", "building the model", "loading the weights",
+        "tracing the inference graph", "self-check", "writing the model directory"}) {
+    bool seen = false;
+    for (const std::string& d : draws) seen = seen || d.find(stage) != std::string::npos;
+    EXPECT_TRUE(seen) << "export stage '" << stage << "' never drawn:\n" << out;
+  }
+  expect_erased(out, columns, "export: ");
+  EXPECT_NE(out.find("\033[Kexported "), std::string::npos) << "the summary after the erase:\n"
+                                                            << out;
+}
+
 }  // namespace
 }  // namespace tern

@@ -238,7 +238,8 @@ TEST_F(BadInputCommand, HugeLabelsAndStepCountsAreHandledExactly) {
                                           << "1,1,1,1,1,1,1,1,9223372036854775807\n";
   const std::string cfg = csv_config(dir_, dir_ + "/huge_label.csv");
   EXPECT_TERN_ERROR(run({"train", cfg, "--quiet"}, cmd_train), ErrorCode::kInvalidArgument,
-                    "label 9223372036854775807 (row 0 of a batch) is outside [0, 2)");
+                    "label 9223372036854775807 at " + dir_ +
+                        "/huge_label.csv:2 (row 0 of a batch) is outside [0, 2)");
   write_csv(dir_ + "/train.csv", 64, 1);
   EXPECT_EQ(
       run({"train", csv_config(dir_, dir_ + "/train.csv"), "--quiet", "--set",

@@ -156,18 +156,23 @@ int bench(BenchFlags& f) {
     per_pass = per_pass < 0 ? f.max_batches : std::min(per_pass, f.max_batches);
   data::PipelineBenchResult r;
   {
-    // Counted over every pass (warm-up ones included), so the rate and ETA cover the whole run.
+    // One line per pass, warm-up ones included: its count, rate and ETA are that pass's (a
+    // measured pass is what the summary reports). A source of unknown size gets its total from
+    // the first pass.
     const int64_t passes = f.warmup + f.epochs;
-    ProgressLine line(std::cerr, "bench", batched ? "batches" : "elements",
-                      per_pass < 0 ? -1 : per_pass * passes,
+    ProgressLine line(std::cerr, "bench", batched ? "batches" : "elements", per_pass,
                       is_interactive_terminal(STDERR_FILENO));
-    int64_t before = 0, current_pass = 0, last = 0;
+    int64_t current_pass = 0, last = 0;
     r = data::bench_input_pipeline(
         ds, batched, f.epochs, f.warmup, f.max_batches, [&](int64_t pass, int64_t, int64_t taken) {
-          if (pass != current_pass) before += last, current_pass = pass;
+          if (pass != current_pass) {
+            if (per_pass < 0 && current_pass == 0) per_pass = last;
+            line.restart(per_pass);
+            current_pass = pass;
+          }
           last = taken;
-          line.update(before + taken,
-                      str_cat("pass ", pass + 1, "/", passes, pass < f.warmup ? " (warm-up)" : ""));
+          line.update(taken, str_cat("pass ", pass + 1, "/", passes,
+                                     pass < f.warmup ? " (warm-up)" : " (measured)"));
         });
   }
   std::cout << std::fixed << std::setprecision(2) << r.rows

@@ -12,6 +12,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/base/row_error.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -153,8 +154,8 @@ void sparse_xent_f32(KernelContext& ctx) {
   for (int64_t r = 0; r < rows; ++r) {  // errors cannot leave an OpenMP region: check first
     int64_t label = static_cast<int64_t>(labels[r]);
     if (label < 0 || label >= c) {
-      throw_error(ErrorCode::kInvalidArgument, "sparse_softmax_cross_entropy: label ", label,
-                  " in row ", r, " is out of range [0, ", c, ")");
+      throw_row_error(ErrorCode::kInvalidArgument, r, rows, "sparse_softmax_cross_entropy: label ",
+                      label, " in row ", r, " is out of range [0, ", c, ")");
     }
   }
 #pragma omp parallel for schedule(static) if (rows * c >= kParallelThreshold && !omp_in_parallel())

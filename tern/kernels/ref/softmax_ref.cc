@@ -2,6 +2,7 @@
 // helpers, and the fused cross-entropy losses. Every reduction runs in double.
 #include <cmath>
 
+#include "tern/base/row_error.h"
 #include "tern/kernels/ref/ref.h"
 #include "tern/ops/infer.h"
 
@@ -89,8 +90,8 @@ void sparse_xent_ref(KernelContext& ctx) {
   for (int64_t r = 0; r < rows; ++r) {
     int64_t label = static_cast<int64_t>(labels[r]);
     if (label < 0 || label >= c) {
-      throw_error(ErrorCode::kInvalidArgument, "sparse_softmax_cross_entropy: label ", label,
-                  " in row ", r, " is out of range [0, ", c, ")");
+      throw_row_error(ErrorCode::kInvalidArgument, r, rows, "sparse_softmax_cross_entropy: label ",
+                      label, " in row ", r, " is out of range [0, ", c, ")");
     }
     const int64_t base = r * c;
     double mx = -INFINITY;
