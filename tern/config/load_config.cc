@@ -11,7 +11,6 @@
 #include "tern/base/sha256.h"
 #include "tern/base/strings.h"
 #include "tern/config/read_sections.h"
-#include "tern/config/toml_guard.h"
 #include "tern/io/atomic_file.h"
 
 namespace tern::config {
@@ -177,7 +176,6 @@ toml::table parse_with_overrides(const std::string& path,
   } catch (const Error& e) {
     throw ConfigError(e.code(), str_cat("config file: ", e.message()));
   }
-  check_toml_text(text, path);  // what toml++ 3.3.0 would abort on
   toml::table root;
   try {
     root = parse_toml(text, path);

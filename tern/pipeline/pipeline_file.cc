@@ -10,7 +10,7 @@
 #include <sstream>
 
 #include "tern/config/config_section.h"
-#include "tern/config/toml_guard.h"
+#include "tern/config/toml_text.h"
 #include "tern/io/atomic_file.h"
 #include "tern/pipeline/schema.h"
 #include "tern/transform/spec.h"
@@ -204,7 +204,6 @@ void read_schema(Section& top, PipelineSpec& s, bool check_files) {
   if (!g.path.empty() && check_files) {
     try {
       const std::string schema_text = io::read_file(g.path, kMaxPipelineBytes);
-      config::check_toml_text(schema_text, g.path);
       parse_schema(schema_text, g.path);  // checked keys: file:line
     } catch (const config::ConfigError&) {
       throw;
@@ -422,10 +421,9 @@ std::string PipelineSpec::settings_json(const std::string& c) const {
 
 PipelineSpec parse_pipeline(std::string_view text, const std::string& file,
                             const std::string& out_dir, bool check_files) {
-  config::check_toml_text(text, file);  // what toml++ 3.3.0 would abort on
   toml::table root;
   try {
-    root = toml::parse(text, file);
+    root = config::parse_toml(text, file);
   } catch (const toml::parse_error& e) {
     throw config::ConfigError(
         ErrorCode::kInvalidArgument,
