@@ -105,6 +105,9 @@ TEST(BadInputConfig, NonsenseValuesAreErrors) {
     SCOPED_TRACE(set);
     EXPECT_TERN_ERROR(load_config(p, {set}), ErrorCode::kInvalidArgument, says);
   }
+  // A --set value with a line break set its first line and dropped the rest.
+  EXPECT_TERN_ERROR(load_config(p, {"training.epochs=2\noptimizer.learning_rate=5"}),
+                    ErrorCode::kInvalidArgument, "the value holds a line break");
   EXPECT_TERN_ERROR(load_config(p, {"schedule.name=\"cosine\"", "schedule.alpha=-5.0"}),
                     ErrorCode::kInvalidArgument, "key 'schedule.alpha' must be in [0, 1], got -5");
   EXPECT_TERN_ERROR(load_config(p, {"schedule.name=\"piecewise\"", "schedule.boundaries=[10]",

@@ -109,6 +109,9 @@ void apply_override(toml::table& root, const std::string& spec, const std::strin
   size_t eq = spec.find('=');
   if (eq == std::string::npos || eq == 0) fail("expected key=value");
   std::string key = spec.substr(0, eq), value = spec.substr(eq + 1);
+  // TOML would read the text after a line break as more keys, which were silently dropped.
+  if (value.find_first_of("\r\n") != std::string::npos)
+    fail("the value holds a line break; one --set sets one key (give one --set per key)");
   toml::table parsed;
   try {
     parsed = parse_with_source("v = " + value, flag);
