@@ -1,5 +1,5 @@
-// The components of a pipeline, one file each (make_component in component.cc picks one):
-// ingest_component.cc, statistics_component.cc, schema_component.cc, validate_component.cc,
+// The components of a pipeline (make_component in component.cc picks one): ingest, statistics,
+// schema and validate around the data side's library calls in data_components.cc;
 // transform_component.cc, train_component.cc, evaluate_component.cc, push_component.cc.
 #pragma once
 

@@ -12,6 +12,7 @@
 #include "tern/pipeline/ingest.h"
 #include "tern/pipeline/schema.h"
 #include "tern/pipeline/statistics.h"
+#include "tern/pipeline/stats_report.h"
 #include "tern/pipeline/validate.h"
 
 namespace tern::pipeline {
@@ -111,7 +112,7 @@ class StatisticsComponent : public Component {
     }
     std::vector<std::pair<std::string, const DatasetStatistics*>> views;
     for (const auto& [split, st] : all) views.emplace_back(split, &st);
-    // TMP: write_statistics_report(views, (fs::path(run.dir) / "report.html").string());
+    write_statistics_report(views, (fs::path(run.dir) / "report.html").string());
     Artifact a;
     a.type = "ExampleStatistics";
     a.uri = run.dir;
@@ -225,6 +226,10 @@ class ValidateComponent : public Component {
     std::vector<Anomaly> anomalies = validate_statistics(schema, train, eval ? &*eval : nullptr,
                                                          previous ? &*previous : nullptr);
     write_anomalies(anomalies, run.dir);
+    // The statistics page again, the anomalies listed first and marked in their rows.
+    SplitStatistics views = {{"train", &train}};
+    if (eval) views.emplace_back("eval", &*eval);
+    write_statistics_report(views, run.dir + "/report.html", anomalies);
     int64_t errors = 0;
     for (const Anomaly& a : anomalies) errors += a.severity == "error";
     Artifact a;
@@ -233,6 +238,7 @@ class ValidateComponent : public Component {
     a.properties = {{"errors", std::to_string(errors)},
                     {"warnings", std::to_string(static_cast<int64_t>(anomalies.size()) - errors)},
                     {"report", run.dir + "/anomalies.md"},
+                    {"page", run.dir + "/report.html"},
                     {"drift_checked", previous ? "1" : "0"}};
     ComponentOutput out;
     out.outputs.push_back({"anomalies", a});

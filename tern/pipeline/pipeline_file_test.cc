@@ -134,6 +134,20 @@ max_regression = 0.05
   EXPECT_EQ(p["serving_base_path"], "/srv/models/cars");
 }
 
+// The example pipelines read (their data from Debian's packages; the test runs in the source tree).
+TEST(ExamplePipelines, Load) {
+  if (!fs::exists("/usr/lib/python3/dist-packages/statsmodels/gam/tests/results/autos.csv") ||
+      !fs::exists("/usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz"))
+    GTEST_SKIP() << "python3-statsmodels or dataset-fashion-mnist missing";
+  PipelineSpec autos = load_pipeline("examples/autos_pipeline.toml");
+  EXPECT_EQ(autos.components().size(), 8u);
+  EXPECT_EQ(autos.root, "runs/pipelines/autos");
+  EXPECT_FALSE(autos.schema->path.empty());
+  PipelineSpec fmnist = load_pipeline("examples/fashion_mnist_pipeline.toml");
+  EXPECT_EQ(fmnist.components().size(), 8u);
+  EXPECT_EQ(fmnist.ingest->split_files.at("eval").size(), 2u);
+}
+
 TEST_F(PipelineFileTest, ErrorsNameFileLineAndKey) {
   const std::string head = "[pipeline]\nname = \"p\"\n";
   std::string e =
