@@ -10,6 +10,9 @@
 namespace tern {
 namespace {
 
+// toml++ 3.3 reaches __builtin_unreachable classifying such a byte (undefined behaviour).
+constexpr const char* kNonAscii = "a character above ASCII outside a string or comment";
+
 bool bare_key_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
 }
@@ -88,9 +91,19 @@ std::optional<TomlTextProblem> toml_text_problem(std::string_view text) {
       while (k < text.size() && (text[k] == ' ' || text[k] == '\t')) ++k;
       if (k >= text.size() || !(bare_key_char(text[k]) || text[k] == '"' || text[k] == '\''))
         return problem_at(text, k, "a table header needs a key (bare, or quoted)");
-      while (i < text.size() && text[i] != '\n') ++i;  // the rest is toml++'s to check
+      // The rest is toml++'s to check, but for bytes above ASCII outside its quoted keys.
+      while (i < text.size() && text[i] != '\n' && text[i] != '#') {
+        if (text[i] == '"' || text[i] == '\'') {
+          i = skip_string(text, i);
+        } else if (static_cast<unsigned char>(text[i]) >= 0x80) {
+          return problem_at(text, i, kNonAscii);
+        } else {
+          ++i;
+        }
+      }
       continue;
     }
+    if (static_cast<unsigned char>(c) >= 0x80) return problem_at(text, i, kNonAscii);
     line_start = false;
     if (expect_value && c == '}') return problem_at(text, i, "an array expects a value, saw '}'");
     expect_value = false;

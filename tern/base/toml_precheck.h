@@ -5,7 +5,9 @@
 //   - control characters other than tab, LF and CR (TOML allows none anywhere, comments included);
 //   - a table header whose key does not start with a bare-key character or a quote (`[&`, `[[=`;
 //     toml++ asserts in parse_key, fixed upstream in marzer/tomlplusplus#301);
-//   - a '}' where an array expects a value (`[1, }]`: toml++ asserts in parse_value).
+//   - a '}' where an array expects a value (`[1, }]`: toml++ asserts in parse_value);
+//   - a byte above ASCII outside strings and comments (`x = 1 \xc2\xa1`: toml++ reaches
+//     __builtin_unreachable classifying it).
 // To know what is a header and what is a value it follows strings (basic, literal, multi-line),
 // comments, arrays and inline tables.
 #pragma once
