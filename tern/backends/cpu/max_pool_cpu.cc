@@ -24,13 +24,6 @@ using kernels::KernelContext;
 constexpr int64_t kParallelThreshold = 1 << 15;  // input elements below which one thread runs
 constexpr int64_t kChannelBlock = 64;            // channels handled per SIMD pass
 
-inline float to_f32(float v) {
-  return v;
-}
-inline float to_f32(bfloat16 v) {
-  return static_cast<float>(v);
-}
-
 // As ref: a NaN best stays; else a NaN v takes its place (the window's first NaN), else the
 // larger (ties keep the earlier). Written as max over NaN-first selects, which GCC vectorizes.
 inline float merge(float best, float v) {
@@ -80,12 +73,12 @@ void pool_row(const ops::Pool2dGeometry& g, const T* x, T* y, int64_t n, int64_t
       const int64_t cn = std::min(kChannelBlock, g.c - c0);
       alignas(64) float best[kChannelBlock];
       const T* first = x + ((n * g.h + h0) * g.w + w0) * g.c + c0;
-      for (int64_t c = 0; c < cn; ++c) best[c] = to_f32(first[c]);
+      for (int64_t c = 0; c < cn; ++c) best[c] = static_cast<float>(first[c]);
       for (int64_t h = h0; h < h1; ++h) {
         for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w1; ++w) {
           const T* xs = x + ((n * g.h + h) * g.w + w) * g.c + c0;
 #pragma omp simd
-          for (int64_t c = 0; c < cn; ++c) best[c] = merge(best[c], to_f32(xs[c]));
+          for (int64_t c = 0; c < cn; ++c) best[c] = merge(best[c], static_cast<float>(xs[c]));
         }
       }
       for (int64_t c = 0; c < cn; ++c) out[c0 + c] = static_cast<T>(best[c]);

@@ -26,13 +26,6 @@ using kernels::KernelContext;
 constexpr int64_t kParallelThreshold = 1 << 15;  // input elements below which one thread runs
 constexpr int64_t kChannelBlock = 64;            // channels handled per SIMD pass
 
-inline float to_f32(float v) {
-  return v;
-}
-inline float to_f32(bfloat16 v) {
-  return static_cast<float>(v);
-}
-
 // d[c] = keep[c] ? v[c] : +0, as raw bits (bf16 is a 16-bit pattern, f32 a 32-bit one).
 template <typename T>
 inline void select_row(T* __restrict d, const T* __restrict v, const int32_t* __restrict pos,
@@ -77,7 +70,8 @@ void grad_2x2(const T* __restrict x00, const T* __restrict x01, const T* __restr
   // Integer masks and ANDs (not selects on bools) keep the loop vectorized.
 #pragma omp simd
   for (int64_t c = 0; c < n; ++c) {
-    float a = to_f32(x00[c]), b = to_f32(x01[c]), e = to_f32(x10[c]), f = to_f32(x11[c]);
+    float a = static_cast<float>(x00[c]), b = static_cast<float>(x01[c]),
+          e = static_cast<float>(x10[c]), f = static_cast<float>(x11[c]);
     Bits k1 = beats_mask<Bits>(b, a);
     float best = k1 ? b : a;
     Bits k2 = beats_mask<Bits>(e, best);
@@ -115,14 +109,14 @@ void grad_row(const ops::Pool2dGeometry& g, const T* x, const T* dy, T* dx, int6
       alignas(64) float best[kChannelBlock];
       alignas(64) int32_t pos[kChannelBlock];
       const T* first = x + ((n * g.h + h0) * g.w + w0) * g.c + c0;
-      for (int64_t c = 0; c < cn; ++c) best[c] = to_f32(first[c]), pos[c] = 0;
+      for (int64_t c = 0; c < cn; ++c) best[c] = static_cast<float>(first[c]), pos[c] = 0;
       int32_t p = 0;
       for (int64_t h = h0; h < h1; ++h) {
         for (int64_t w = w0; w < w1; ++w, ++p) {
           const T* xs = x + ((n * g.h + h) * g.w + w) * g.c + c0;
 #pragma omp simd
           for (int64_t c = 0; c < cn; ++c) {
-            float v = to_f32(xs[c]);
+            float v = static_cast<float>(xs[c]);
             bool more = beats(v, best[c]);  // the first maximum (or first NaN) wins
             best[c] = more ? v : best[c];
             pos[c] = more ? p : pos[c];
