@@ -30,16 +30,17 @@ test-install: build
 	ctest --test-dir $(BUILD) --output-on-failure -L install
 
 # Parsers (IR text, TFRecord framing and protobuf wire format, safetensors/event files, IDX/CSV,
-# the per-worker checkpoint blobs, the pipeline's statistics / anomalies JSON and schema TOML,
+# the per-worker checkpoint blobs, training configs (load_config, render_config), the pipeline's
+# statistics / anomalies JSON and schema TOML,
 # transform specs and analysis.json) under ASan+UBSan, and the fuzz targets replaying seeds and
 # random mutations (cmake/tern_fuzz.cmake).
 ASAN_TESTS = tern_ir_test tern_format_test tern_io_test tern_data_test tern_serve_test tern_dist_test \
-	tern_pipeline_test tern_transform_test fuzz
+	tern_config_test tern_pipeline_test tern_transform_test fuzz
 test-asan:
 	cmake -S . -B $(ASAN_BUILD) -G Ninja -DTERN_SANITIZE=ON -DCMAKE_BUILD_TYPE=Debug -DTERN_WERROR=ON \
 	  $(CMAKE_FLAGS)
 	cmake --build $(ASAN_BUILD) -j $(JOBS) --target $(ASAN_TESTS)
-	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|pipeline|transform|fuzz_.*)$$'
+	ctest --test-dir $(ASAN_BUILD) --output-on-failure -j $(JOBS) -R '^(ir|format|io|data|serve|dist|config|pipeline|transform|fuzz_.*)$$'
 
 # Coverage-guided fuzzing: every *_fuzz.cc with libFuzzer (clang, ASan+UBSan), FUZZ_SECONDS each.
 FUZZ_BUILD ?= build-fuzz

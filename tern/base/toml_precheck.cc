@@ -11,7 +11,8 @@ namespace tern {
 namespace {
 
 // toml++ 3.3 reaches __builtin_unreachable classifying such a byte (undefined behaviour).
-constexpr const char* kNonAscii = "a character above ASCII outside a string or comment";
+constexpr const char* kNonAscii =
+    "a non-ASCII character outside a string or comment (TOML allows it only in those)";
 
 bool bare_key_char(char c) {
   return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
@@ -19,14 +20,16 @@ bool bare_key_char(char c) {
 
 TomlTextProblem problem_at(std::string_view text, size_t at, std::string what) {
   TomlTextProblem p{1, 1, std::move(what)};
-  size_t start = 0;
+  int column = 1;  // in characters, as toml++ counts them (UTF-8 continuation bytes skipped)
   for (size_t i = 0; i < at && i < text.size(); ++i) {
     if (text[i] == '\n') {
       ++p.line;
-      start = i + 1;
+      column = 1;
+    } else if ((static_cast<unsigned char>(text[i]) & 0xc0) != 0x80) {
+      ++column;
     }
   }
-  p.column = static_cast<int>(at - start + 1);
+  p.column = column;
   return p;
 }
 

@@ -22,8 +22,10 @@ TEST(TomlPrecheck, FindsWhatTomlPlusPlusAbortsOn) {
   EXPECT_EQ(problem("a = {b = [}]}"), "1:11 an array expects a value, saw '}'");
   EXPECT_EQ(problem("a = \"x\x01\""), "1:7 control character 0x01 is not allowed");
   EXPECT_EQ(problem("# \x7f"), "1:3 control character 0x7f is not allowed");
-  EXPECT_EQ(problem("x = 1 \xc2\xa1"), "1:7 a character above ASCII outside a string or comment");
-  EXPECT_EQ(problem("[a\xc3\xbc]"), "1:3 a character above ASCII outside a string or comment");
+  EXPECT_EQ(problem("x = 1 \xc2\xa1"),
+            "1:7 a non-ASCII character outside a string or comment (TOML allows it only in those)");
+  EXPECT_EQ(problem("[a\xc3\xbc]"),
+            "1:3 a non-ASCII character outside a string or comment (TOML allows it only in those)");
   EXPECT_EQ(problem("[\"\xc3\xbc\"]\nx = \"\xc3\xbc\" # \xc3\xbc"), "");
 }
 

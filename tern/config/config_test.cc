@@ -236,6 +236,44 @@ max_delta = 0.2
             load_config(p, {"data.transforms[1].max_delta=0.05", "training.epochs=4"}).sha256);
 }
 
+// render_config writes the TOML itself, values through the config hash's float-safe printer:
+// toml++'s formatter takes log10 of each float in an array and casts it to size_t (undefined
+// below 1, bad-input F13: schedule.values = [0.1]). This is what the sweep writes as a trial's
+// config and best.toml, and the pipeline as its training config.
+TEST(Config, RenderedFloatArraysAndQuotedKeysLoadAsTheSameConfig) {
+  std::string p = write_config("render_floats.toml", R"(
+[model]
+name = "mlp"
+[schedule]
+name = "piecewise"
+boundaries = [10, 20]
+values = [0.1, 0.01, 0.001]
+[data]
+source = "tfrecord"
+train_files = "train.tfrecord"
+test_files = "test.tfrecord"
+input = "image/encoded"
+label = "image/class/label"
+num_classes = 10
+[data.features]
+"image/encoded" = {type = "bytes", dtype = "u8", shape = [28, 28, 1]}
+"image/class/label" = {type = "int64"}
+[[data.transforms]]
+op = "parse"
+[[data.transforms]]
+op = "map"
+fn = "normalize"
+mean = [0.5]
+std = [0.25]
+)");
+  std::string rendered = render_config(p, {"training.epochs=3"});
+  EXPECT_NE(rendered.find("\nvalues = [ 0.1"), std::string::npos) << rendered;
+  EXPECT_NE(rendered.find("\n'image/encoded' = { "), std::string::npos) << rendered;
+  EXPECT_NE(rendered.find("[[data.transforms]]"), std::string::npos) << rendered;
+  TrainConfig again = load_config(write_config("render_floats_out.toml", rendered));
+  EXPECT_EQ(again.sha256, load_config(p, {"training.epochs=3"}).sha256);
+}
+
 TEST(Config, MixedFloat16AndItsLossScale) {
   std::string p = write_config("f16.toml", R"(
 [training]

@@ -5,6 +5,8 @@
 #include "tern/config/toml_text.h"
 
 #include <toml++/toml.h>
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <sstream>
 
@@ -243,11 +245,50 @@ TrainConfig load_config(const std::string& path, const std::vector<std::string>&
   }
 }
 
+namespace {
+
+// A key as TOML writes it: bare when it can be, else a basic string.
+std::string toml_key(std::string_view k) {
+  const bool bare = !k.empty() && std::all_of(k.begin(), k.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '-';
+  });
+  if (bare) return std::string(k);
+  std::ostringstream os;
+  os << toml::toml_formatter{toml::value<std::string>(std::string(k))};
+  return os.str();
+}
+
+// `t` as TOML: its values first (through toml_text, so no float reaches toml++'s formatter: see
+// toml_text), then its sub-tables as [a.b] and its arrays of tables as [[a.b]].
+void render_table(const toml::table& t, const std::string& prefix, std::string& out) {
+  for (const auto& [k, v] : t) {
+    const toml::table* sub = v.as_table();
+    const toml::array* arr = v.as_array();
+    if ((sub && !sub->is_inline()) || (arr && !arr->empty() && arr->is_array_of_tables())) continue;
+    out += toml_key(k.str()) + " = " + toml_text(v) + "\n";
+  }
+  for (const auto& [k, v] : t) {
+    const std::string name = (prefix.empty() ? "" : prefix + ".") + toml_key(k.str());
+    if (const toml::table* sub = v.as_table(); sub && !sub->is_inline()) {
+      out += "\n[" + name + "]\n";
+      render_table(*sub, name, out);
+    } else if (const toml::array* arr = v.as_array();
+               arr && !arr->empty() && arr->is_array_of_tables()) {
+      for (const toml::node& e : *arr) {
+        out += "\n[[" + name + "]]\n";
+        render_table(*e.as_table(), name, out);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 std::string render_config(const std::string& path, const std::vector<std::string>& overrides) {
   toml::table root = parse_with_overrides(path, overrides);
-  std::ostringstream os;
-  os << toml::toml_formatter{root} << "\n";
-  return os.str();
+  std::string out;
+  render_table(root, "", out);
+  return out;
 }
 
 }  // namespace tern::config
