@@ -27,6 +27,14 @@ struct KernelSignature {
   std::vector<TensorType> outputs;
   DeviceType device = DeviceType::kCPU;
   bool deterministic = false;  // determinism mode: only bitwise-reproducible kernels accept
+  // constant_inputs[i]: input i holds the same bytes at every run of this kernel (a constant, or
+  // a variable of an executable compiled with frozen variables, e.g. a served model), so the
+  // kernel may keep what it derives from them (a filter in its primitive's layout). Empty: none.
+  std::vector<bool> constant_inputs;
+
+  bool input_is_constant(size_t i) const {
+    return i < constant_inputs.size() && constant_inputs[i];
+  }
 
   DType key_dtype() const { return op->key_dtype(inputs, outputs); }
   std::string to_string() const;  // "matmul(f32[2, 3], f32[3, 4]) -> f32[2, 4]"

@@ -128,11 +128,13 @@ class Executable::Binder {
                   " but the graph expects ", n->output()->type().to_string());
     }
     bound_[n->output()] = v;
+    if (options_.frozen_variables) constant_.insert(n->output());
   }
 
   void bind_constant(ir::Node* n) {
     bound_[n->output()] = n->attrs().get_tensor("value");
     immutable_.insert(n->output());
+    constant_.insert(n->output());
   }
 
   // A reshape of a fed input or a constant (which no step writes) is a view, not a step: e.g.
@@ -146,6 +148,7 @@ class Executable::Binder {
     }
     bound_[n->output()] = bound_.at(n->input(0)).reshape(n->output()->shape());
     immutable_.insert(n->output());
+    if (constant_.count(n->input(0))) constant_.insert(n->output());
     return true;
   }
 
@@ -153,7 +156,10 @@ class Executable::Binder {
     kernels::KernelSignature sig;
     sig.op = &n->op();
     sig.attrs = &n->attrs();
-    for (ir::Value* v : n->inputs()) sig.inputs.push_back(v->type());
+    for (ir::Value* v : n->inputs()) {
+      sig.inputs.push_back(v->type());
+      sig.constant_inputs.push_back(constant_.count(v) > 0);
+    }
     for (int i = 0; i < n->num_outputs(); ++i) sig.outputs.push_back(n->output(i)->type());
     sig.device = options_.device;
     sig.deterministic = options_.deterministic;
@@ -241,6 +247,8 @@ class Executable::Binder {
   std::unordered_map<const ir::Value*, Tensor> pinned_;
   // Values no step writes during a run: fed inputs, constants and views of them.
   std::unordered_set<const ir::Value*> immutable_, is_output_;
+  // Values with the same bytes at every run: constants, frozen variables and views of them.
+  std::unordered_set<const ir::Value*> constant_;
   std::unordered_map<std::pair<const ir::Value*, DeviceBackend*>, Tensor, PairHash> copies_;
 };
 

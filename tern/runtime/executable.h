@@ -30,6 +30,10 @@ struct CompileOptions {
   // for "mixed_float16". A policy, not an optimization: applied even with optimize = false.
   DType mixed_precision = DType::kF32;
   std::string force_kernel;  // e.g. "ref": use only that candidate (tests)
+  // The variables the graph reads do not change while the executable lives (nothing assigns
+  // them: a served model). Kernels may then prepare what they derive from them once (oneDNN
+  // convolutions reorder their filter at the first run only). Off for anything that trains.
+  bool frozen_variables = false;
   // Operands that must live in memory the caller owns (a gradient bucket of the all-reduce):
   // pin(node, is_output, index) returns that tensor, or an undefined one. A pinned output is bound
   // to it; a pinned input is bound to it when its producer is a step and every reader pins it to

@@ -115,10 +115,12 @@ LoadedModel::Lease LoadedModel::acquire(const RunGraph& rg, int64_t batch) const
   if (!lease.exe) {
     std::lock_guard<std::mutex> lock(compile_mu_);
     const ir::Graph& g = *rg.graph;
+    runtime::CompileOptions options;
+    options.frozen_variables = true;  // a loaded model's weights never change
     if (graph_batch_size(g) == batch) {
-      lease.exe = runtime::Executable::compile(g, vars_);
+      lease.exe = runtime::Executable::compile(g, vars_, options);
     } else {
-      lease.exe = runtime::Executable::compile(*rebatch(g, batch), vars_);
+      lease.exe = runtime::Executable::compile(*rebatch(g, batch), vars_, options);
     }
   }
   return lease;

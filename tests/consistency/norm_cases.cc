@@ -182,7 +182,7 @@ TEST(NormKernels, MixedBatchNormHasFastKernels) {
     auto signature = [&](DType xd, DType pd, ops::Attrs& attrs) {
       std::vector<TensorType> in = types(xd, pd, grad);
       std::vector<TensorType> out = op.check_and_infer(name, in, attrs);
-      return kernels::KernelSignature{&op, &attrs, in, out, DeviceType::kCPU, false};
+      return kernels::KernelSignature{&op, &attrs, in, out, DeviceType::kCPU, false, {}};
     };
     ops::Attrs mixed_attrs, bf16_attrs;
     kernels::KernelSignature mixed = signature(DType::kBF16, DType::kF32, mixed_attrs);

@@ -1,5 +1,7 @@
 // oneDNN conv2d and fused_conv2d forward: NHWC activations, the HWIO filter reordered each run
-// into the blocked layout the primitive chose (the reorder primitive is built once), groups
+// into the blocked layout the primitive chose (the reorder primitive is built once; a constant
+// filter, as in a served model, only at the first run: for Winograd the reorder is the filter
+// transform, most of a batch-1 ResNet-18 call when it ran every time), groups
 // (incl. depthwise) through grouped weight dims; fused_conv2d adds bias, residual (sum post-op)
 // and activation (eltwise post-op; relu after the primitive, keeping NaN). Also the shared
 // descriptor helpers of onednn_conv.h.
@@ -68,7 +70,7 @@ void choose_conv_algorithm(ConvDescs& d, const std::function<size_t(const ConvDe
   d.alg = dnnl::algorithm::convolution_direct;
   if (!enabled || d.src.data_type() != dnnl_dt::f32 || g.kh != 3 || g.kw != 3 || g.stride_h != 1 ||
       g.stride_w != 1 || g.dil_h != 1 || g.dil_w != 1 || g.groups != 1 || g.c_in % 16 != 0 ||
-      g.c_out % 16 != 0) {
+      g.c_out % 16 != 0 || g.n * g.out_h * g.out_w < kWinogradMinOutputPixels) {
     return;
   }
   d.alg = dnnl::algorithm::convolution_winograd;
@@ -98,6 +100,15 @@ const void* WeightsReorder::to_primitive(const void* user) {
   return buffer_.data();
 }
 
+const void* WeightsReorder::to_primitive_kept(const void* user) {
+  if (!needed()) return user;
+  if (kept_from_ != user) {
+    reorder_.run(user, buffer_.data());
+    kept_from_ = user;
+  }
+  return buffer_.data();
+}
+
 void WeightsReorder::to_user(void* user) {
   reorder_.run(buffer_.data(), user);
 }
@@ -120,7 +131,8 @@ ConvDescs forward_descs(const kernels::KernelSignature& sig, const Epilogue& ep)
 
 class ConvForwardKernel {
  public:
-  ConvForwardKernel(const kernels::KernelSignature& sig, Epilogue ep) : ep_(std::move(ep)) {
+  ConvForwardKernel(const kernels::KernelSignature& sig, Epilogue ep)
+      : ep_(std::move(ep)), constant_filter_(sig.input_is_constant(1)) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       ConvDescs d = forward_descs(sig, ep_);
       auto pd = conv_forward_pd(d, epilogue_post_ops(ep_));
@@ -141,7 +153,9 @@ class ConvForwardKernel {
     // The residual (sum post-op) must be in the primitive's dst layout before it runs.
     void* dst = ep_.residual_input >= 0 ? dst_.to_primitive(out) : dst_.buffer(out);
     runner_.set(DNNL_ARG_SRC, src_.to_primitive(ctx.inputs[0].raw_data()));
-    runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(ctx.inputs[1].raw_data()));
+    const void* filter = ctx.inputs[1].raw_data();
+    runner_.set(DNNL_ARG_WEIGHTS, constant_filter_ ? weights_.to_primitive_kept(filter)
+                                                   : weights_.to_primitive(filter));
     if (ep_.bias_input >= 0) runner_.set(DNNL_ARG_BIAS, ctx.inputs[ep_.bias_input].raw_data());
     runner_.set(DNNL_ARG_DST, dst);
     runner_.execute();
@@ -151,6 +165,7 @@ class ConvForwardKernel {
 
  private:
   Epilogue ep_;
+  bool constant_filter_;
   PrimitiveRunner runner_;
   WeightsReorder weights_;
   ActivationReorder src_, dst_;

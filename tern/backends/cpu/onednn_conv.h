@@ -42,9 +42,14 @@ const dnnl::memory::desc& primitive_dst(const ConvDescs& d);
 // for ResNet-18's 512-channel layers, where the peak memory would grow more than the step
 // shrinks); otherwise leaves it direct. On this CPU Winograd is 2.1-2.4x faster than direct on
 // ResNet-18's 3x3 layers in all three directions (forward 64 channels at 32x32, batch 32:
-// 10.5 -> 4.6 ms, ~6.4 ms with the nhwc reorders). TERN_ONEDNN_WINOGRAD=0 keeps every
-// convolution direct.
+// 10.5 -> 4.6 ms, ~6.4 ms with the nhwc reorders). Also direct below kWinogradMinOutputPixels
+// output pixels (batch x height x width): there the tile transforms and the blocked-layout
+// reorders cost more than the multiplications saved (served ResNet-18 at batch 1, 32x32 = 1024
+// pixels per layer at most, filters kept: 6.2-6.6 ms per call with Winograd, 3.6-3.7 ms direct;
+// the W3 CNN at batch 1: 78 vs 48 us; W4's 8x8 layers at batch 32 = 2048 pixels: Winograd
+// 4.0-4.7 ms vs direct 5.9-6.0 ms). TERN_ONEDNN_WINOGRAD=0 keeps every convolution direct.
 constexpr size_t kWinogradScratchpadLimit = size_t{32} << 20;
+constexpr int64_t kWinogradMinOutputPixels = 2048;
 void choose_conv_algorithm(ConvDescs& d, const std::function<size_t(const ConvDescs&)>& build);
 
 // Common reasons to decline a conv signature: dtypes, empty tensors.
@@ -63,12 +68,16 @@ class WeightsReorder {
   void* buffer() const { return buffer_.data(); }
   // Forward direction: `user` -> buffer(); returns what the primitive should read.
   const void* to_primitive(const void* user);
+  // The same for a filter whose bytes never change (KernelSignature::input_is_constant): reorders
+  // at the first call only, and again only if `user` is another buffer.
+  const void* to_primitive_kept(const void* user);
   // Backward direction: buffer() -> `user`.
   void to_user(void* user);
 
  private:
   Reorder reorder_;
   AlignedBuffer buffer_;
+  const void* kept_from_ = nullptr;  // the constant filter buffer() holds, reordered
 };
 
 }  // namespace tern::cpu::onednn

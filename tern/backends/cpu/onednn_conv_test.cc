@@ -75,7 +75,7 @@ TEST_P(OneDnnConv, ForwardAndBackpropsMatchRef) {
 TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
   DType d = GetParam();
   uint64_t seed = 90;
-  for (int64_t hw : {8, 13}) {
+  for (int64_t hw : {32, 37}) {  // >= kWinogradMinOutputPixels (2048) at batch 2
     SCOPED_TRACE(str_cat("hw ", hw));
     std::vector<Tensor> in = {
         random_tensor(d, {2, hw, hw, 16}, seed++), random_tensor(d, {3, 3, 16, 32}, seed++),
@@ -122,6 +122,9 @@ TEST(OneDnnConvAlgorithm, WinogradOnlyWhereItApplies) {
             direct);
   EXPECT_EQ(algorithm({32, 32, 32, 8}, {3, 3, 8, 64}, same, DType::kF32), direct);  // 8 channels
   EXPECT_EQ(algorithm({32, 32, 32, 64}, {1, 1, 64, 64}, {}, DType::kF32), direct);  // 1x1
+  // Too few output pixels (batch x height x width < kWinogradMinOutputPixels): a batch-1 call.
+  EXPECT_EQ(algorithm({1, 32, 32, 64}, {3, 3, 64, 64}, same, DType::kF32), direct);
+  EXPECT_EQ(algorithm({2, 32, 32, 64}, {3, 3, 64, 64}, same, DType::kF32), wino);
   // ResNet-18's 512-channel layers: Winograd would need ~49 MB of scratchpad (> the cap).
   EXPECT_EQ(algorithm({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kF32), direct);
 }

@@ -50,7 +50,7 @@ inline kernels::KernelSignature signature_of(std::string_view op_name,
   runtime::initialize();
   const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
   std::vector<TensorType> outputs = op.check_and_infer(op_name, inputs, *attrs);
-  return kernels::KernelSignature{&op, attrs, inputs, outputs, DeviceType::kCPU, false};
+  return kernels::KernelSignature{&op, attrs, inputs, outputs, DeviceType::kCPU, false, {}};
 }
 
 // The candidate normal selection picks.
