@@ -103,7 +103,8 @@ TEST(Executable, FrozenVariablesArePreparedOnceOthersEveryRun) {
     // Frozen: the filter prepared at the first run is kept (the doubled bytes are not read).
     EXPECT_EQ(frozen_second.get(i), frozen_first.get(i)) << i;
     // Not frozen: the second run sees the doubled filter.
-    EXPECT_NEAR(live_second.get(i), 2.0 * live_first.get(i), 1e-4 * (1 + std::abs(live_first.get(i))))
+    EXPECT_NEAR(live_second.get(i), 2.0 * live_first.get(i),
+                1e-4 * (1 + std::abs(live_first.get(i))))
         << i;
   }
 }
