@@ -101,7 +101,8 @@ bench-sweep: $(BUILD)/build.ninja
 # Data-parallel scaling: tern W3/W4 at 1 worker and 2 workers (mpirun, deterministic and fast
 # reduction) against PyTorch DDP, two independent processes as the ceiling, and the all-reduce
 # bandwidth; writes the "Data-parallel scaling" section of BENCHMARKS.md, traces and
-# measured.json under runs/dist_bench (~10 minutes). Options: DIST_BENCH_ARGS="--quick".
+# measured.json under runs/dist_bench (~14 minutes with the default 5 repeats). Options:
+# DIST_BENCH_ARGS="--quick" or "--repeats 3".
 DIST_BENCH_ARGS ?=
 bench-dist: $(BUILD)/build.ninja
 	cmake --build $(BUILD) -j $(JOBS) --target dist_workloads_bench allreduce_bench
