@@ -6,9 +6,11 @@
 //   transpose(transpose(x, p), q) -> transpose(x, p∘q) (or x if that is the identity);
 //   transpose with the identity permutation, broadcast_to x's own shape -> x
 //   pow(x, 1) -> x;  pow(x, 2) -> square(x)
+//   max_pool2d(relu(x)) -> relu(max_pool2d(x)) when the pool is relu's only reader (the relu
+//   then reads a quarter of the bytes; a convolution before it fuses without its activation)
 // With `bit_exact` only rewrites that give identical bits for every input are made: x + 0 is
-// then rewritten only for a -0 constant (or integers), since (-0) + (+0) is +0; x - (-0) and
-// pow(x, 2) are left alone.
+// then rewritten only for a -0 constant (or integers), since (-0) + (+0) is +0; x - (-0),
+// pow(x, 2) and the pooling swap are left alone.
 // A rewritten node that others wait for (a variable read before its update) hands that wait to
 // its replacement, unless the replacement is the variable itself, which is then not rewritten.
 // Does not: touch nodes with control inputs (their order matters), fold constants (const_fold),

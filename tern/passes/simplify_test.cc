@@ -31,6 +31,41 @@ TEST(Simplify, ArithmeticIdentitiesDisappear) {
   for (const char* op : {"add", "sub", "mul", "div", "pow"}) EXPECT_EQ(count_ops(*g, op), 0u) << op;
 }
 
+// max_pool2d(relu(x)) -> relu(max_pool2d(x)) when the pool is relu's only reader; a relu read
+// by anything else (a gradient, a graph output) stays before the pool, and bit-exact mode keeps
+// the order.
+TEST(Simplify, ReluMovesAfterItsOnlyMaxPool) {
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 8, 8, 4]}
+    %r = relu(%x)
+    %p = max_pool2d(%r) {ksize=[2, 2], padding="VALID", strides=[2, 2]}
+    return {"y": %p}
+  })";
+  auto g = parse(text);
+  Simplify pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& y = output_node(*g, "y");
+  ASSERT_EQ(y.op_name(), "relu");
+  const ir::Node& pool = *y.input(0)->node();
+  ASSERT_EQ(pool.op_name(), "max_pool2d");
+  EXPECT_EQ(pool.input(0)->node()->name(), "x");
+  EXPECT_EQ(pool.attrs().get_ints("ksize"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(y.output()->type(), TensorType(DType::kF32, Shape({2, 4, 4, 4})));
+
+  auto exact = parse(text);
+  Simplify bit_exact(/*bit_exact=*/true);
+  EXPECT_FALSE(run_pass(bit_exact, *exact));
+
+  auto shared = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 8, 8, 4]}
+    %r = relu(%x)
+    %p = max_pool2d(%r) {ksize=[2, 2], padding="VALID", strides=[2, 2]}
+    return {"y": %p, "r": %r}
+  })");
+  Simplify again;
+  EXPECT_FALSE(run_pass(again, *shared));
+}
+
 TEST(Simplify, KeepsOpsWhoseConstantBroadcastsOrDiffers) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[3]}
