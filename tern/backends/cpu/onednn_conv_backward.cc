@@ -1,6 +1,11 @@
 // oneDNN conv2d_backprop_input (backward data) and conv2d_backprop_filter (backward weights):
 // NHWC activations; the filter is reordered into the primitive's blocked layout before backward
 // data, and the filter gradient is computed in the primitive's layout and reordered into HWIO.
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <string_view>
+
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_conv.h"
 
@@ -100,11 +105,91 @@ class ConvBackwardDataKernel {
   ActivationReorder dy_, dx_;
 };
 
+// The filter gradient as one GEMM over an im2col copy of x, for layers with few output pixels:
+// with x's patches as the rows of A [n*out_h*out_w, kh*kw*c_in] (columns in HWIO order) and dy
+// read in place as B [n*out_h*out_w, c_out] (NHWC is row-major in that shape), dW = A^T B is the
+// HWIO filter gradient. oneDNN 2.6's backward-weights convolution on this CPU (its older jit AMX
+// kernel) runs such layers at a third of its forward rate: ResNet-18's 3x3 512-channel layer at
+// 4x4, batch 32, bf16 takes 10.8 ms against 3.6 ms forward.
+class FilterGradientGemm {
+ public:
+  // Used when the layer has at most kMaxRows output pixels and A fits in kMaxBytes.
+  static constexpr int64_t kMaxRows = 2048;
+  static constexpr int64_t kMaxBytes = int64_t{16} << 20;
+
+  static bool applies(const ops::Conv2dGeometry& g, DType x_dtype) {
+    const int64_t rows = g.n * g.out_h * g.out_w, cols = g.kh * g.kw * g.c_in;
+    return g.groups == 1 && rows <= kMaxRows &&
+           rows * cols * static_cast<int64_t>(dtype_size(x_dtype)) <= kMaxBytes;
+  }
+
+  FilterGradientGemm(const ops::Conv2dGeometry& g, DType x_dtype, DType dw_dtype)
+      : g_(g), esize_(static_cast<int64_t>(dtype_size(x_dtype))) {
+    rows_ = g.n * g.out_h * g.out_w;
+    cols_ = g.kh * g.kw * g.c_in;
+    patches_ = AlignedBuffer(static_cast<size_t>(rows_ * cols_ * esize_));
+    // dst [cols, c_out] = src [cols, rows] (A transposed: strides {1, cols}) x weights [rows,
+    // c_out]
+    dnnl::memory::desc a(dnnl_dims{cols_, rows_}, to_dnnl(x_dtype), dnnl_dims{1, cols_});
+    dnnl::memory::desc b = dense_desc(dnnl_dims{rows_, g.c_out}, x_dtype);
+    dnnl::memory::desc c = dense_desc(dnnl_dims{cols_, g.c_out}, dw_dtype);
+    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
+    runner_.init<dnnl::matmul>(pd);
+    runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
+    runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
+    runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
+  }
+
+  void run(const void* x, const void* dy, void* dw) {
+    im2col(static_cast<const std::byte*>(x));
+    runner_.set(DNNL_ARG_SRC, patches_.data());
+    runner_.set(DNNL_ARG_WEIGHTS, dy);
+    runner_.set(DNNL_ARG_DST, dw);
+    runner_.execute();
+  }
+
+ private:
+  // Row (n, oh, ow) of A: for each (kh, kw) the c_in values of x under that tap, zeros where the
+  // tap falls in the padding.
+  void im2col(const std::byte* x) {
+    const ops::Conv2dGeometry& g = g_;
+    const int64_t pixel = g.c_in * esize_;
+    std::byte* out = static_cast<std::byte*>(patches_.data());
+#pragma omp parallel for schedule(static) if (rows_ * cols_ >= (int64_t{1} << 16))
+    for (int64_t r = 0; r < rows_; ++r) {
+      const int64_t n = r / (g.out_h * g.out_w), oh = (r / g.out_w) % g.out_h, ow = r % g.out_w;
+      std::byte* row = out + r * cols_ * esize_;
+      for (int64_t i = 0; i < g.kh; ++i) {
+        const int64_t ih = oh * g.stride_h - g.pad_top + i * g.dil_h;
+        for (int64_t j = 0; j < g.kw; ++j) {
+          const int64_t iw = ow * g.stride_w - g.pad_left + j * g.dil_w;
+          std::byte* dst = row + (i * g.kw + j) * pixel;
+          if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
+            std::memset(dst, 0, static_cast<size_t>(pixel));
+          } else {
+            std::memcpy(dst, x + ((n * g.h + ih) * g.w + iw) * pixel, static_cast<size_t>(pixel));
+          }
+        }
+      }
+    }
+  }
+
+  ops::Conv2dGeometry g_;
+  int64_t esize_, rows_ = 0, cols_ = 0;
+  AlignedBuffer patches_;
+  PrimitiveRunner runner_;
+};
+
 class ConvBackwardWeightsKernel {
  public:
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       BackwardWeightsDescs b = backward_weights_descs(sig);
+      if (gemm_enabled() && FilterGradientGemm::applies(b.d.geo, sig.inputs[0].dtype)) {
+        gemm_ = std::make_unique<FilterGradientGemm>(b.d.geo, sig.inputs[0].dtype,
+                                                     sig.outputs[0].dtype);
+        return;
+      }
       auto pd = backward_weights_pd(b);
       runner_.init<dnnl::convolution_backward_weights>(pd);
       runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
@@ -118,6 +203,7 @@ class ConvBackwardWeightsKernel {
 
   void run(kernels::KernelContext& ctx) {
     void* dfilter = ctx.outputs[0].raw_data();
+    if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), dfilter);
     runner_.set(DNNL_ARG_SRC, x_.to_primitive(ctx.inputs[0].raw_data()));
     runner_.set(DNNL_ARG_DIFF_DST, dy_.to_primitive(ctx.inputs[1].raw_data()));
     runner_.set(DNNL_ARG_DIFF_WEIGHTS, weights_.needed() ? weights_.buffer() : dfilter);
@@ -126,6 +212,16 @@ class ConvBackwardWeightsKernel {
   }
 
  private:
+  // TERN_FILTER_GRADIENT_GEMM=0 keeps every filter gradient on oneDNN's convolution.
+  static bool gemm_enabled() {
+    static const bool on = [] {
+      const char* v = std::getenv("TERN_FILTER_GRADIENT_GEMM");
+      return v == nullptr || std::string_view(v) != "0";
+    }();
+    return on;
+  }
+
+  std::unique_ptr<FilterGradientGemm> gemm_;
   PrimitiveRunner runner_;
   WeightsReorder weights_;
   ActivationReorder x_, dy_;

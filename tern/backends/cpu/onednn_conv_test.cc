@@ -70,6 +70,44 @@ TEST_P(OneDnnConv, ForwardAndBackpropsMatchRef) {
   }
 }
 
+// conv2d_backprop_filter takes two paths: an im2col GEMM for layers with at most 2048 output
+// pixels (every case of conv_cases() but the grouped ones) and oneDNN's backward-weights
+// convolution above that; both against ref, also with bf16 inputs and an f32 result (what
+// mixed_bfloat16 compiles: dfilter_dtype = "f32").
+TEST_P(OneDnnConv, FilterGradientBothPathsMatchRef) {
+  DType d = GetParam();
+  uint64_t seed = 300;
+  struct Case {
+    Shape x, filter;
+    ops::Attrs attrs;
+  };
+  const std::vector<Case> cases = {
+      {{2, 9, 9, 32}, {3, 3, 32, 16}, {{"padding", std::string("SAME")}}},  // GEMM, 162 rows
+      {{2, 9, 8, 8},
+       {3, 3, 8, 8},
+       {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}},
+      {{4, 24, 24, 8}, {3, 3, 8, 16}, {{"padding", std::string("SAME")}}},  // conv, 2304 rows
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));
+    Tensor x = random_tensor(d, c.x, seed++);
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    Tensor y =
+        runtime::eager_call1("conv2d", {x, random_tensor(d, c.filter, seed++)}, c.attrs, ref);
+    Tensor dy = random_tensor(d, y.shape(), seed++);
+    ops::Attrs attrs = c.attrs;
+    attrs.set("filter_shape", c.filter.dims());
+    // Sums of up to 2304 products per element: f32 allowed 5e-5 relative.
+    const double t = d == DType::kF32 ? 5e-5 : tol();
+    expect_onednn_matches_ref("conv2d_backprop_filter", {x, dy}, attrs, t);
+    if (d == DType::kBF16) {
+      attrs.set("dfilter_dtype", std::string("f32"));
+      expect_onednn_matches_ref("conv2d_backprop_filter", {x, dy}, attrs, t);
+    }
+  }
+}
+
 // Winograd keeps src/dst in blocked layouts: the nhwc reorders in and out, and the residual
 // reordered into the dst layout before the sum post-op, against ref.
 TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
