@@ -1,6 +1,7 @@
 // infer_schema and schema_to_toml (schema.h); reading the file back is schema_read.cc.
 #include "tern/pipeline/schema.h"
 
+#include <toml++/toml.h>
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -85,38 +86,15 @@ Schema infer_schema(const DatasetStatistics& train, const SchemaOptions& o) {
 
 namespace schema_internal {
 
+// toml++'s own string formatter (quotes, backslash, \b \t \n \f \r and \uXXXX for the other
+// control characters), as tern/config's render_config writes keys.
 std::string toml_string(std::string_view s) {
-  std::string out = "\"";
-  static constexpr char kHex[] = "0123456789ABCDEF";
-  for (char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    switch (ch) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      default:
-        if (c < 0x20 || c == 0x7f) {
-          out += "\\u00";
-          out += kHex[c >> 4];
-          out += kHex[c & 15];
-        } else {
-          out += ch;
-        }
-    }
-  }
-  return out + "\"";
+  std::ostringstream os;
+  // Always a basic string ("..."): the formatter would pick '...' where it can.
+  os << toml::toml_formatter{
+      toml::value<std::string>(std::string(s)),
+      toml::toml_formatter::default_flags & ~toml::format_flags::allow_literal_strings};
+  return os.str();
 }
 
 std::string toml_number(double v, bool integer) {

@@ -93,7 +93,7 @@ TEST(Schema, TomlRoundTrip) {
   FeatureSchema odd;
   odd.name = "we\"ird\\name\nwith\ttabs and é";
   odd.type = FeatureType::kBytes;
-  odd.domain = {"a\"b", "back\\slash", "ctl\x01", "ünï"};
+  odd.domain = {"a\"b", "back\\slash", "ctl\x01", "del\x7f tab\t nl\n", "ünï"};
   odd.domain_min_fraction = 0.95;
   odd.skew = {"infinity_norm", 0.25};
   odd.severity = {{"out_of_domain", "warning"}};
