@@ -3,6 +3,7 @@
 
 #include <unordered_map>
 
+#include "tern/base/float_env.h"
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
@@ -57,6 +58,8 @@ std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tenso
     }
   }
   kernels::KernelContext ctx{inputs, outputs, attrs, device.default_stream()};
+  device.prepare_calling_thread();
+  FlushDenormalsScope denormals;  // as in Executable::run
   kernel->run(ctx);
   return outputs;
 }

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "tern/base/float_env.h"
 #include "tern/base/trace.h"
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/ir/clone.h"
@@ -319,6 +320,7 @@ void Executable::feed(std::string_view name, const Tensor& value) {
 void Executable::run() {
   // The calling thread may be new to the backends (a server's request thread): thread counts.
   for (DeviceBackend* backend : backends_) backend->prepare_calling_thread();
+  FlushDenormalsScope denormals;  // tern/base/float_env.h
   for (auto& step : steps_) {
     TERN_TRACE_SCOPE(step.name, "op");
     kernels::KernelContext ctx{step.inputs, step.outputs, *step.attrs, *step.stream};

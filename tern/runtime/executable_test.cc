@@ -4,12 +4,15 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cmath>
 #include <utility>
 
+#include "tern/base/float_env.h"
 #include "tern/ir/parser.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
+#include "tern/runtime/runtime.h"
 
 namespace tern::runtime {
 namespace {
@@ -208,6 +211,46 @@ TEST(Executable, PinnedValuesAreWrittenIntoTheCallersMemory) {
   for (int i = 0; i < 4; ++i) EXPECT_EQ(buffer.data<float>()[i], -(1.0f + static_cast<float>(i)));
   const Tensor out = exe->output_host(0);
   EXPECT_FLOAT_EQ(out.data<float>()[2], std::exp(-3.0f));
+}
+
+// tern/base/float_env.h: kernels run with denormals flushed to zero on the calling thread and on
+// every intra-op worker (a 1M-element product is split across the threads), the caller's own mode
+// comes back after the run, and TERN_FLUSH_DENORMALS=0's setting keeps IEEE denormals.
+TEST(Executable, KernelsFlushDenormalsOnEveryThreadAndTheCallerKeepsItsMode) {
+  set_intra_op_threads(2);
+  constexpr int64_t kN = 1 << 20;
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[1048576]}
+    %y = input() {dtype=f32, name="y", shape=[1048576]}
+    %z = mul(%x, %y)
+    return {"z": %z}
+  })");
+  VariableStore vars;
+  auto exe = Executable::compile(*g, vars, CompileOptions{});
+  Tensor x(DType::kF32, Shape({kN})), y(DType::kF32, Shape({kN}));
+  for (int64_t i = 0; i < kN; ++i) {
+    x.data<float>()[i] = FLT_MIN / 4;  // denormal
+    y.data<float>()[i] = 1.0f;
+  }
+  y.data<float>()[kN - 1] = 8.0f;  // FLT_MIN / 4 * 8: a normal result of a denormal input
+  exe->feed("x", x);
+  exe->feed("y", y);
+  for (bool flush : {true, false, true}) {
+    set_flush_denormals(flush);
+    ASSERT_FALSE(thread_flushes_denormals());
+    exe->run();
+    EXPECT_FALSE(thread_flushes_denormals()) << "the caller's mode is put back";
+    const Tensor& z = exe->output("z");
+    int64_t zeros = 0;
+    for (int64_t i = 0; i < kN; ++i) zeros += z.data<float>()[i] == 0.0f;
+    if (flush) {
+      EXPECT_EQ(zeros, kN) << "every element, whichever thread computed it, is flushed";
+    } else {
+      EXPECT_EQ(zeros, 0);
+      EXPECT_EQ(z.data<float>()[0], FLT_MIN / 4);
+      EXPECT_EQ(z.data<float>()[kN - 1], 2 * FLT_MIN);
+    }
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_common.h"
+#include "tern/base/float_env.h"
 #include "tern/base/thread_pool.h"
 
 namespace tern::cpu {
@@ -73,11 +74,33 @@ class CpuBackend final : public DeviceBackend {
   void prepare_calling_thread() override {
     thread_local int applied = 0;
     const int generation = generation_.load(std::memory_order_relaxed);
-    if (applied == generation) return;
-    omp_set_num_threads(threads_.load());
-    applied = generation;
+    if (applied != generation) {
+      omp_set_num_threads(threads_.load());
+      applied = generation;
+    }
+    apply_denormal_mode_to_workers();
   }
 
+ private:
+  // The calling thread's OpenMP workers (each thread that starts parallel regions has its own
+  // team in libgomp) keep the denormal mode of tern/base/float_env.h: set once per team size and
+  // mode change, by one parallel region. The calling thread itself gets it per run, scoped.
+  void apply_denormal_mode_to_workers() {
+    thread_local int applied_generation = -1;
+    thread_local int applied_team = 0;
+    const int generation = flush_denormals_generation();
+    const int team = omp_get_max_threads();
+    if (applied_generation == generation && team <= applied_team) return;
+    const bool on = flush_denormals();
+#pragma omp parallel num_threads(team)
+    {
+      if (omp_get_thread_num() != 0) set_thread_flush_denormals(on);
+    }
+    applied_generation = generation;
+    applied_team = team;
+  }
+
+ public:
  private:
   HostAllocator allocator_{"cpu:0"};
   InlineStream stream_;
