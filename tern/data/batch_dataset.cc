@@ -1,6 +1,8 @@
 // BatchDataset: fixed-size batching by stacking.
 #include "tern/data/batch_dataset.h"
 
+#include <cstring>
+
 #include "tern/base/error.h"
 #include "tern/data/iterator_base.h"
 
@@ -37,6 +39,7 @@ class BatchIterator : public IteratorBase {
  protected:
   std::optional<Element> get_next() override {
     if (!input_) return std::nullopt;
+    if (const RowTable* table = input_->row_table()) return gather(*table);
     std::vector<Element> rows;
     rows.reserve(static_cast<size_t>(std::min<int64_t>(ds_.batch_size_, 4096)));
     while (static_cast<int64_t>(rows.size()) < ds_.batch_size_) {
@@ -60,8 +63,36 @@ class BatchIterator : public IteratorBase {
   }
 
  private:
+  // Rows of an in-memory source: copied from the source tensors straight into the batch (what
+  // stacking their Elements gives, without making them).
+  std::optional<Element> gather(const RowTable& table) {
+    rows_.clear();
+    if (input_->next_rows(ds_.batch_size_, rows_) < ds_.batch_size_) input_.reset();
+    const int64_t n = static_cast<int64_t>(rows_.size());
+    if (n == 0 || (n < ds_.batch_size_ && ds_.drop_remainder_)) return std::nullopt;
+    Element out;
+    out.reserve(table.components->size());
+    for (int64_t r : rows_) out.origin.push_back(table.position(r));
+    for (const Tensor& source : *table.components) {
+      std::vector<int64_t> dims = source.shape().dims();
+      const size_t row_bytes = source.nbytes() / static_cast<size_t>(dims[0]);
+      dims[0] = n;
+      Tensor batch = Tensor::uninitialized(source.dtype(), Shape(std::move(dims)));
+      const char* src = static_cast<const char*>(source.raw_data());
+      char* dst = static_cast<char*>(batch.raw_data());
+      for (int64_t i = 0; i < n; ++i) {
+        std::memcpy(dst + static_cast<size_t>(i) * row_bytes,
+                    src + static_cast<size_t>(rows_[static_cast<size_t>(i)]) * row_bytes,
+                    row_bytes);
+      }
+      out.push_back(std::move(batch));
+    }
+    return out;
+  }
+
   const BatchDataset& ds_;
   std::unique_ptr<IteratorBase> input_;  // null once exhausted
+  std::vector<int64_t> rows_;
 };
 
 std::unique_ptr<IteratorBase> BatchDataset::make_stage_iterator(

@@ -154,7 +154,7 @@ Element stack_elements(const std::vector<Element>& elements, std::string_view wh
     std::vector<int64_t> dims{n};
     const auto& inner = first[k].shape().dims();
     dims.insert(dims.end(), inner.begin(), inner.end());
-    Tensor stacked(first[k].dtype(), Shape(std::move(dims)));
+    Tensor stacked = Tensor::uninitialized(first[k].dtype(), Shape(std::move(dims)));
     const size_t row_bytes = first[k].nbytes();
     char* dst = static_cast<char*>(stacked.raw_data());
     for (size_t i = 0; i < elements.size(); ++i) {

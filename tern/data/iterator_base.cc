@@ -46,6 +46,31 @@ std::optional<Element> IteratorBase::next() {
   return out;
 }
 
+int64_t IteratorBase::next_rows(int64_t n, std::vector<int64_t>& rows) {
+  TraceScope trace(ctx_.stage, "data");
+  const int64_t start = now_ns();
+  int64_t expected = 0;
+  counters_->first_ns.compare_exchange_strong(expected, start, std::memory_order_relaxed);
+  const int64_t got = get_next_rows(n, rows);
+  const int64_t end = now_ns();
+  counters_->next_ns.fetch_add(end - start, std::memory_order_relaxed);
+  if (got > 0) {
+    counters_->elements.fetch_add(got, std::memory_order_relaxed);
+    counters_->last_ns.store(end, std::memory_order_relaxed);
+  }
+  return got;
+}
+
+int64_t IteratorBase::get_next_rows(int64_t, std::vector<int64_t>&) {
+  throw_error(ErrorCode::kInternal, ctx_.stage, ": next_rows on a stage without a row table");
+}
+
+Element RowTable::element(int64_t row) const {
+  Element e = element_row(*components, row);
+  e.origin = position(row);
+  return e;
+}
+
 void IteratorBase::save(StateWriter& w) {
   StateWriter::Scope scope(w, name_);
   save_state(w);

@@ -8,6 +8,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "tern/data/element.h"
 #include "tern/data/iterator_state.h"
@@ -29,6 +30,24 @@ struct IteratorContext {
 // Combines two 64-bit values into a well-mixed seed (splitmix64 finalizer).
 uint64_t mix_seed(uint64_t a, uint64_t b);
 
+// The rows of an in-memory source (from_tensor_slices): component k of row i is row i of
+// components[k]. A stage that yields such rows unchanged (the source itself, a shuffle over it)
+// can hand out row numbers instead of Elements, and batch then copies each row straight into the
+// batch: no Element, tensor view or stage call per row (next_rows()).
+struct RowTable {
+  const Element* components = nullptr;
+  int32_t file = -1;  // origin of row i: record first + i * stride of `file`, or element
+  int64_t first = 0;  // first + i * stride when there is no file
+  int64_t stride = 1;
+
+  SourcePosition position(int64_t row) const {
+    const int64_t index = first + row * stride;
+    return file < 0 ? SourcePosition::element(index) : SourcePosition::record(file, index);
+  }
+  // Row `row` as an Element of views, with its origin (what next() returns for it).
+  Element element(int64_t row) const;
+};
+
 class IteratorBase {
  public:
   // `parent` is the context of the stage that creates this iterator; `name` is this stage's name.
@@ -45,11 +64,21 @@ class IteratorBase {
   void save(StateWriter& w);
   void restore(StateReader& r);
 
+  // Non-null when this stage can, from now on, hand out row numbers of the table instead of
+  // elements (next_rows()); it may become null later (a restored shuffle), never non-null again.
+  virtual const RowTable* row_table() const { return nullptr; }
+  // Up to `n` row numbers of row_table(), the rows next() would have returned one by one, in
+  // order, appended to `rows`; fewer only at the end. Statistics and tracing as for next().
+  // Requires row_table() != nullptr.
+  int64_t next_rows(int64_t n, std::vector<int64_t>& rows);
+
   const IteratorContext& context() const { return ctx_; }
   StageCounters& counters() { return *counters_; }
 
  protected:
   virtual std::optional<Element> get_next() = 0;
+  // next_rows() without the statistics; only stages with a row_table() override it.
+  virtual int64_t get_next_rows(int64_t n, std::vector<int64_t>& rows);
   virtual void save_state(StateWriter& w) = 0;
   virtual void restore_state(StateReader& r) = 0;
 

@@ -72,6 +72,49 @@ TEST(Resume, ShuffleBufferAndRngAcrossEpochs) {
   check_resume(range(37)->shuffle(100, 5), {0, 1, 36, 37}, "full shuffle");
 }
 
+// from_tensor_slices -> shuffle -> batch hands row numbers down (RowTable, next_rows) instead of
+// Elements; a take() in between keeps the Element path. Both give the same batches, values and
+// origins, for any buffer and batch size, across epochs; and the row path resumes exactly (its
+// state is the Element path's: a restored shuffle continues with Elements).
+TEST(Resume, RowNumberPathMatchesTheElementPath) {
+  constexpr int64_t kRows = 103;
+  Tensor x(DType::kF32, Shape({kRows, 3}));
+  Tensor y(DType::kI64, Shape({kRows}));
+  for (int64_t i = 0; i < kRows * 3; ++i) x.data<float>()[i] = static_cast<float>(i) * 0.5f;
+  for (int64_t i = 0; i < kRows; ++i) y.data<int64_t>()[i] = i * 7;
+  for (int64_t buffer : {1, 7, 64, 103, 1000}) {
+    for (int64_t batch : {1, 8, 13}) {
+      for (bool drop : {false, true}) {
+        DatasetPtr rows = from_tensor_slices({x, y}, {.file = "", .first = 5, .stride = 2});
+        DatasetPtr fast = rows->shuffle(buffer, 11)->batch(batch, drop);
+        DatasetPtr slow = rows->take(kRows)->shuffle(buffer, 11)->batch(batch, drop);
+        const std::string what = str_cat("buffer ", buffer, " batch ", batch, " drop ", drop);
+        for (uint64_t epoch : {0, 1}) {
+          std::vector<Element> a = fast->make_iterator(epoch).take();
+          std::vector<Element> b = slow->make_iterator(epoch).take();
+          expect_same(a, b, what + " epoch " + std::to_string(epoch));
+          ASSERT_EQ(a.size(),
+                    static_cast<size_t>(drop ? kRows / batch : (kRows + batch - 1) / batch));
+          for (size_t i = 0; i < a.size(); ++i) {
+            ASSERT_EQ(a[i].origin.size(), b[i].origin.size()) << what;
+            for (size_t r = 0; r < a[i].origin.size(); ++r) {
+              EXPECT_EQ(a[i].origin[r].index, b[i].origin[r].index) << what;
+              // Row j of the source is element 5 + 2 j, and holds y = 7 j.
+              EXPECT_EQ(a[i].origin[r].index, 5 + 2 * a[i][1].data<int64_t>()[r] / 7) << what;
+            }
+          }
+        }
+        if (buffer == 64 && !drop) check_resume(fast, {0, 1, 3, 7, 8}, what);
+      }
+    }
+  }
+  // The shuffle's own elements (no batch after it) come from the row buffer too.
+  DatasetPtr rows = from_tensor_slices({x, y});
+  expect_same(rows->shuffle(10, 3)->make_iterator().take(),
+              rows->take(kRows)->shuffle(10, 3)->make_iterator().take(), "shuffle alone");
+  check_resume(rows->shuffle(10, 3), {0, 1, 50, 103}, "shuffle alone");
+}
+
 TEST(Resume, GeneratorReplays) {
   DatasetPtr ds = from_generator([] {
     auto i = std::make_shared<int64_t>(0);

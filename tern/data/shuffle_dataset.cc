@@ -25,6 +25,9 @@ class ShuffleDataset : public Dataset {
   const bool reshuffle_;
 };
 
+// Over an in-memory source (a row table) the buffer holds row numbers, not Elements, and the
+// rows can go to batch as numbers (next_rows): the same picks from the same random stream, so the
+// same order as the Element buffer, which the iterator uses otherwise and after a restore.
 class ShuffleIterator : public IteratorBase {
  public:
   ShuffleIterator(const IteratorContext& parent, const ShuffleDataset& ds)
@@ -32,10 +35,18 @@ class ShuffleIterator : public IteratorBase {
         ds_(ds),
         seed_(ds.reshuffle_ ? mix_seed(ds.seed_, context().epoch_key) : ds.seed_),
         rng_(seed_),
-        input_(ds.input_->make_stage_iterator(context())) {}
+        input_(ds.input_->make_stage_iterator(context())),
+        table_(input_->row_table()) {}
+
+  const RowTable* row_table() const override { return table_; }
 
  protected:
   std::optional<Element> get_next() override {
+    if (table_) {
+      std::vector<int64_t> row;
+      if (get_next_rows(1, row) == 0) return std::nullopt;
+      return table_->element(row[0]);
+    }
     while (input_ && static_cast<int64_t>(buffer_.size()) < ds_.buffer_size_) {
       std::optional<Element> e = input_->next();
       if (!e) {
@@ -45,18 +56,43 @@ class ShuffleIterator : public IteratorBase {
       buffer_.push_back(std::move(*e));
     }
     if (buffer_.empty()) return std::nullopt;
-    const size_t pick = static_cast<size_t>(rng_.next_below(buffer_.size()));
-    std::swap(buffer_[pick], buffer_.back());
-    Element out = std::move(buffer_.back());
-    buffer_.pop_back();
-    return out;
+    return take(buffer_);
+  }
+
+  // The Element path pulls one input element before each pick until the buffer is full again:
+  // (buffer_size - buffered) + (n - 1) rows for n picks, pulled here in one call.
+  int64_t get_next_rows(int64_t n, std::vector<int64_t>& rows) override {
+    if (n <= 0) return 0;
+    pending_.clear();
+    if (input_) {
+      const int64_t want = ds_.buffer_size_ - static_cast<int64_t>(rows_.size()) + n - 1;
+      if (want > 0 && input_->next_rows(want, pending_) < want) input_.reset();
+    }
+    size_t next_pending = 0;
+    int64_t got = 0;
+    for (; got < n; ++got) {
+      while (next_pending < pending_.size() &&
+             static_cast<int64_t>(rows_.size()) < ds_.buffer_size_) {
+        rows_.push_back(pending_[next_pending++]);
+      }
+      if (rows_.empty()) break;
+      rows.push_back(take(rows_));
+    }
+    return got;
   }
 
   void save_state(StateWriter& w) override {
     w.write_int("seed", static_cast<int64_t>(seed_));
     w.write_int("rng_position", static_cast<int64_t>(rng_.position()));
     save_optional_input(w, "has_input", input_.get());
-    w.write_elements("buffer", buffer_);
+    if (table_) {  // the same state as the Element buffer's
+      std::vector<Element> elements;
+      elements.reserve(rows_.size());
+      for (int64_t r : rows_) elements.push_back(table_->element(r));
+      w.write_elements("buffer", elements);
+    } else {
+      w.write_elements("buffer", buffer_);
+    }
   }
 
   void restore_state(StateReader& r) override {
@@ -65,17 +101,32 @@ class ShuffleIterator : public IteratorBase {
     restore_optional_input(r, "has_input", input_,
                            [&] { return ds_.input_->make_stage_iterator(context()); });
     buffer_ = r.read_elements("buffer");
+    rows_.clear();
+    table_ = nullptr;  // the restored buffer holds Elements
     seed_ = seed;
     rng_ = PhiloxStream(seed_);
     rng_.seek(position);
   }
 
  private:
+  // A uniformly chosen buffer entry, removed (swapped with the last).
+  template <typename T>
+  T take(std::vector<T>& buffer) {
+    const size_t pick = static_cast<size_t>(rng_.next_below(buffer.size()));
+    std::swap(buffer[pick], buffer.back());
+    T out = std::move(buffer.back());
+    buffer.pop_back();
+    return out;
+  }
+
   const ShuffleDataset& ds_;
   uint64_t seed_;
   PhiloxStream rng_;
   std::unique_ptr<IteratorBase> input_;  // null once exhausted
+  const RowTable* table_;                // non-null: the buffer is rows_
   std::vector<Element> buffer_;
+  std::vector<int64_t> rows_;
+  std::vector<int64_t> pending_;  // rows pulled for the picks of one get_next_rows call
 };
 
 std::unique_ptr<IteratorBase> ShuffleDataset::make_stage_iterator(

@@ -1,6 +1,8 @@
 // TensorSliceDataset: from_tensors and from_tensor_slices.
 #include "tern/data/tensor_slice_dataset.h"
 
+#include <algorithm>
+
 #include "tern/base/error.h"
 #include "tern/data/iterator_base.h"
 
@@ -19,6 +21,7 @@ class TensorSliceDataset : public Dataset {
       TERN_CHECK_ARG(components_[k].defined(), name(), ": component ", k, " is undefined");
     }
     rows_ = slice_ ? leading_dim(components_, "from_tensor_slices") : 1;
+    table_ = RowTable{&components_, file_, first_, stride_};
   }
 
   std::string name() const override { return slice_ ? "TensorSlices" : "Tensors"; }
@@ -28,10 +31,7 @@ class TensorSliceDataset : public Dataset {
   const Element& components() const { return components_; }
   bool slice() const { return slice_; }
   int64_t rows() const { return rows_; }
-  SourcePosition position(int64_t i) const {
-    if (file_ < 0) return SourcePosition::element(first_ + i * stride_);
-    return SourcePosition::record(file_, first_ + i * stride_);
-  }
+  const RowTable& table() const { return table_; }
 
  private:
   Element components_;
@@ -40,6 +40,7 @@ class TensorSliceDataset : public Dataset {
   int32_t file_ = -1;
   int64_t first_ = 0;
   int64_t rows_;
+  RowTable table_;  // points into components_: the dataset is neither copied nor moved
 };
 
 class TensorSliceIterator : public IteratorBase {
@@ -52,9 +53,14 @@ class TensorSliceIterator : public IteratorBase {
     if (index_ >= ds_.rows()) return std::nullopt;
     const int64_t i = index_++;
     if (!ds_.slice()) return ds_.components();
-    Element e = element_row(ds_.components(), i);
-    e.origin = ds_.position(i);
-    return e;
+    return ds_.table().element(i);
+  }
+  const RowTable* row_table() const override { return ds_.slice() ? &ds_.table() : nullptr; }
+  int64_t get_next_rows(int64_t n, std::vector<int64_t>& rows) override {
+    const int64_t got = std::max<int64_t>(0, std::min(n, ds_.rows() - index_));
+    for (int64_t i = 0; i < got; ++i) rows.push_back(index_ + i);
+    index_ += got;
+    return got;
   }
   void save_state(StateWriter& w) override { w.write_int("index", index_); }
   void restore_state(StateReader& r) override {

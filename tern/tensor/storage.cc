@@ -13,9 +13,14 @@ Storage::Storage(void* data, size_t bytes, DeviceBackend* backend, std::function
       release_(std::move(release)) {}
 
 std::shared_ptr<Storage> Storage::allocate(size_t bytes) {
+  std::shared_ptr<Storage> s = allocate_uninitialized(bytes);
+  std::memset(s->data(), 0, bytes);
+  return s;
+}
+
+std::shared_ptr<Storage> Storage::allocate_uninitialized(size_t bytes) {
   Allocator& a = host_allocator();
   void* p = a.allocate(bytes, kStorageAlignment);
-  std::memset(p, 0, bytes);
   return std::shared_ptr<Storage>(new Storage(
       p, bytes, nullptr, [&a, p, bytes] { a.deallocate(p, bytes, kStorageAlignment); }));
 }

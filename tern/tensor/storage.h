@@ -17,6 +17,8 @@ class Storage {
  public:
   // `bytes` zero-initialized, 64-byte aligned host bytes from host_allocator().
   static std::shared_ptr<Storage> allocate(size_t bytes);
+  // The same, not initialized: for a caller that writes every byte before anyone reads one.
+  static std::shared_ptr<Storage> allocate_uninitialized(size_t bytes);
   // `bytes` zero-initialized bytes from `device`'s allocator (ResourceExhausted over its limit).
   static std::shared_ptr<Storage> allocate(DeviceBackend& device, size_t bytes);
   // Wraps host memory owned elsewhere; `release` (may be empty) runs when the last reference dies.

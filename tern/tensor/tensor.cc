@@ -37,6 +37,15 @@ Tensor::Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_
   }
 }
 
+Tensor Tensor::uninitialized(DType dtype, Shape shape) {
+  Tensor t;
+  t.dtype_ = dtype;
+  t.shape_ = std::move(shape);
+  t.storage_ = Storage::allocate_uninitialized(static_cast<size_t>(checked_mul(
+      t.shape_.num_elements(), static_cast<int64_t>(dtype_size(dtype)), "tensor byte size")));
+  return t;
+}
+
 Tensor Tensor::full(DType dtype, Shape shape, double value) {
   Tensor t(dtype, std::move(shape));
   for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, value);

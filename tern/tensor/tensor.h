@@ -36,6 +36,9 @@ class Tensor {
   Tensor(DType dtype, Shape shape, std::shared_ptr<Storage> storage, size_t byte_offset = 0);
 
   static Tensor zeros(DType dtype, Shape shape) { return Tensor(dtype, std::move(shape)); }
+  // A host tensor whose bytes are not initialized: for code that writes every element before
+  // anything reads one (stacking a batch), which would otherwise pay a zero-fill pass.
+  static Tensor uninitialized(DType dtype, Shape shape);
   // Every element set to `value` converted to dtype.
   static Tensor full(DType dtype, Shape shape, double value);
   static Tensor scalar(DType dtype, double value) { return full(dtype, Shape{}, value); }
