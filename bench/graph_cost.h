@@ -18,6 +18,7 @@
 #include <string>
 
 #include "tern/ir/graph.h"
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/optimizer_layout.h"
 
 namespace tern::bench {
@@ -51,10 +52,13 @@ inline GraphCost graph_cost(const ir::Graph& g) {
                 op == "conv2d_backprop_filter") &&
                has_output && n->num_inputs() >= 2) {
       // Every form does out(conv) * kh * kw * in_per_group multiply-adds.
+      // (fused_conv2d's output may be pooled: its convolution's output from the geometry.)
       const Shape& f = op == "conv2d_backprop_filter" ? n->output()->shape() : n->input(1)->shape();
-      const Shape& y = op == "conv2d_backprop_filter"  ? n->input(1)->shape()
-                       : op == "conv2d_backprop_input" ? n->input(0)->shape()
-                                                       : n->output()->shape();
+      const Shape y = op == "conv2d_backprop_filter"  ? n->input(1)->shape()
+                      : op == "conv2d_backprop_input" ? n->input(0)->shape()
+                      : op == "fused_conv2d"
+                          ? ops::conv2d_geometry(n->input(0)->shape(), f, n->attrs()).output_shape()
+                          : n->output()->shape();
       c.conv_flops += 2.0 * static_cast<double>(y.num_elements()) *
                       static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
     } else if (op == "sgd_update" || op == "adam_update" || op == "adamw_update" ||

@@ -21,8 +21,9 @@
 // Usage: workloads_bench --workload w1 [--steps N] [--warmup N] [--seed S] [--threads N]
 //                        [--precision float32|mixed_bfloat16] [--data DIR] [--profile]
 //                        [--epoch-steps N] [--batch N] [--order-out FILE] [--first-steps DIR]
-// --profile (step workloads): afterwards, runs --steps more steps traced and prints the nodes
-// ranked by time to stderr.
+// --profile (step and inference workloads): afterwards, runs --steps more steps (inference:
+// predict() calls of the model's own predict step) traced and prints the nodes ranked by time to
+// stderr.
 // --epoch-steps N (epoch workloads): stop the epoch after N steps (a quick check of the scripts).
 // --order-out FILE (epoch workloads): write the epoch's sample order (JSON: "order", the training
 // rows in the order fit() sees them for this --seed) and exit; the peers read it (same data order).
@@ -392,6 +393,16 @@ void run_inference(const Args& a) {
       static_cast<long long>(a.batch), median(secs), pct(0.5), pct(0.99),
       static_cast<double>(a.batch * a.steps) / wall, cpu, static_cast<long long>(a.steps));
   print_cost(cost, 1.0);
+  if (a.profile && predict) {
+    // Per node: the model's own predict step (the served graph, compiled without frozen
+    // variables), --steps calls traced.
+    OpTimeSink sink;
+    sink.start();
+    set_trace_sink(&sink);
+    for (int64_t i = 0; i < a.steps; ++i) model->predict(x, a.batch);
+    set_trace_sink(nullptr);
+    sink.print(stderr, *predict, a.steps);
+  }
 }
 
 int run(const Args& a) {

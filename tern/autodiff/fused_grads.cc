@@ -2,6 +2,7 @@
 // fused nodes (loaded from text IR, or differentiated twice) still gets correct gradients: each
 // rule re-expands the fused node into the ops it stands for and differentiates that expansion.
 #include "tern/autodiff/autodiff.h"
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/fused_program.h"
 
 namespace tern::autodiff {
@@ -48,7 +49,10 @@ ir::Value* expand_fused_epilogue(GradContext& c, std::string_view base_op) {
   const ir::Node& n = c.node();
   ops::Attrs base;
   for (const auto& [name, value] : n.attrs().items()) {
-    if (name != "activation" && name != "has_bias" && name != "has_residual") base.set(name, value);
+    if (name != "activation" && name != "has_bias" && name != "has_residual" &&
+        !name.starts_with("pool")) {
+      base.set(name, value);
+    }
   }
   ir::Value* y = c.op(base_op, {c.x(0), c.x(1)}, std::move(base));
   int next = 2;
@@ -60,6 +64,11 @@ ir::Value* expand_fused_epilogue(GradContext& c, std::string_view base_op) {
     ops::Attrs attrs;
     if (f->gelu_approximate) attrs.set("approximate", *f->gelu_approximate);
     y = c.op(f->op, {y}, std::move(attrs));
+  }
+  // fused_conv2d's pool: max_pool2d of all that (its gradient routes dy to each window's max).
+  if (const ops::AttrValue* pool = n.attrs().find("pool");
+      pool && std::get<std::string>(*pool) == "max") {
+    y = c.op("max_pool2d", {y}, ops::fused_pool_attrs(n.attrs()));
   }
   return y;
 }

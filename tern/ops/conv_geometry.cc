@@ -175,4 +175,10 @@ Pool2dGeometry pool2d_geometry(const Shape& x, const Attrs& attrs) {
   return g;
 }
 
+Attrs fused_pool_attrs(const Attrs& fused) {
+  return {{"ksize", fused.get_ints("pool_ksize")},
+          {"strides", fused.get_ints("pool_strides")},
+          {"padding", fused.get_string("pool_padding")}};
+}
+
 }  // namespace tern::ops

@@ -59,6 +59,10 @@ std::string try_conv2d_geometry(const Shape& x, const Shape& filter, const Attrs
                                 Conv2dGeometry* out);
 std::string try_pool2d_geometry(const Shape& x, const Attrs& attrs, Pool2dGeometry* out);
 
+// The max_pool2d attributes (ksize, strides, padding) of a fused_conv2d with pool = "max", from
+// its pool_ksize, pool_strides and pool_padding.
+Attrs fused_pool_attrs(const Attrs& fused);
+
 // One spatial dimension: output size and paddings for input `in`, kernel `k`, stride, dilation
 // and padding "SAME"|"VALID" (EXPLICIT: pass the two pads in `pad_before`/`pad_after` and
 // padding "EXPLICIT"). Returns "" or the problem.

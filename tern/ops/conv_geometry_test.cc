@@ -186,6 +186,38 @@ TEST(ConvOps, InferredShapes) {
   EXPECT_EQ(gap.check_and_infer("g", gin, flat)[0].shape, Shape({2, 4}));
 }
 
+// fused_conv2d with pool = "max": the pooled shape, and errors naming the pool attributes.
+TEST(ConvOps, FusedConvWithPool) {
+  const OpDef& fused = OpRegistry::global().get("fused_conv2d");
+  std::vector<TensorType> in = {{DType::kF32, {2, 28, 28, 1}}, {DType::kF32, {3, 3, 1, 32}}};
+  Attrs attrs = {
+      {"pool", std::string("max")}, {"pool_ksize", Ints{2, 2}}, {"pool_strides", Ints{2, 2}}};
+  EXPECT_EQ(fused.check_and_infer("f", in, attrs)[0].shape, Shape({2, 13, 13, 32}));
+  Attrs same = {{"pool", std::string("max")},
+                {"pool_ksize", Ints{3, 3}},
+                {"pool_strides", Ints{2, 2}},
+                {"pool_padding", std::string("SAME")}};
+  EXPECT_EQ(fused.check_and_infer("f", in, same)[0].shape, Shape({2, 13, 13, 32}));
+  Attrs none;
+  EXPECT_EQ(fused.check_and_infer("f", in, none)[0].shape, Shape({2, 26, 26, 32}));
+  Attrs avg = {{"pool", std::string("avg")}, {"pool_ksize", Ints{2, 2}}};
+  EXPECT_NE(error_of([&] {
+              fused.check_and_infer("f", in, avg);
+            }).find("pool must be \"none\" or \"max\", got \"avg\""),
+            std::string::npos);
+  Attrs no_ksize = {{"pool", std::string("max")}};
+  EXPECT_NE(error_of([&] { fused.check_and_infer("f", in, no_ksize); }).find("pool: "),
+            std::string::npos);
+  std::vector<TensorType> res = in;
+  res.push_back({DType::kF32, {2, 26, 26, 32}});
+  Attrs with_residual = attrs;
+  with_residual.set("has_residual", true);
+  EXPECT_NE(error_of([&] {
+              fused.check_and_infer("f", res, with_residual);
+            }).find("pool = \"max\" takes no residual"),
+            std::string::npos);
+}
+
 TEST(ConvOps, BackpropFilterOutputDtype) {
   const OpDef& bwd = OpRegistry::global().get("conv2d_backprop_filter");
   std::vector<TensorType> in = {{DType::kBF16, {2, 6, 6, 3}}, {DType::kBF16, {2, 6, 6, 4}}};

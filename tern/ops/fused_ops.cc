@@ -2,10 +2,14 @@
 //   fused_elementwise(x...)  {opcodes, operands, immediates}: a chain of elementwise ops in one
 //       loop; the program format is in tern/ops/fused_program.h. Inputs broadcast to the output.
 //   fused_matmul(a, b[, bias][, residual])  {matmul attrs, activation, has_bias, has_residual}
-//   fused_conv2d(x, filter[, bias][, residual])  {conv2d attrs, activation, has_bias, has_residual}
+//   fused_conv2d(x, filter[, bias][, residual])  {conv2d attrs, activation, has_bias, has_residual,
+//       pool, pool_ksize, pool_strides, pool_padding}
 //       y = act(op(a, b) + bias + residual), evaluated left to right; bias is [N] (the last dim
 //       of the output), residual has the output's type; activation is one of
-//       "none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh".
+//       "none", "relu", "gelu_tanh", "gelu_erf", "sigmoid", "tanh". fused_conv2d with
+//       pool = "max" (no residual) returns max_pool2d(that, ksize = pool_ksize, strides =
+//       pool_strides, padding = pool_padding) instead: the convolution's output is never stored
+//       whole (an inference graph's conv -> pool, where nothing else reads the convolution).
 #include "tern/ops/conv_geometry.h"
 #include "tern/ops/families.h"
 #include "tern/ops/fused_program.h"
@@ -105,7 +109,11 @@ void register_fused_ops(OpRegistry& r) {
                                  {"padding", AttrKind::kString, std::string("VALID")},
                                  {"explicit_paddings", AttrKind::kInts, std::vector<int64_t>{}},
                                  {"dilations", AttrKind::kInts, std::vector<int64_t>{1, 1}},
-                                 {"groups", AttrKind::kInt, int64_t{1}}}),
+                                 {"groups", AttrKind::kInt, int64_t{1}},
+                                 {"pool", AttrKind::kString, std::string("none")},
+                                 {"pool_ksize", AttrKind::kInts, std::vector<int64_t>{}},
+                                 {"pool_strides", AttrKind::kInts, std::vector<int64_t>{1, 1}},
+                                 {"pool_padding", AttrKind::kString, std::string("VALID")}}),
          .dtypes = kFloatDTypes,
          .infer = [](const InferContext& ctx) -> std::vector<TensorType> {
            require_same_dtype(ctx, 0, 1);
@@ -115,6 +123,14 @@ void register_fused_ops(OpRegistry& r) {
            if (!problem.empty()) ctx.fail(problem);
            std::vector<TensorType> out = {{ctx.input(0).dtype, geo.output_shape()}};
            check_epilogue(ctx, out[0]);
+           const std::string& pool = ctx.attrs.get_string("pool");
+           if (pool == "none") return out;
+           if (pool != "max") ctx.fail("pool must be \"none\" or \"max\", got \"", pool, "\"");
+           if (ctx.attrs.get_bool("has_residual")) ctx.fail("pool = \"max\" takes no residual");
+           Pool2dGeometry pg;
+           problem = try_pool2d_geometry(out[0].shape, fused_pool_attrs(ctx.attrs), &pg);
+           if (!problem.empty()) ctx.fail("pool: ", problem);
+           out[0].shape = pg.output_shape();
            return out;
          }});
 }

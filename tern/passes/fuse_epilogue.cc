@@ -16,6 +16,7 @@ struct Chain {
   ir::Value* bias = nullptr;
   ir::Value* residual = nullptr;
   std::string activation = "none";
+  ir::Node* pool = nullptr;     // conv2d: the max_pool2d folded in (fused_conv2d's pool)
   ir::Value* result = nullptr;  // the value the fused node replaces
 };
 
@@ -71,6 +72,23 @@ class Matcher {
         cur = u->output();
       }
     }
+    // conv2d: a max pooling that alone reads the result (no residual) joins as the pool; a relu
+    // that alone reads the pooling's result joins as the activation when there is none (relu and
+    // max pooling commute, NaN included: simplify moves relu after the pooling).
+    if (base->op_name() == "conv2d" && !c.residual) {
+      ir::Node* p = sole_user(cur);
+      if (p && p->op_name() == "max_pool2d") {
+        c.pool = p;
+        c.absorbed.push_back(p);
+        cur = p->output();
+        ir::Node* r = c.activation == "none" ? sole_user(cur) : nullptr;
+        if (r && r->op_name() == "relu") {
+          c.activation = "relu";
+          c.absorbed.push_back(r);
+          cur = r->output();
+        }
+      }
+    }
     if (c.absorbed.empty()) return std::nullopt;
     c.result = cur;
     return c;
@@ -93,6 +111,13 @@ bool fuse(ir::Graph& g, const Chain& c) {
   attrs.set("activation", c.activation);
   attrs.set("has_bias", c.bias != nullptr);
   attrs.set("has_residual", c.residual != nullptr);
+  if (c.pool) {
+    attrs.set("pool", std::string("max"));
+    for (const char* name : {"ksize", "strides", "padding"}) {  // those not set keep the defaults
+      if (const ops::AttrValue* v = c.pool->attrs().find(name))
+        attrs.set(str_cat("pool_", name), *v);
+    }
+  }
   std::string op = str_cat("fused_", c.base->op_name());
   ir::Node* fused = g.add_node(op, inputs, std::move(attrs), str_cat(c.base->name(), "/fused"));
   inherit_control_edges(g, chain, fused);

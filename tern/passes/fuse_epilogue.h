@@ -4,6 +4,10 @@
 // a value with the output's type; act: relu, gelu (either form), sigmoid or tanh. Each part is
 // optional, in that order, but at least one must be there. The result keeps the base op's
 // attributes plus activation, has_bias and has_residual (tern/ops/fused_ops.cc).
+// conv2d also folds a following max_pool2d (and a relu after that pool) into fused_conv2d's pool
+// (tern/ops/fused_ops.cc): in an inference graph the convolution's output is then pooled chunk by
+// chunk while in cache instead of being written whole and read again; a training graph's
+// convolution output is also read by its gradients, so it is not folded there.
 // Only values nothing else reads are folded in: an intermediate that is a graph output or has a
 // second user ends the chain there. The fused node takes over the chain's control edges (it runs
 // after whatever they ran after; whatever waited for them waits for it); a chain whose control

@@ -34,6 +34,58 @@ TEST(FuseEpilogue, MatmulBiasReluBecomesOneNode) {
   EXPECT_FALSE(run_pass(pass, *g));
 }
 
+// Inference: conv2d -> bias -> max_pool2d -> relu (simplify's order) is one fused_conv2d with
+// the pool folded in and relu as its activation; the pooling's attributes carry over.
+TEST(FuseEpilogue, ConvBiasPoolReluBecomesOneNode) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[4, 28, 28, 1]}
+    %w = variable() {dtype=f32, name="w", shape=[3, 3, 1, 32]}
+    %b = variable() {dtype=f32, name="b", shape=[32]}
+    %c = conv2d(%x, %w)
+    %z = add(%c, %b)
+    %p = max_pool2d(%z) {ksize=[2, 2], strides=[2, 2]}
+    %y = relu(%p)
+    return {"y": %y}
+  })");
+  FuseEpilogue pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(g->num_nodes(), 4u);
+  const ir::Node& f = output_node(*g, "y");
+  ASSERT_EQ(f.op_name(), "fused_conv2d");
+  EXPECT_EQ(f.attrs().get_string("pool"), "max");
+  EXPECT_EQ(f.attrs().get_ints("pool_ksize"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(f.attrs().get_ints("pool_strides"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(f.attrs().get_string("activation"), "relu");
+  EXPECT_TRUE(f.attrs().get_bool("has_bias"));
+  EXPECT_EQ(f.output()->shape(), Shape({4, 13, 13, 32}));
+  EXPECT_FALSE(run_pass(pass, *g));
+}
+
+// Training: the convolution's output is also read by the pooling's gradient, so the pooling stays
+// apart; a residual add also keeps it apart (pool takes no residual).
+TEST(FuseEpilogue, PoolStaysApartWhenTheConvolutionHasAnotherReader) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[4, 8, 8, 3]}
+    %w = variable() {dtype=f32, name="w", shape=[3, 3, 3, 16]}
+    %c = conv2d(%x, %w) {padding="SAME"}
+    %r = relu(%c)
+    %p = max_pool2d(%r) {ksize=[2, 2], strides=[2, 2]}
+    %dy = input() {dtype=f32, name="dy", shape=[4, 4, 4, 16]}
+    %g = max_pool2d_grad(%r, %dy) {ksize=[2, 2], strides=[2, 2]}
+    %s = input() {dtype=f32, name="s", shape=[4, 8, 8, 16]}
+    %c2 = conv2d(%x, %w) {padding="SAME"}
+    %a = add(%c2, %s)
+    %p2 = max_pool2d(%a) {ksize=[2, 2], strides=[2, 2]}
+    return {"p": %p, "g": %g, "p2": %p2}
+  })");
+  FuseEpilogue pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "max_pool2d"), 2u);
+  EXPECT_EQ(output_node(*g, "p").op_name(), "max_pool2d");
+  EXPECT_EQ(output_node(*g, "p2").op_name(), "max_pool2d");
+  EXPECT_EQ(count_ops(*g, "fused_conv2d"), 2u);
+}
+
 TEST(FuseEpilogue, ResidualAndGeluWithTransposes) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[16, 8]}

@@ -31,6 +31,16 @@ ops::Attrs epilogue(std::string act, bool bias, bool residual, ops::Attrs base =
   return base;
 }
 
+// fused_conv2d's pool attributes on top of `base`.
+ops::Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, std::string padding,
+                      ops::Attrs base = {}) {
+  base.set("pool", std::string("max"));
+  base.set("pool_ksize", std::move(ksize));
+  base.set("pool_strides", std::move(strides));
+  base.set("pool_padding", std::move(padding));
+  return base;
+}
+
 }  // namespace
 
 TERN_OP_CASES(fused) {
@@ -193,6 +203,33 @@ TERN_OP_CASES(fused) {
        {},
        1e-5,
        "grouped-bias-sigmoid"},
+      // pool = "max": max_pool2d(act(conv + bias)), the inference fusion of fuse_epilogue. One
+      // input channel into 32 (f32: oneDNN's blocked layout pooled in chunks of images, 13 =
+      // 12 + 1 exercises the shorter last chunk); 16 -> 16 channels 3x3 at 2400 output pixels
+      // (f32: Winograd, pooled from its blocked output); an overlapping padded 3x3/2 pooling
+      // (the NHWC path with the max_pool2d kernel for the chunk); bf16 and f16 run NHWC.
+      {"fused_conv2d",
+       {In({13, 28, 28, 1}), In({3, 3, 1, 32}), In({32})},
+       epilogue("relu", true, false, pool_attrs({2, 2}, {2, 2}, "VALID")),
+       true,
+       {},
+       1e-5,
+       "pool-1ch-chunks"},
+      {"fused_conv2d",
+       {In({24, 12, 12, 16}), In({3, 3, 16, 16})},
+       epilogue("none", false, false, pool_attrs({2, 2}, {2, 2}, "VALID")),
+       true,
+       {},
+       1e-4,
+       "pool-winograd"},
+      {"fused_conv2d",
+       {In({3, 9, 9, 8}), In({3, 3, 8, 12}), In({12})},
+       epilogue("tanh", true, false,
+                pool_attrs({3, 3}, {2, 2}, "SAME", {{"padding", std::string("SAME")}})),
+       true,
+       {},
+       1e-5,
+       "pool-overlapping-same"},
   };
 }
 

@@ -112,6 +112,9 @@ std::vector<OpCase> pool_nan_cases() {
   return {
       nan_case("max_pool2d", {WithNaN({2, 6, 6, 3}, {0, 4, 22, 40, 107, 215})}, valid, "valid"),
       nan_case("max_pool2d", {WithNaN({1, 7, 7, 2}, {1, 16, 30, 97})}, same, "same"),
+      // 24 channels: eight-lane blocks (a NaN in lanes of its own block and of another) and a tail.
+      nan_case("max_pool2d", {WithNaN({2, 6, 6, 24}, {0, 9, 30, 700, 1200, 1727})}, valid,
+               "valid-24ch", kFast),
       nan_case("max_pool2d", {WithNaN({2, 14, 14, 32}, {0, 33, 100, 2000, 6271, 12543})}, same,
                "onednn-3x3s2", kFast),
       nan_case("avg_pool2d", {WithNaN({2, 6, 6, 3}, {0, 4, 22, 40, 107, 215})}, valid, "valid"),
@@ -183,6 +186,16 @@ std::vector<OpCase> fused_nan_cases() {
                            epilogue("relu", true, true, same_s2), "onednn-direct-relu", kFast));
   cases.push_back(nan_case("conv2d", {WithNaN({2, 13, 13, 32}, {0, 500}), In({3, 3, 32, 48})},
                            same_s2, "onednn-direct", kFast));
+  // With the pooling folded in (pool = "max"): one input channel (the blocked, chunked path) and
+  // a NaN bias channel.
+  ops::Attrs pooled = epilogue("relu", true, false, {});
+  pooled.set("pool", std::string("max"));
+  pooled.set("pool_ksize", Ints{2, 2});
+  pooled.set("pool_strides", Ints{2, 2});
+  cases.push_back(
+      nan_case("fused_conv2d",
+               {WithNaN({13, 10, 10, 1}, {0, 57, 1299}), In({3, 3, 1, 32}), WithNaN({32}, {5})},
+               pooled, "onednn-pool-relu", kFast));
   // f32 3x3 stride-1 layers with channels in multiples of 16 take oneDNN's Winograd path: a NaN
   // input spreads over its output tile, and relu must keep it.
   OpCase winograd = nan_case("fused_conv2d",

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "tern/kernels/kernel.h"
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/fused_program.h"
 
 namespace tern::cpu {
@@ -22,10 +23,14 @@ void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_e
 // opcode without one (a test checks there is none).
 using FusedVectorFn = void (*)(const float* a, const float* b, float* y, int64_t n);
 FusedVectorFn fused_vector_fn(ops::FusedOpcode op);
-void register_batch_norm_kernels(kernels::KernelRegistry& r);     // batch_norm_cpu.cc
-void register_layer_norm_kernels(kernels::KernelRegistry& r);     // layer_norm_cpu.cc
-void register_all_finite_kernels(kernels::KernelRegistry& r);     // all_finite_cpu.cc
-void register_max_pool_kernels(kernels::KernelRegistry& r);       // max_pool_cpu.cc
+void register_batch_norm_kernels(kernels::KernelRegistry& r);  // batch_norm_cpu.cc
+void register_layer_norm_kernels(kernels::KernelRegistry& r);  // layer_norm_cpu.cc
+void register_all_finite_kernels(kernels::KernelRegistry& r);  // all_finite_cpu.cc
+void register_max_pool_kernels(kernels::KernelRegistry& r);    // max_pool_cpu.cc
+// max_pool2d (NaN-keeping, as the kernel) of f32 x in oneDNN's nChw16c layout ([n][c / 16][h][w]
+// [16]; c a multiple of 16) into NHWC y, for windows that lie fully inside x (VALID padding) and
+// do not overlap (stride >= ksize). x86-64-v3 code: call only when cpu_isa() has it.
+void max_pool2d_blocked16_to_nhwc(const ops::Pool2dGeometry& g, const float* x, float* y);
 void register_max_pool_grad_kernels(kernels::KernelRegistry& r);  // max_pool_grad_cpu.cc
 
 }  // namespace tern::cpu

@@ -4,6 +4,7 @@
 // read of x, +60% on [128, 24, 24, 64]); this kernel reads x once, vectorized across channels, and
 // is ranked ahead of oneDNN. Declines overlapping windows, which oneDNN (with its NaN guard) and
 // ref handle.
+#include <immintrin.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -30,11 +31,26 @@ inline float merge(float best, float v) {
   return best != best ? best : (v != v ? v : (best < v ? v : best));
 }
 
-// out[c] = the maximum (or first NaN) of a, b, e, f (window order) over n floats.
+// out[c] = the maximum (or first NaN) of a, b, e, f (window order) over n floats. Eight lanes at
+// a time with vmaxps, which returns its second operand on ties (so the earlier value stays, as in
+// merge: +0 before -0 stays +0) and on NaN, so lanes holding a NaN are redone with merge: three
+// vmaxps instead of merge's nine compares and selects (the pooling of the CNN's first layer is
+// bound by them, not by memory).
 void max_2x2(const float* __restrict a, const float* __restrict b, const float* __restrict e,
              const float* __restrict f, float* __restrict out, int64_t n) {
-#pragma omp simd
-  for (int64_t c = 0; c < n; ++c) out[c] = merge(merge(merge(a[c], b[c]), e[c]), f[c]);
+  int64_t c = 0;
+  for (; c + 8 <= n; c += 8) {
+    const __m256 va = _mm256_loadu_ps(a + c), vb = _mm256_loadu_ps(b + c);
+    const __m256 ve = _mm256_loadu_ps(e + c), vf = _mm256_loadu_ps(f + c);
+    const __m256 nan =
+        _mm256_or_ps(_mm256_cmp_ps(va, vb, _CMP_UNORD_Q), _mm256_cmp_ps(ve, vf, _CMP_UNORD_Q));
+    if (_mm256_testz_ps(nan, nan)) {
+      _mm256_storeu_ps(out + c, _mm256_max_ps(vf, _mm256_max_ps(ve, _mm256_max_ps(vb, va))));
+      continue;
+    }
+    for (int64_t k = c; k < c + 8; ++k) out[k] = merge(merge(merge(a[k], b[k]), e[k]), f[k]);
+  }
+  for (; c < n; ++c) out[c] = merge(merge(merge(a[c], b[c]), e[c]), f[c]);
 }
 
 // The same over f32 or bf16 (bf16 in float blocks; the result is one of the inputs, so it
@@ -115,7 +131,45 @@ std::string decline_overlapping(const kernels::KernelSignature& sig) {
   return "";
 }
 
+void pool_blocked16(const ops::Pool2dGeometry& g, const float* x, float* y) {
+  const int64_t blocks = g.c / 16;
+  const int64_t tasks = g.n * g.out_h;
+  const bool parallel = g.n * g.h * g.w * g.c >= kParallelThreshold && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t t = 0; t < tasks; ++t) {
+    const int64_t n = t / g.out_h, oh = t % g.out_h;
+    const int64_t h0 = oh * g.stride_h;
+    for (int64_t b = 0; b < blocks; ++b) {
+      // Block b of image n: [h][w][16] floats.
+      const float* xb = x + (n * blocks + b) * g.h * g.w * 16;
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        const int64_t w0 = ow * g.stride_w;
+        float* out = y + ((n * g.out_h + oh) * g.out_w + ow) * g.c + b * 16;
+        if (g.kh == 2 && g.kw == 2) {
+          const float* x00 = xb + (h0 * g.w + w0) * 16;
+          max_2x2(x00, x00 + 16, x00 + g.w * 16, x00 + (g.w + 1) * 16, out, 16);
+          continue;
+        }
+        alignas(64) float best[16];
+        for (int64_t c = 0; c < 16; ++c) best[c] = xb[(h0 * g.w + w0) * 16 + c];
+        for (int64_t h = h0; h < h0 + g.kh; ++h) {
+          for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w0 + g.kw; ++w) {
+            const float* xs = xb + (h * g.w + w) * 16;
+#pragma omp simd
+            for (int64_t c = 0; c < 16; ++c) best[c] = merge(best[c], xs[c]);
+          }
+        }
+        for (int64_t c = 0; c < 16; ++c) out[c] = best[c];
+      }
+    }
+  }
+}
+
 }  // namespace
+
+void max_pool2d_blocked16_to_nhwc(const ops::Pool2dGeometry& g, const float* x, float* y) {
+  pool_blocked16(g, x, y);
+}
 
 void register_max_pool_kernels(kernels::KernelRegistry& r) {
   kernels::add_fn_kernel(r, "max_pool2d", "cpu_vec", {DType::kF32, DType::kBF16},

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "tern/kernels/ref/ref.h"
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/fused_program.h"
 #include "tern/ops/fused_scalar.h"
 #include "tern/ops/infer.h"
@@ -47,11 +48,14 @@ void fused_elementwise_ref(KernelContext& ctx) {
   }
 }
 
-// Attributes of the base op: the fused node's attributes minus the epilogue ones.
+// Attributes of the base op: the fused node's attributes minus the epilogue and pool ones.
 ops::Attrs base_attrs(const ops::Attrs& fused) {
   ops::Attrs out;
   for (const auto& [name, value] : fused.items()) {
-    if (name != "activation" && name != "has_bias" && name != "has_residual") out.set(name, value);
+    if (name != "activation" && name != "has_bias" && name != "has_residual" &&
+        !name.starts_with("pool")) {
+      out.set(name, value);
+    }
   }
   return out;
 }
@@ -79,28 +83,44 @@ Tensor run_ref_f64(KernelRegistry& r, std::string_view op_name, const std::vecto
   throw_error(ErrorCode::kNotFound, "fused ", op_name, ": the base op has no ref kernel");
 }
 
-template <typename T>
-void epilogue_ref(KernelContext& ctx, const Tensor& base) {
-  Tensor& y = ctx.outputs[0];
+// act(base + bias + residual) in f64, base's shape.
+Tensor epilogue_f64(const KernelContext& ctx, const Tensor& base) {
   const ops::Activation act = *ops::parse_activation(ctx.attrs.get_string("activation"));
   bool has_bias = ctx.attrs.get_bool("has_bias"), has_residual = ctx.attrs.get_bool("has_residual");
   const Tensor* bias = has_bias ? &ctx.inputs[2] : nullptr;
   const Tensor* residual = has_residual ? &ctx.inputs[has_bias ? 3 : 2] : nullptr;
-  int64_t channels = y.rank() > 0 ? y.shape().dim(y.rank() - 1) : 1;
-  const double* z = base.data<double>();
-  T* out = y.data<T>();
-  for (int64_t i = 0; i < y.num_elements(); ++i) {
-    double v = z[i];
+  int64_t channels = base.rank() > 0 ? base.shape().dim(base.rank() - 1) : 1;
+  Tensor z(DType::kF64, base.shape());
+  const double* in = base.data<double>();
+  double* out = z.data<double>();
+  for (int64_t i = 0; i < z.num_elements(); ++i) {
+    double v = in[i];
     if (bias) v += bias->get(i % channels);
     if (residual) v += residual->get(i);
-    out[i] = static_cast<T>(static_cast<compute_t<T>>(ops::activation_scalar(act, v)));
+    out[i] = ops::activation_scalar(act, v);
+  }
+  return z;
+}
+
+template <typename T>
+void round_into(const Tensor& z, Tensor& y) {
+  const double* in = z.data<double>();
+  T* out = y.data<T>();
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    out[i] = static_cast<T>(static_cast<compute_t<T>>(in[i]));
   }
 }
 
 void fused_base_ref(KernelRegistry& r, std::string_view base_op, KernelContext& ctx) {
   Tensor base = run_ref_f64(r, base_op, {ctx.inputs[0], ctx.inputs[1]}, base_attrs(ctx.attrs));
-  dispatch_float(ctx.outputs[0].dtype(), base_op,
-                 [&](auto tag) { epilogue_ref<decltype(tag)>(ctx, base); });
+  Tensor z = epilogue_f64(ctx, base);
+  // fused_conv2d's pool: max pooling of the f64 values (rounding after it is the same as before:
+  // the maximum of rounded values is the rounded maximum).
+  if (ctx.attrs.has("pool") && ctx.attrs.get_string("pool") == "max") {
+    z = run_ref_f64(r, "max_pool2d", {z}, ops::fused_pool_attrs(ctx.attrs));
+  }
+  Tensor& y = ctx.outputs[0];
+  dispatch_float(y.dtype(), base_op, [&](auto tag) { round_into<decltype(tag)>(z, y); });
 }
 
 }  // namespace
