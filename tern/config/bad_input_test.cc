@@ -100,6 +100,9 @@ TEST(BadInputConfig, NonsenseValuesAreErrors) {
       {"optimizer.learning_rate=inf", "key 'optimizer.learning_rate' must be positive and finite"},
       {"training.steps_per_epoch=-5", "key 'training.steps_per_epoch' must be -1"},
       {"training.threads=-1", "key 'training.threads' must be 0 (all cores) or 1..1024"},
+      // Was accepted and failed later in the prefetch stage, naming no key.
+      {"data.prefetch=0", "key 'data.prefetch' must be >= 1 (batches made ahead"},
+      {"data.prefetch=-3", "key 'data.prefetch' must be >= 1 (batches made ahead"},
   };
   for (const auto& [set, says] : cases) {
     SCOPED_TRACE(set);

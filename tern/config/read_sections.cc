@@ -123,6 +123,8 @@ void read_data(Section& top, TrainConfig& cfg) {
   check(table, data.validation_split >= 0 && data.validation_split < 1, "validation_split",
         "must be in [0, 1)");
   check(table, data.num_classes >= 1, "num_classes", "must be >= 1");
+  check(table, data.prefetch >= 1 || data.prefetch == -1, "prefetch",
+        "must be >= 1 (batches made ahead on a background thread) or -1 (AUTOTUNE)");
   if (!table.has("source") && table.has("dataset")) {
     read_choice(table, "dataset", {"fashion_mnist", "mnist", "idx"}, "fashion_mnist");
   }

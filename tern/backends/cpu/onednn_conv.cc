@@ -149,13 +149,18 @@ class ConvPrimitive {
     dst_ = ActivationReorder(d.dst, pd.dst_desc(), 1);
   }
 
-  // x (nhwc) -> out (nhwc); `residual`: out already holds the residual (sum post-op).
-  void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out,
-           bool residual) {
-    void* dst = residual ? dst_.to_primitive(out) : dst_.buffer(out);
-    runner_.set(DNNL_ARG_SRC, src_.to_primitive(x));
+  // The filter in the primitive's layout for the runs that follow (a constant one reordered at
+  // the first call only): once per kernel run, however many chunks the batch is split into.
+  void prepare_filter(const void* filter, bool constant_filter) {
     runner_.set(DNNL_ARG_WEIGHTS, constant_filter ? weights_.to_primitive_kept(filter)
                                                   : weights_.to_primitive(filter));
+  }
+
+  // x (nhwc) -> out (nhwc, or the blocked layout the descs gave); `residual`: out already holds
+  // the residual (sum post-op). After prepare_filter.
+  void run(const void* x, const void* bias, void* out, bool residual) {
+    void* dst = residual ? dst_.to_primitive(out) : dst_.buffer(out);
+    runner_.set(DNNL_ARG_SRC, src_.to_primitive(x));
     if (bias) runner_.set(DNNL_ARG_BIAS, bias);
     runner_.set(DNNL_ARG_DST, dst);
     runner_.execute();
@@ -213,11 +218,11 @@ class PooledChunks {
     const void* filter = ctx.inputs[1].raw_data();
     const void* bias = ep.bias_input >= 0 ? ctx.inputs[ep.bias_input].raw_data() : nullptr;
     const int64_t n = ctx.inputs[0].shape().dim(0);
+    for (Part& part : parts_) part.conv.prepare_filter(filter, constant_filter);
     for (int64_t first = 0; first < n;) {
       Part& part = n - first >= chunk_ ? parts_[0] : parts_[1];
       void* pooled_out = y + static_cast<size_t>(first) * out_image_bytes_;
-      part.conv.run(x + static_cast<size_t>(first) * in_image_bytes_, filter, constant_filter, bias,
-                    buffer_.data(), false);
+      part.conv.run(x + static_cast<size_t>(first) * in_image_bytes_, bias, buffer_.data(), false);
       if (part.blocked) {
         max_pool2d_blocked16_to_nhwc(part.pool_geometry, static_cast<const float*>(buffer_.data()),
                                      static_cast<float*>(pooled_out));
@@ -333,7 +338,8 @@ class ConvForwardKernel {
       chunks_->run(ctx, ep_, constant_filter_);
     } else {
       load_residual(ep_, ctx);
-      conv_.run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), constant_filter_,
+      conv_.prepare_filter(ctx.inputs[1].raw_data(), constant_filter_);
+      conv_.run(ctx.inputs[0].raw_data(),
                 ep_.bias_input >= 0 ? ctx.inputs[ep_.bias_input].raw_data() : nullptr,
                 ctx.outputs[0].raw_data(), ep_.residual_input >= 0);
     }
