@@ -27,9 +27,10 @@ CpuIsa detect() {
   if (!cap || !*cap) return best;
   const std::string want = cap;
   if (want == cpu_isa_name(CpuIsa::kX86_64)) return CpuIsa::kX86_64;
-  if (want == cpu_isa_name(CpuIsa::kX86_64_v3)) return best;
+  if (want == cpu_isa_name(CpuIsa::kX86_64_v3) || want == "x86-64-v4") return best;
   throw_error(ErrorCode::kInvalidArgument, "TERN_CPU_ISA='", want,
-              "': expected x86-64 or x86-64-v3 (the most the vectorized kernels may use)");
+              "': expected x86-64, x86-64-v3 or x86-64-v4 (the most the vectorized kernels may "
+              "use)");
 }
 
 }  // namespace
@@ -37,6 +38,21 @@ CpuIsa detect() {
 CpuIsa cpu_isa() {
   static const CpuIsa isa = detect();
   return isa;
+}
+
+bool cpu_runs_v4_variants() {
+  static const bool v4 = []() -> bool {
+    if (cpu_isa() != CpuIsa::kX86_64_v3) return false;
+    const char* cap = std::getenv("TERN_CPU_ISA");
+    if (cap && *cap && std::string(cap) != "x86-64-v4") return false;
+#if defined(__clang__)
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+           __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+#else
+    return __builtin_cpu_supports("x86-64-v4") != 0;
+#endif
+  }();
+  return v4;
 }
 
 std::string cpu_isa_name(CpuIsa isa) {
