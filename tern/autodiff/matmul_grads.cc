@@ -8,6 +8,8 @@ void register_matmul_grads(GradRegistry& r) {
   r.add("matmul", [](GradContext& c) -> std::vector<ir::Value*> {
     bool ta = c.attrs().get_bool("transpose_a"), tb = c.attrs().get_bool("transpose_b");
     ir::Value *a = c.x(0), *b = c.x(1), *dc = c.dy();
+    // out_dtype = "f32" from 16-bit inputs: the gradients are products in the inputs' dtype.
+    if (dc->dtype() != a->dtype()) dc = c.op("cast", {dc}, {{"dtype", a->dtype()}});
     auto mm = [&](ir::Value* x, ir::Value* y, bool tx, bool ty) {
       return c.op("matmul", {x, y}, {{"transpose_a", tx}, {"transpose_b", ty}});
     };

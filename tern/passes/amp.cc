@@ -117,6 +117,9 @@ class Rewriter {
         g_.remove_node(c);
       }
     }
+    if (o_.dtype == DType::kBF16) {  // f16 keeps Keras' form: its loss scaling watches f16 values
+      for (ir::Node* m : converted_matmuls_) store_f32(m);
+    }
     return changed;
   }
 
@@ -168,6 +171,7 @@ class Rewriter {
     if (n->op_name() == "conv2d_backprop_filter") attrs.set("dfilter_dtype", std::string("f32"));
     ir::Node* m =
         g_.add_node(n->op_name(), inputs, attrs, str_cat(n->name(), "/", dtype_name(o_.dtype)));
+    if (n->op_name() == "matmul") converted_matmuls_.push_back(m);
     inherit_control_edges(g_, {n}, m);
     for (int k = 0; k < n->num_outputs(); ++k) {
       ir::Value* old = n->output(k);
@@ -185,8 +189,36 @@ class Rewriter {
     g_.remove_node(n);
   }
 
+  // A converted matmul whose 16-bit result is read only through its cast back up (a weight
+  // gradient on its way to the f32 optimizer, logits on their way to an f32 loss) stores f32
+  // itself (out_dtype = "f32"): accumulated in f32 and rounded once, with no cast pass.
+  void store_f32(ir::Node* m) {
+    ir::Value* lo = m->output();
+    if (is_graph_output(g_, lo) || lo->uses().empty()) return;
+    std::vector<ir::Node*> ups;
+    for (const ir::Use& u : lo->uses()) {
+      const ir::Node& c = *u.node;
+      if (c.op_name() != "cast" || c.attrs().get_dtype("dtype") != DType::kF32 ||
+          is_graph_output(g_, c.output())) {
+        return;
+      }
+      ups.push_back(u.node);
+    }
+    if (!control_successors_of(g_, ups).empty()) return;
+    ops::Attrs attrs = m->attrs();
+    attrs.set("out_dtype", std::string("f32"));
+    ir::Node* f32 = g_.add_node("matmul", m->inputs(), attrs, str_cat(m->name(), "_f32"));
+    inherit_control_edges(g_, {m}, f32);
+    for (ir::Node* up : ups) {
+      g_.replace_all_uses(up->output(), f32->output());
+      g_.remove_node(up);
+    }
+    g_.remove_node(m);
+  }
+
   ir::Graph& g_;
   const AmpOptions& o_;
+  std::vector<ir::Node*> converted_matmuls_;
   std::unordered_map<const ir::Value*, ir::Value*> low_;
   std::vector<ir::Node*> up_casts_;
 };

@@ -7,6 +7,10 @@
 //     (dfilter_dtype = "f32": accumulated and stored in f32, no cast): oneDNN's bf16
 //     backward-weights kernel with an f32 result runs at its bf16 speed (3x3x64 at 32x32, batch
 //     32: 6.2 ms vs 10.4 ms in f32), where a bf16 result would round every weight gradient.
+//     bf16 matmuls whose result only f32 readers take (through the cast back up: weight
+//     gradients for the f32 optimizer, logits for an f32 loss) store f32 directly (out_dtype =
+//     "f32": accumulated and stored in f32, rounded once, no cast pass); f16 keeps the cast, as
+//     Keras does, so that loss scaling sees f16 gradients.
 //   - follow list (cheap ops that work in 16 bits: elementwise add/sub/mul, relu, gelu and their
 //     grads, pooling and its grads, dropout, reshape/transpose and other pure data movement):
 //     converted only when they sit between allow-listed ops, i.e. some input comes (through

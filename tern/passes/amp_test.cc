@@ -34,21 +34,37 @@ TEST(Amp, MatmulChainRunsInBf16WithCastsOnlyAtTheEdges) {
   })");
   AutoMixedPrecision pass({DType::kBF16, {}});
   EXPECT_TRUE(run_pass(pass, *g));
-  // Both matmuls, the bias add and the relu between them are bf16.
+  // The first matmul, the bias add and the relu are bf16; the second matmul reads bf16 and, as
+  // only the f32 softmax reads its result, stores f32 itself (out_dtype = "f32").
   for (const ir::Node* n : g->nodes()) {
-    if (n->op_name() == "matmul" || n->op_name() == "add" || n->op_name() == "relu") {
+    if (n->op_name() == "add" || n->op_name() == "relu") {
       EXPECT_EQ(n->output()->dtype(), DType::kBF16) << n->name();
     }
   }
-  // Casts: x, w1, b1, w2 down; the second matmul's result up. No cast between the bf16 ops.
-  EXPECT_EQ(count_ops(*g, "cast"), 5u);
+  // Casts: x, w1, b1, w2 down. None between the bf16 ops, none after the second matmul.
+  EXPECT_EQ(count_ops(*g, "cast"), 4u);
   const ir::Node& softmax = output_node(*g, "p");
   EXPECT_EQ(softmax.output()->dtype(), DType::kF32);
-  const ir::Node& up = producer(softmax, 0);
-  EXPECT_EQ(up.op_name(), "cast");
-  EXPECT_EQ(producer(up, 0).op_name(), "matmul");
-  const ir::Node& mm2 = producer(up, 0);
+  const ir::Node& mm2 = producer(softmax, 0);
+  ASSERT_EQ(mm2.op_name(), "matmul");
+  EXPECT_EQ(mm2.attrs().get_string("out_dtype"), "f32");
+  EXPECT_EQ(mm2.input(0)->dtype(), DType::kBF16);
   EXPECT_EQ(producer(mm2, 0).op_name(), "relu");
+  const ir::Node& mm1 = producer(producer(producer(mm2, 0), 0), 0);
+  ASSERT_EQ(mm1.op_name(), "matmul");
+  EXPECT_EQ(mm1.output()->dtype(), DType::kBF16);
+  // mixed_float16 keeps the cast after the last matmul (loss scaling watches f16 values).
+  auto f16 = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 4]}
+    %y = matmul(%x, %w)
+    %p = softmax(%y)
+    return {"p": %p}
+  })");
+  AutoMixedPrecision half({DType::kF16, {}});
+  EXPECT_TRUE(run_pass(half, *f16));
+  EXPECT_EQ(f16->nodes_of("matmul")[0]->output()->dtype(), DType::kF16);
+  EXPECT_EQ(count_ops(*f16, "cast"), 3u);
 }
 
 TEST(Amp, FollowOpsOutsideAllowChainsStayF32) {
@@ -72,7 +88,11 @@ TEST(Amp, FollowOpsOutsideAllowChainsStayF32) {
   EXPECT_EQ(output_node(*g, "s").output()->dtype(), DType::kF32);
   EXPECT_EQ(count_ops(*g, "relu"), 1u);
   EXPECT_EQ(g->nodes_of("relu")[0]->output()->dtype(), DType::kF32);
-  EXPECT_EQ(g->nodes_of("matmul")[0]->output()->dtype(), DType::kBF16);
+  // Only f32 readers: the matmul stores f32 from bf16 inputs.
+  const ir::Node& mm = *g->nodes_of("matmul")[0];
+  EXPECT_EQ(mm.output()->dtype(), DType::kF32);
+  EXPECT_EQ(mm.input(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(mm.attrs().get_string("out_dtype"), "f32");
 }
 
 TEST(Amp, WeightGradientTakesSixteenBitInputsAndStaysF32AndF64GraphsAreUntouched) {
@@ -220,7 +240,14 @@ TEST(Amp, SlowSixteenBitKernelsAreNotChosen) {
   EXPECT_TRUE(run_pass(pass, *g));
   EXPECT_EQ(g->nodes_of("relu")[0]->output()->dtype(), DType::kF32);
   EXPECT_EQ(count_ops(*g, "matmul"), 2u);
-  for (const ir::Node* m : g->nodes_of("matmul")) EXPECT_EQ(m->output()->dtype(), DType::kBF16);
+  // Both run on bf16 inputs; the first (read by the f32 relu) stores f32, the second (a graph
+  // output, through its cast) bf16.
+  for (const ir::Node* m : g->nodes_of("matmul")) {
+    EXPECT_EQ(m->input(0)->dtype(), DType::kBF16);
+    EXPECT_EQ(m->output()->dtype(),
+              m->attrs().get_string("out_dtype") == "f32" ? DType::kF32 : DType::kBF16);
+  }
+  EXPECT_EQ(count_ops(*g, "cast"), 4u);  // x, w and the f32 relu's result down; y up
 }
 
 TEST(Amp, F16WithoutFastKernelsConvertsOnlyWhenAsked) {

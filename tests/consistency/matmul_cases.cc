@@ -16,6 +16,23 @@ TERN_OP_CASES(matmul) {
        1e-5,
        "batched-broadcast"},
       {"matmul", {In({2, 1, 3, 4}), In({3, 4, 2})}, {}, true, {}, 1e-5, "batch-broadcast-both"},
+      // out_dtype = "f32" (mixed_bfloat16's weight gradients): 16-bit inputs, an f32 result
+      // accumulated and rounded once; the shape of W2's first weight gradient (x^T dy), and a
+      // batched one. (No f64 form, so no gradient check here; amp_test covers the rewrite.)
+      {"matmul",
+       {In({128, 96}), In({128, 64})},
+       {{"transpose_a", true}, {"out_dtype", std::string("f32")}},
+       false,
+       {DType::kBF16, DType::kF16, DType::kF32},
+       1e-5,
+       "f32-out"},
+      {"matmul",
+       {In({2, 3, 40}), In({2, 40, 24})},
+       {{"out_dtype", std::string("f32")}},
+       false,
+       {DType::kBF16, DType::kF32},
+       1e-5,
+       "f32-out-batched"},
   };
 }
 

@@ -52,8 +52,9 @@ void fused_elementwise_ref(KernelContext& ctx) {
 ops::Attrs base_attrs(const ops::Attrs& fused) {
   ops::Attrs out;
   for (const auto& [name, value] : fused.items()) {
+    // (out_dtype too: the base runs in f64 and the result is rounded to the output's dtype.)
     if (name != "activation" && name != "has_bias" && name != "has_residual" &&
-        !name.starts_with("pool")) {
+        name != "out_dtype" && !name.starts_with("pool")) {
       out.set(name, value);
     }
   }

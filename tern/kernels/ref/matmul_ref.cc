@@ -5,7 +5,8 @@
 namespace tern::kernels::ref {
 namespace {
 
-template <typename T>
+// T: the inputs' type; O: the output's (T, or float for out_dtype = "f32").
+template <typename T, typename O>
 void matmul_ref(KernelContext& ctx) {
   const Tensor& a = ctx.inputs[0];
   const Tensor& b = ctx.inputs[1];
@@ -21,13 +22,13 @@ void matmul_ref(KernelContext& ctx) {
   BroadcastIndex ia(batch_a, batch_c), ib(batch_b, batch_c);
   const T* pa = a.data<T>();
   const T* pb = b.data<T>();
-  T* pc = c.data<T>();
+  O* pc = c.data<O>();
   int64_t a_rows = a.shape()[ra - 2], a_cols = a.shape()[ra - 1];
   int64_t b_rows = b.shape()[rb - 2], b_cols = b.shape()[rb - 1];
   for (int64_t bi = 0; bi < batch_c.num_elements(); ++bi) {
     const T* A = pa + ia(bi) * a_rows * a_cols;
     const T* B = pb + ib(bi) * b_rows * b_cols;
-    T* C = pc + bi * m * n;
+    O* C = pc + bi * m * n;
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j) {
         double acc = 0;
@@ -38,7 +39,7 @@ void matmul_ref(KernelContext& ctx) {
               static_cast<compute_t<T>>(tb ? B[j * b_cols + p] : B[p * b_cols + j]));
           acc += x * y;
         }
-        C[i * n + j] = static_cast<T>(static_cast<compute_t<T>>(acc));
+        C[i * n + j] = static_cast<O>(static_cast<compute_t<O>>(acc));
       }
     }
   }
@@ -48,8 +49,11 @@ void matmul_ref(KernelContext& ctx) {
 
 void register_matmul_ref(KernelRegistry& r) {
   add_ref(r, "matmul", ops::kFloatDTypes, [](KernelContext& ctx) {
-    dispatch_float(ctx.inputs[0].dtype(), "matmul",
-                   [&](auto tag) { matmul_ref<decltype(tag)>(ctx); });
+    const bool f32_out = ctx.outputs[0].dtype() != ctx.inputs[0].dtype();
+    dispatch_float(ctx.inputs[0].dtype(), "matmul", [&](auto tag) {
+      using T = decltype(tag);
+      f32_out ? matmul_ref<T, float>(ctx) : matmul_ref<T, T>(ctx);
+    });
   });
 }
 
