@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <functional>
+#include <limits>
 #include <thread>
 
 #include "tern/base/philox.h"
@@ -82,7 +83,8 @@ TEST(Resume, RowNumberPathMatchesTheElementPath) {
   Tensor y(DType::kI64, Shape({kRows}));
   for (int64_t i = 0; i < kRows * 3; ++i) x.data<float>()[i] = static_cast<float>(i) * 0.5f;
   for (int64_t i = 0; i < kRows; ++i) y.data<int64_t>()[i] = i * 7;
-  for (int64_t buffer : {1, 7, 64, 103, 1000}) {
+  for (int64_t buffer : {int64_t{1}, int64_t{7}, int64_t{64}, int64_t{103}, int64_t{1000},
+                         std::numeric_limits<int64_t>::max()}) {
     for (int64_t batch : {1, 8, 13}) {
       for (bool drop : {false, true}) {
         DatasetPtr rows = from_tensor_slices({x, y}, {.file = "", .first = 5, .stride = 2});

@@ -1,6 +1,8 @@
 // ShuffleDataset: buffered uniform shuffle with a saved RNG position and buffer.
 #include "tern/data/shuffle_dataset.h"
 
+#include <limits>
+
 #include "tern/base/error.h"
 #include "tern/base/philox.h"
 #include "tern/data/iterator_base.h"
@@ -65,7 +67,10 @@ class ShuffleIterator : public IteratorBase {
     if (n <= 0) return 0;
     pending_.clear();
     if (input_) {
-      const int64_t want = ds_.buffer_size_ - static_cast<int64_t>(rows_.size()) + n - 1;
+      const int64_t room = ds_.buffer_size_ - static_cast<int64_t>(rows_.size());
+      const int64_t want = room > std::numeric_limits<int64_t>::max() - (n - 1)
+                               ? std::numeric_limits<int64_t>::max()  // a buffer "of everything"
+                               : room + (n - 1);
       if (want > 0 && input_->next_rows(want, pending_) < want) input_.reset();
     }
     size_t next_pending = 0;
