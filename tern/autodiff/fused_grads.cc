@@ -47,13 +47,7 @@ ir::Value* expand_fused_elementwise(GradContext& c) {
 
 ir::Value* expand_fused_epilogue(GradContext& c, std::string_view base_op) {
   const ir::Node& n = c.node();
-  ops::Attrs base;
-  for (const auto& [name, value] : n.attrs().items()) {
-    if (name != "activation" && name != "has_bias" && name != "has_residual" &&
-        !name.starts_with("pool")) {
-      base.set(name, value);
-    }
-  }
+  ops::Attrs base = ops::fused_base_attrs(n.attrs());
   ir::Value* y = c.op(base_op, {c.x(0), c.x(1)}, std::move(base));
   int next = 2;
   if (n.attrs().get_bool("has_bias")) y = c.op("add", {y, c.x(next++)});

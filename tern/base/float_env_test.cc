@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <cfloat>
+#include <cstdlib>
+#include <string>
 #include <thread>
 
 namespace tern {
@@ -12,6 +14,15 @@ namespace {
 float multiply(float a, float b) {
   volatile float x = a, y = b;
   return x * y;
+}
+
+// First in this file (no test before it calls set_flush_denormals): the default comes from
+// TERN_FLUSH_DENORMALS; ctest also runs this binary with TERN_FLUSH_DENORMALS=0.
+TEST(FloatEnv, DefaultFollowsTheEnvironment) {
+  const char* v = std::getenv("TERN_FLUSH_DENORMALS");
+  const bool off =
+      v && (std::string(v) == "0" || std::string(v) == "false" || std::string(v) == "off");
+  EXPECT_EQ(flush_denormals(), !off);
 }
 
 #if defined(__x86_64__) || defined(__aarch64__)

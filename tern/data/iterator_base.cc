@@ -33,32 +33,34 @@ IteratorBase::IteratorBase(const IteratorContext& parent, std::string_view name)
 
 std::optional<Element> IteratorBase::next() {
   TraceScope trace(ctx_.stage, "data");
-  const int64_t start = now_ns();
-  int64_t expected = 0;
-  counters_->first_ns.compare_exchange_strong(expected, start, std::memory_order_relaxed);
+  const int64_t start = begin_call();
   std::optional<Element> out = get_next();
-  const int64_t end = now_ns();
-  counters_->next_ns.fetch_add(end - start, std::memory_order_relaxed);
-  if (out) {
-    counters_->elements.fetch_add(1, std::memory_order_relaxed);
-    counters_->last_ns.store(end, std::memory_order_relaxed);
-  }
+  end_call(start, out ? 1 : 0);
   return out;
 }
 
 int64_t IteratorBase::next_rows(int64_t n, std::vector<int64_t>& rows) {
   TraceScope trace(ctx_.stage, "data");
+  const int64_t start = begin_call();
+  const int64_t got = get_next_rows(n, rows);
+  end_call(start, got);
+  return got;
+}
+
+int64_t IteratorBase::begin_call() {
   const int64_t start = now_ns();
   int64_t expected = 0;
   counters_->first_ns.compare_exchange_strong(expected, start, std::memory_order_relaxed);
-  const int64_t got = get_next_rows(n, rows);
+  return start;
+}
+
+void IteratorBase::end_call(int64_t start, int64_t produced) {
   const int64_t end = now_ns();
   counters_->next_ns.fetch_add(end - start, std::memory_order_relaxed);
-  if (got > 0) {
-    counters_->elements.fetch_add(got, std::memory_order_relaxed);
+  if (produced > 0) {
+    counters_->elements.fetch_add(produced, std::memory_order_relaxed);
     counters_->last_ns.store(end, std::memory_order_relaxed);
   }
-  return got;
 }
 
 int64_t IteratorBase::get_next_rows(int64_t, std::vector<int64_t>&) {

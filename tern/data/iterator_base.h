@@ -83,6 +83,11 @@ class IteratorBase {
   virtual void restore_state(StateReader& r) = 0;
 
  private:
+  // The statistics around one next() / next_rows() call: its start time, then its end and how
+  // many elements it produced.
+  int64_t begin_call();
+  void end_call(int64_t start, int64_t produced);
+
   IteratorContext ctx_;
   std::string name_;
   StageCounters* counters_;

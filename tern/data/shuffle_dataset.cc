@@ -45,9 +45,9 @@ class ShuffleIterator : public IteratorBase {
  protected:
   std::optional<Element> get_next() override {
     if (table_) {
-      std::vector<int64_t> row;
-      if (get_next_rows(1, row) == 0) return std::nullopt;
-      return table_->element(row[0]);
+      one_row_.clear();
+      if (get_next_rows(1, one_row_) == 0) return std::nullopt;
+      return table_->element(one_row_[0]);
     }
     while (input_ && static_cast<int64_t>(buffer_.size()) < ds_.buffer_size_) {
       std::optional<Element> e = input_->next();
@@ -132,6 +132,7 @@ class ShuffleIterator : public IteratorBase {
   std::vector<Element> buffer_;
   std::vector<int64_t> rows_;
   std::vector<int64_t> pending_;  // rows pulled for the picks of one get_next_rows call
+  std::vector<int64_t> one_row_;  // get_next's pick (no allocation per element)
 };
 
 std::unique_ptr<IteratorBase> ShuffleDataset::make_stage_iterator(

@@ -66,6 +66,17 @@ std::vector<AttrSpec> with_epilogue(std::vector<AttrSpec> base) {
 
 }  // namespace
 
+Attrs fused_base_attrs(const Attrs& fused) {
+  Attrs out;
+  for (const auto& [name, value] : fused.items()) {
+    if (name != "activation" && name != "has_bias" && name != "has_residual" &&
+        !name.starts_with("pool")) {
+      out.set(name, value);
+    }
+  }
+  return out;
+}
+
 void register_fused_ops(OpRegistry& r) {
   r.add({.name = "fused_elementwise",
          .family = "fused",

@@ -131,6 +131,11 @@ inline const ActivationInfo& activation_info(Activation a) {
 std::optional<Activation> parse_activation(std::string_view name);
 // "none, relu, gelu_tanh, gelu_erf, sigmoid, tanh" (for messages).
 std::string activation_names();
+
+// The attributes of a fused_matmul / fused_conv2d's base op (matmul, conv2d): the fused node's
+// minus its epilogue (activation, has_bias, has_residual) and pool (pool, pool_*) attributes.
+// Used to re-expand a fused node (its gradient) and by its reference kernel.
+Attrs fused_base_attrs(const Attrs& fused);
 // The activation graph op `op` with `attrs` computes ("gelu" maps by its `approximate`), if any.
 std::optional<Activation> epilogue_activation_for(std::string_view op, const Attrs& attrs);
 

@@ -26,6 +26,20 @@ TEST(ShapeErrors, ReshapeNamesBothShapes) {
                     "at most one -1");
 }
 
+// matmul's out_dtype (mixed_bfloat16's f32 weight gradients): only "" or "f32", and "f32" only
+// from bf16, f16 or f32 inputs.
+TEST(ShapeErrors, MatmulOutDtype) {
+  EXPECT_TERN_ERROR(runtime::eager_call("matmul", {f32({2, 3}), f32({3, 4})},
+                                        {{"out_dtype", std::string("bf16")}}),
+                    kBad, "out_dtype must be \"\" or \"f32\", got \"bf16\"");
+  Tensor a = random_tensor(DType::kF64, {2, 3}, 1), b = random_tensor(DType::kF64, {3, 4}, 2);
+  EXPECT_TERN_ERROR(runtime::eager_call("matmul", {a, b}, {{"out_dtype", std::string("f32")}}),
+                    kBad, "out_dtype \"f32\" needs bf16, f16 or f32 inputs, got f64");
+  Tensor lo = random_tensor(DType::kBF16, {2, 3}, 1), lw = random_tensor(DType::kBF16, {3, 4}, 2);
+  EXPECT_EQ(runtime::eager_call1("matmul", {lo, lw}, {{"out_dtype", std::string("f32")}}).dtype(),
+            DType::kF32);
+}
+
 TEST(ShapeErrors, BadAxes) {
   EXPECT_TERN_ERROR(runtime::eager_call("sum", {f32({2, 3})}, {{"axes", Ints{2}}}), kBad,
                     "axis 2 is out of range for rank 2");

@@ -70,6 +70,26 @@ void max_2x2(const T* a, const T* b, const T* e, const T* f, T* out, int64_t n) 
   }
 }
 
+// One window, any size: out[c] for c < cn (<= kChannelBlock) is the maximum (or first NaN) of
+// x(h, w)[c] over rows [h0, h1) and columns [w0, w1), where x(h, w) = base + (h * width + w) *
+// pixel (NHWC: pixel = channels; oneDNN's nChw16c block: pixel = 16). In float blocks (the result
+// is one of the inputs, so bf16 round-trips exactly).
+template <typename T>
+void window_max(const T* base, int64_t width, int64_t pixel, int64_t h0, int64_t h1, int64_t w0,
+                int64_t w1, int64_t cn, T* out) {
+  alignas(64) float best[kChannelBlock];
+  const T* first = base + (h0 * width + w0) * pixel;
+  for (int64_t c = 0; c < cn; ++c) best[c] = static_cast<float>(first[c]);
+  for (int64_t h = h0; h < h1; ++h) {
+    for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w1; ++w) {
+      const T* xs = base + (h * width + w) * pixel;
+#pragma omp simd
+      for (int64_t c = 0; c < cn; ++c) best[c] = merge(best[c], static_cast<float>(xs[c]));
+    }
+  }
+  for (int64_t c = 0; c < cn; ++c) out[c] = static_cast<T>(best[c]);
+}
+
 // One output row (n, oh): each window's maximum over [h0, h1) x [w0, w1), channel blocks of
 // kChannelBlock in float (the result is one of the inputs, so bf16 round-trips exactly).
 template <typename T>
@@ -85,19 +105,9 @@ void pool_row(const ops::Pool2dGeometry& g, const T* x, T* y, int64_t n, int64_t
       max_2x2(x00, x00 + g.c, x00 + g.w * g.c, x00 + (g.w + 1) * g.c, out, g.c);
       continue;
     }
+    const T* image = x + n * g.h * g.w * g.c;
     for (int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
-      const int64_t cn = std::min(kChannelBlock, g.c - c0);
-      alignas(64) float best[kChannelBlock];
-      const T* first = x + ((n * g.h + h0) * g.w + w0) * g.c + c0;
-      for (int64_t c = 0; c < cn; ++c) best[c] = static_cast<float>(first[c]);
-      for (int64_t h = h0; h < h1; ++h) {
-        for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w1; ++w) {
-          const T* xs = x + ((n * g.h + h) * g.w + w) * g.c + c0;
-#pragma omp simd
-          for (int64_t c = 0; c < cn; ++c) best[c] = merge(best[c], static_cast<float>(xs[c]));
-        }
-      }
-      for (int64_t c = 0; c < cn; ++c) out[c0 + c] = static_cast<T>(best[c]);
+      window_max(image + c0, g.w, g.c, h0, h1, w0, w1, std::min(kChannelBlock, g.c - c0), out + c0);
     }
   }
 }
@@ -150,16 +160,7 @@ void pool_blocked16(const ops::Pool2dGeometry& g, const float* x, float* y) {
           max_2x2(x00, x00 + 16, x00 + g.w * 16, x00 + (g.w + 1) * 16, out, 16);
           continue;
         }
-        alignas(64) float best[16];
-        for (int64_t c = 0; c < 16; ++c) best[c] = xb[(h0 * g.w + w0) * 16 + c];
-        for (int64_t h = h0; h < h0 + g.kh; ++h) {
-          for (int64_t w = (h == h0 ? w0 + 1 : w0); w < w0 + g.kw; ++w) {
-            const float* xs = xb + (h * g.w + w) * 16;
-#pragma omp simd
-            for (int64_t c = 0; c < 16; ++c) best[c] = merge(best[c], xs[c]);
-          }
-        }
-        for (int64_t c = 0; c < 16; ++c) out[c] = best[c];
+        window_max(xb, g.w, 16, h0, h0 + g.kh, w0, w0 + g.kw, 16, out);
       }
     }
   }

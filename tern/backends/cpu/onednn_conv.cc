@@ -123,14 +123,19 @@ namespace {
 
 using namespace onednn;
 
-ConvDescs forward_descs(const kernels::KernelSignature& sig, const Epilogue& ep) {
-  ops::Conv2dGeometry g =
-      ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, *sig.attrs);
-  ConvDescs d = conv_descs(g, sig.inputs[0].dtype, ep.bias_input >= 0);
+// The forward convolution of geometry `g` (its batch may be a chunk of the signature's), with
+// the algorithm chosen.
+ConvDescs forward_descs(const ops::Conv2dGeometry& g, DType dtype, const Epilogue& ep) {
+  ConvDescs d = conv_descs(g, dtype, ep.bias_input >= 0);
   dnnl::post_ops ops = epilogue_post_ops(ep);
   choose_conv_algorithm(
       d, [&](const ConvDescs& c) { return conv_forward_pd(c, ops).scratchpad_desc().get_size(); });
   return d;
+}
+
+ConvDescs forward_descs(const kernels::KernelSignature& sig, const Epilogue& ep) {
+  return forward_descs(ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, *sig.attrs),
+                       sig.inputs[0].dtype, ep);
 }
 
 // One convolution primitive over a given batch, with its filter and activation reorders.
@@ -194,7 +199,7 @@ class PooledChunks {
         ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, *sig.attrs);
     const DType dtype = sig.inputs[0].dtype;
     const size_t image_bytes = static_cast<size_t>(g.out_h * g.out_w * g.c_out) * dtype_size(dtype);
-    ConvDescs full = descs_for(g, dtype, ep);
+    ConvDescs full = forward_descs(g, dtype, ep);
     int64_t chunk = g.n;
     if (full.alg != dnnl::algorithm::convolution_winograd) {
       chunk = std::max<int64_t>(1, static_cast<int64_t>(kPoolChunkBytes / image_bytes));
@@ -204,6 +209,7 @@ class PooledChunks {
     out_image_bytes_ =
         static_cast<size_t>(sig.outputs[0].shape.num_elements() / g.n) * dtype_size(dtype);
     buffer_ = AlignedBuffer(static_cast<size_t>(chunk_) * image_bytes);
+    buffer_storage_ = Storage::wrap(buffer_.data(), buffer_.size());
     for (int64_t n : {chunk_, g.n % chunk_}) {
       if (n == 0) continue;
       ops::Conv2dGeometry cg = g;
@@ -221,18 +227,16 @@ class PooledChunks {
     for (Part& part : parts_) part.conv.prepare_filter(filter, constant_filter);
     for (int64_t first = 0; first < n;) {
       Part& part = n - first >= chunk_ ? parts_[0] : parts_[1];
-      void* pooled_out = y + static_cast<size_t>(first) * out_image_bytes_;
       part.conv.run(x + static_cast<size_t>(first) * in_image_bytes_, bias, buffer_.data(), false);
       if (part.blocked) {
-        max_pool2d_blocked16_to_nhwc(part.pool_geometry, static_cast<const float*>(buffer_.data()),
-                                     static_cast<float*>(pooled_out));
-      } else {
-        Tensor conv_out(part.conv_out.dtype, part.conv_out.shape,
-                        Storage::wrap(buffer_.data(), buffer_.size()));
-        Tensor pooled(part.pooled.dtype, part.pooled.shape,
-                      Storage::wrap(pooled_out, part.pooled.shape.num_elements() *
-                                                    dtype_size(part.pooled.dtype)));
-        kernels::KernelContext pool_ctx{std::span<const Tensor>(&conv_out, 1),
+        max_pool2d_blocked16_to_nhwc(
+            part.pool_geometry, static_cast<const float*>(buffer_.data()),
+            reinterpret_cast<float*>(y + static_cast<size_t>(first) * out_image_bytes_));
+      } else {  // a view of the output at this chunk (the output's storage, no allocation)
+        const Tensor& y_all = ctx.outputs[0];
+        Tensor pooled(part.pooled.dtype, part.pooled.shape, y_all.storage(),
+                      y_all.byte_offset() + static_cast<size_t>(first) * out_image_bytes_);
+        kernels::KernelContext pool_ctx{std::span<const Tensor>(&part.conv_out_view, 1),
                                         std::span<Tensor>(&pooled, 1), pool_attrs_, ctx.stream};
         part.pool->run(pool_ctx);
       }
@@ -248,16 +252,8 @@ class PooledChunks {
     ops::Pool2dGeometry pool_geometry;
     TensorType conv_out, pooled;
     std::unique_ptr<kernels::Kernel> pool;  // NHWC: the max_pool2d kernel for the chunk
+    Tensor conv_out_view;                   // NHWC: the chunk buffer as its input
   };
-
-  static ConvDescs descs_for(const ops::Conv2dGeometry& g, DType dtype, const Epilogue& ep) {
-    ConvDescs d = conv_descs(g, dtype, ep.bias_input >= 0);
-    dnnl::post_ops ops = epilogue_post_ops(ep);
-    choose_conv_algorithm(d, [&](const ConvDescs& c) {
-      return conv_forward_pd(c, ops).scratchpad_desc().get_size();
-    });
-    return d;
-  }
 
   // Whether the convolution of `d` writes the blocked layout for the pooling to read: f32, a
   // multiple of 16 output channels, pooling windows inside x that do not overlap, the vectorized
@@ -293,7 +289,7 @@ class PooledChunks {
                  bool deterministic) {
     Part part;
     part.images = g.n;
-    ConvDescs d = descs_for(g, dtype, ep);
+    ConvDescs d = forward_descs(g, dtype, ep);
     part.conv_out = TensorType{dtype, g.output_shape()};
     part.pool_geometry = ops::pool2d_geometry(g.output_shape(), pool_attrs_);
     part.pooled = TensorType{dtype, part.pool_geometry.output_shape()};
@@ -309,6 +305,7 @@ class PooledChunks {
       kernels::KernelSelection chosen = kernels::KernelRegistry::global().select(ps);
       TERN_CHECK(chosen.kernel != nullptr, "no max_pool2d kernel for ", ps.to_string());
       part.pool = std::move(chosen.kernel);
+      part.conv_out_view = Tensor(dtype, part.conv_out.shape, buffer_storage_);
     }
     return part;
   }
@@ -317,7 +314,8 @@ class PooledChunks {
   int64_t chunk_ = 1;
   size_t in_image_bytes_ = 0, out_image_bytes_ = 0;
   AlignedBuffer buffer_;
-  std::vector<Part> parts_;  // the full chunk, then the last, shorter one (if any)
+  std::shared_ptr<Storage> buffer_storage_;  // buffer_, for the NHWC pooling kernels' views
+  std::vector<Part> parts_;                  // the full chunk, then the last, shorter one (if any)
 };
 
 class ConvForwardKernel {

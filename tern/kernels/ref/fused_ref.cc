@@ -48,15 +48,13 @@ void fused_elementwise_ref(KernelContext& ctx) {
   }
 }
 
-// Attributes of the base op: the fused node's attributes minus the epilogue and pool ones.
+// The base op's attributes (out_dtype too: the base runs in f64 and the result is rounded to the
+// output's dtype).
 ops::Attrs base_attrs(const ops::Attrs& fused) {
+  ops::Attrs base = ops::fused_base_attrs(fused);
   ops::Attrs out;
-  for (const auto& [name, value] : fused.items()) {
-    // (out_dtype too: the base runs in f64 and the result is rounded to the output's dtype.)
-    if (name != "activation" && name != "has_bias" && name != "has_residual" &&
-        name != "out_dtype" && !name.starts_with("pool")) {
-      out.set(name, value);
-    }
+  for (const auto& [name, value] : base.items()) {
+    if (name != "out_dtype") out.set(name, value);
   }
   return out;
 }
