@@ -9,6 +9,7 @@
 #include "tern/ops/conv_geometry.h"
 
 #include <functional>
+#include <optional>
 
 namespace tern::cpu::onednn {
 
@@ -51,6 +52,11 @@ const dnnl::memory::desc& primitive_dst(const ConvDescs& d);
 constexpr size_t kWinogradScratchpadLimit = size_t{32} << 20;
 constexpr int64_t kWinogradMinOutputPixels = 2048;
 void choose_conv_algorithm(ConvDescs& d, const std::function<size_t(const ConvDescs&)>& build);
+
+// conv2d_backprop_input of the convolution `g` in `dtype` as a forward convolution (of dy with
+// the filter flipped in H and W, O and I swapped; onednn_conv_backward.cc says where and why):
+// its descriptors, or nullopt where oneDNN's backward-data convolution runs instead.
+std::optional<ConvDescs> input_gradient_forward_descs(const ops::Conv2dGeometry& g, DType dtype);
 
 // Common reasons to decline a conv signature: dtypes, empty tensors.
 std::string conv_decline_common(const kernels::KernelSignature& sig);

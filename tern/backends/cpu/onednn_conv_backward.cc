@@ -1,9 +1,13 @@
 // oneDNN conv2d_backprop_input (backward data) and conv2d_backprop_filter (backward weights):
-// NHWC activations; the filter is reordered into the primitive's blocked layout before backward
-// data, and the filter gradient is computed in the primitive's layout and reordered into HWIO.
+// NHWC activations; the input gradient of a stride-1 convolution as the forward convolution of
+// the flipped filter (else oneDNN's backward data, the filter reordered into its blocked layout);
+// the filter gradient as an im2col GEMM for layers with few output pixels, else computed in the
+// primitive's layout and reordered into HWIO.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 #include "tern/backends/cpu/cpu_kernels.h"
@@ -74,16 +78,78 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
                                                             conv_forward_pd(d));
 }
 
+// conv2d_backprop_input of a stride-1 ungrouped convolution, run as the forward convolution of
+// dy with the filter flipped in H and W and its O and I swapped: dx[n, a, b, i] = sum over
+// (h', w', o) of dy[n, a - pt' + h' d, b - pl' + w' d, o] f[kh-1-h', kw-1-w', i, o], with the
+// paddings pt' = (kh-1) d - pt (and likewise the others; all >= 0 for SAME and VALID). oneDNN
+// 2.6.3's forward kernels on this CPU beat its backward-data ones (`kernel_ab_bench`, batch 32
+// unless said): bf16 ResNet-18 layers 128 channels at 16x16 0.86 -> 0.65 ms, 256 at 8x8 1.12 ->
+// 0.84 ms, 512 at 4x4 4.57 -> 3.66 ms (64 at 32x32: equal); the W3 CNN's f32 32->64-channel layer
+// (11x11 -> 13x13, batch 128) 2.17 ms (Winograd backward data) -> 1.48 ms (direct forward); f32
+// direct 64 channels at 32x32 6.25 -> 5.34 ms, 128 at 16x16 5.55 -> 5.05 ms. But oneDNN's f32
+// direct forward is slow on small images with many channels (512 at 4x4: 6.1 -> 10.5 ms; 256 at
+// 5x5: 1.9 -> 2.6 ms), so f32 runs forward only with Winograd (equal to Winograd backward data)
+// or on images of at least kMinF32DirectSize. TERN_INPUT_GRADIENT_AS_FORWARD=0 keeps oneDNN's
+// backward data everywhere.
+constexpr int64_t kMinF32DirectSize = 7;
+
+std::optional<ops::Conv2dGeometry> flipped_forward_geometry(const ops::Conv2dGeometry& g) {
+  if (g.groups != 1 || g.stride_h != 1 || g.stride_w != 1) return std::nullopt;
+  ops::Conv2dGeometry f = g;
+  f.h = g.out_h;
+  f.w = g.out_w;
+  f.c_in = g.c_out;
+  f.c_out = g.c_in;
+  f.out_h = g.h;
+  f.out_w = g.w;
+  f.pad_top = (g.kh - 1) * g.dil_h - g.pad_top;
+  f.pad_bottom = (g.kh - 1) * g.dil_h - g.pad_bottom;
+  f.pad_left = (g.kw - 1) * g.dil_w - g.pad_left;
+  f.pad_right = (g.kw - 1) * g.dil_w - g.pad_right;
+  if (f.pad_top < 0 || f.pad_bottom < 0 || f.pad_left < 0 || f.pad_right < 0) return std::nullopt;
+  return f;
+}
+
+bool input_gradient_as_forward_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TERN_INPUT_GRADIENT_AS_FORWARD");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return on;
+}
+
+}  // namespace
+
+std::optional<ConvDescs> onednn::input_gradient_forward_descs(const ops::Conv2dGeometry& g,
+                                                              DType dtype) {
+  if (!input_gradient_as_forward_enabled()) return std::nullopt;
+  std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
+  if (!fg) return std::nullopt;
+  ConvDescs d = conv_descs(*fg, dtype, false);
+  choose_conv_algorithm(
+      d, [](const ConvDescs& c) { return conv_forward_pd(c).scratchpad_desc().get_size(); });
+  if (dtype == DType::kF32 && d.alg != dnnl::algorithm::convolution_winograd &&
+      std::min(g.h, g.w) < kMinF32DirectSize) {
+    return std::nullopt;
+  }
+  return d;
+}
+
+namespace {
+
 class ConvBackwardDataKernel {
  public:
   explicit ConvBackwardDataKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
+      if (init_as_forward(sig)) return;
       ConvDescs d = backward_data_descs(sig);
       auto pd = backward_data_pd(d);
       runner_.init<dnnl::convolution_backward_data>(pd);
-      runner_.add_arg(DNNL_ARG_DIFF_DST, pd.diff_dst_desc());
+      dy_arg_ = DNNL_ARG_DIFF_DST;
+      dx_arg_ = DNNL_ARG_DIFF_SRC;
+      runner_.add_arg(dy_arg_, pd.diff_dst_desc());
       runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-      runner_.add_arg(DNNL_ARG_DIFF_SRC, pd.diff_src_desc());
+      runner_.add_arg(dx_arg_, pd.diff_src_desc());
       weights_ = WeightsReorder(d.weights, pd.weights_desc(), /*from_user=*/true);
       dy_ = ActivationReorder(d.dst, pd.diff_dst_desc(), 0);
       dx_ = ActivationReorder(d.src, pd.diff_src_desc(), 1);
@@ -92,17 +158,64 @@ class ConvBackwardDataKernel {
 
   void run(kernels::KernelContext& ctx) {
     void* dx = ctx.outputs[0].raw_data();
-    runner_.set(DNNL_ARG_DIFF_DST, dy_.to_primitive(ctx.inputs[0].raw_data()));
-    runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(ctx.inputs[1].raw_data()));
-    runner_.set(DNNL_ARG_DIFF_SRC, dx_.buffer(dx));
+    const void* filter = ctx.inputs[1].raw_data();
+    if (taps_ > 0) filter = flip(filter);
+    runner_.set(dy_arg_, dy_.to_primitive(ctx.inputs[0].raw_data()));
+    runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(filter));
+    runner_.set(dx_arg_, dx_.buffer(dx));
     runner_.execute();
     dx_.to_user(dx);
   }
 
  private:
+  // The forward convolution of flipped_forward_geometry, where input_gradient_forward_descs
+  // says it applies.
+  bool init_as_forward(const kernels::KernelSignature& sig) {
+    const DType dtype = sig.inputs[0].dtype;
+    Shape x(sig.attrs->get_ints("input_shape"));
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(x, sig.inputs[1].shape, *sig.attrs);
+    std::optional<ConvDescs> d = input_gradient_forward_descs(g, dtype);
+    if (!d) return false;
+    dnnl::convolution_forward::primitive_desc pd;
+    if (!try_build([&] { pd = conv_forward_pd(*d); }).empty()) return false;
+    runner_.init<dnnl::convolution_forward>(pd);
+    dy_arg_ = DNNL_ARG_SRC;
+    dx_arg_ = DNNL_ARG_DST;
+    runner_.add_arg(dy_arg_, pd.src_desc());
+    runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
+    runner_.add_arg(dx_arg_, pd.dst_desc());
+    // The HWIO filter with its taps in reverse order (flip()) is the flipped filter's
+    // [kh, kw, c_in, c_out] = (O', I', H, W) with strides (c_out, 1, kw c_in c_out, c_in c_out).
+    const int64_t tap = g.c_in * g.c_out;
+    dnnl::memory::desc flipped({g.c_in, g.c_out, g.kh, g.kw}, to_dnnl(dtype),
+                               dnnl_dims{g.c_out, 1, g.kw * tap, tap});
+    weights_ = WeightsReorder(flipped, pd.weights_desc(), /*from_user=*/true);
+    dy_ = ActivationReorder(d->src, pd.src_desc(), 0);
+    dx_ = ActivationReorder(d->dst, pd.dst_desc(), 1);
+    taps_ = g.kh * g.kw;
+    tap_bytes_ = tap * static_cast<int64_t>(dtype_size(dtype));
+    flipped_ = AlignedBuffer(static_cast<size_t>(taps_ * tap_bytes_));
+    return true;
+  }
+
+  // The filter's kh x kw taps ([c_in, c_out] each) in reverse order: H and W both reversed.
+  const void* flip(const void* filter) {
+    const auto* from = static_cast<const std::byte*>(filter);
+    auto* to = static_cast<std::byte*>(flipped_.data());
+#pragma omp parallel for schedule(static) if (taps_ * tap_bytes_ >= (int64_t{1} << 20))
+    for (int64_t t = 0; t < taps_; ++t) {
+      std::memcpy(to + t * tap_bytes_, from + (taps_ - 1 - t) * tap_bytes_,
+                  static_cast<size_t>(tap_bytes_));
+    }
+    return to;
+  }
+
   PrimitiveRunner runner_;
+  int dy_arg_ = 0, dx_arg_ = 0;
   WeightsReorder weights_;
   ActivationReorder dy_, dx_;
+  int64_t taps_ = 0, tap_bytes_ = 0;  // run as forward: the filter's taps and bytes per tap
+  AlignedBuffer flipped_;
 };
 
 // The filter gradient as one GEMM over an im2col copy of x, for layers with few output pixels:

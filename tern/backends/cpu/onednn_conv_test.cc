@@ -108,6 +108,68 @@ TEST_P(OneDnnConv, FilterGradientBothPathsMatchRef) {
   }
 }
 
+// conv2d_backprop_input takes two paths: stride-1 ungrouped convolutions run as the forward
+// convolution of the flipped filter (bf16 always; f32 with Winograd or on images of at least
+// 7x7), the rest as oneDNN's backward-data convolution. Each case names the path it must take
+// and is checked against ref: VALID (paddings 2 on the forward), dilation, an asymmetric
+// 2x3 filter with asymmetric explicit paddings, 1x1, Winograd's size, and paddings the flipped
+// forward cannot have (3 > kh - 1).
+TEST_P(OneDnnConv, InputGradientBothPathsMatchRef) {
+  if (const char* v = std::getenv("TERN_INPUT_GRADIENT_AS_FORWARD");
+      v && std::string_view(v) == "0") {
+    GTEST_SKIP() << "TERN_INPUT_GRADIENT_AS_FORWARD=0";
+  }
+  DType d = GetParam();
+  const bool f32 = d == DType::kF32;
+  struct Case {
+    Shape x, filter;
+    ops::Attrs attrs;
+    bool forward;  // expected path
+  };
+  const std::vector<Case> cases = {
+      {{2, 9, 9, 16}, {3, 3, 16, 8}, {{"padding", std::string("VALID")}}, true},
+      {{2, 8, 8, 6},
+       {3, 3, 6, 4},
+       {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}},
+       true},
+      {{1, 9, 10, 4},
+       {2, 3, 4, 5},
+       {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{1, 0, 2, 1}}},
+       true},
+      {{2, 7, 7, 16}, {1, 1, 16, 32}, {}, true},
+      {{2, 5, 5, 16}, {3, 3, 16, 16}, {{"padding", std::string("SAME")}}, !f32},    // f32: < 7x7
+      {{2, 32, 32, 16}, {3, 3, 16, 32}, {{"padding", std::string("SAME")}}, true},  // f32: Winograd
+      {{2, 9, 9, 8},
+       {3, 3, 8, 8},
+       {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{3, 3, 0, 0}}},
+       false},
+      {{2, 9, 9, 8},
+       {3, 3, 8, 8},
+       {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}},
+       false},
+      {{2, 9, 9, 8},
+       {3, 3, 4, 8},
+       {{"padding", std::string("SAME")}, {"groups", int64_t{2}}},
+       false},
+  };
+  uint64_t seed = 700;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));
+    ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, c.filter, c.attrs);
+    const bool forward = cpu::onednn::input_gradient_forward_descs(g, d).has_value();
+    EXPECT_EQ(forward, c.forward);
+    Tensor f = random_tensor(d, c.filter, seed++);
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    Tensor y = runtime::eager_call1("conv2d", {random_tensor(d, c.x, seed++), f}, c.attrs, ref);
+    Tensor dy = random_tensor(d, y.shape(), seed++);
+    ops::Attrs attrs = c.attrs;
+    attrs.set("input_shape", c.x.dims());
+    // f32 Winograd: ~1e-5 relative from its transforms (see tol(ConvCase)).
+    expect_onednn_matches_ref("conv2d_backprop_input", {dy, f}, attrs, f32 ? 1e-4 : tol());
+  }
+}
+
 // Winograd keeps src/dst in blocked layouts: the nhwc reorders in and out, and the residual
 // reordered into the dst layout before the sum post-op, against ref.
 TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
