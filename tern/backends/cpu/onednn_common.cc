@@ -33,15 +33,12 @@ Scratchpad& thread_scratchpad() {
   return pad;
 }
 
-// Activations in a primitive's layout (ActivationReorder), one buffer per slot and thread.
-constexpr int kLayoutSlots = 3;
+}  // namespace
 
 void* layout_slot(int slot, size_t bytes) {
   thread_local Scratchpad slots[kLayoutSlots];
   return slots[slot].get(bytes);
 }
-
-}  // namespace
 
 const dnnl::engine& engine() {
   static const dnnl::engine eng(dnnl::engine::kind::cpu, 0);

@@ -150,6 +150,14 @@ class Reorder {
   dnnl::memory from_, to_;
 };
 
+// Per-thread scratch buffers shared by every kernel (runs are synchronous; a kernel uses
+// distinct slots for what must coexist): slots 0-2 hold activations in a primitive's layout
+// (ActivationReorder), kPatchesSlot and kGemmResultSlot the im2col patches and the GEMM result of
+// the convolutions run as GEMMs (onednn_conv_gemm.cc). A slot grows to the largest request.
+constexpr int kLayoutSlots = 5;
+constexpr int kPatchesSlot = 3, kGemmResultSlot = 4;
+void* layout_slot(int slot, size_t bytes);
+
 // Moves an activation between the user's layout (nhwc) and the one a primitive chose, through a
 // per-thread scratch buffer `slot` (0-2) shared by every kernel (runs are synchronous; a kernel
 // uses distinct slots for its arguments). needed() is false when the layouts match: then the

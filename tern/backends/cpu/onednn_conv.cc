@@ -323,8 +323,12 @@ class ConvForwardKernel {
   ConvForwardKernel(const kernels::KernelSignature& sig, Epilogue ep)
       : ep_(std::move(ep)), constant_filter_(sig.input_is_constant(1)) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
+      const ops::Conv2dGeometry g =
+          ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, *sig.attrs);
       if (pooled(sig)) {
         chunks_ = std::make_unique<PooledChunks>(sig, ep_);
+      } else if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype)) {
+        gemm_ = std::make_unique<ConvForwardGemm>(g, sig.inputs[0].dtype, ep_);
       } else {
         conv_ = ConvPrimitive(forward_descs(sig, ep_), ep_);
       }
@@ -336,10 +340,15 @@ class ConvForwardKernel {
       chunks_->run(ctx, ep_, constant_filter_);
     } else {
       load_residual(ep_, ctx);
-      conv_.prepare_filter(ctx.inputs[1].raw_data(), constant_filter_);
-      conv_.run(ctx.inputs[0].raw_data(),
-                ep_.bias_input >= 0 ? ctx.inputs[ep_.bias_input].raw_data() : nullptr,
-                ctx.outputs[0].raw_data(), ep_.residual_input >= 0);
+      const void* bias = ep_.bias_input >= 0 ? ctx.inputs[ep_.bias_input].raw_data() : nullptr;
+      if (gemm_) {
+        gemm_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), bias,
+                   ctx.outputs[0].raw_data());
+      } else {
+        conv_.prepare_filter(ctx.inputs[1].raw_data(), constant_filter_);
+        conv_.run(ctx.inputs[0].raw_data(), bias, ctx.outputs[0].raw_data(),
+                  ep_.residual_input >= 0);
+      }
     }
     finish_epilogue(ep_, ctx);  // relu keeping NaN: after the pooling too (the two commute)
   }
@@ -352,6 +361,7 @@ class ConvForwardKernel {
   Epilogue ep_;
   bool constant_filter_;
   ConvPrimitive conv_;
+  std::unique_ptr<ConvForwardGemm> gemm_;  // small images, filter not constant
   std::unique_ptr<PooledChunks> chunks_;
 };
 

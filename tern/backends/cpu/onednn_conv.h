@@ -86,6 +86,63 @@ class WeightsReorder {
   const void* kept_from_ = nullptr;  // the constant filter buffer() holds, reordered
 };
 
+// Convolutions over small images as GEMMs on oneDNN's matmul (onednn_conv_gemm.cc). oneDNN
+// 2.6.3's direct convolutions run images of 4x4 and less far below their rate on larger ones;
+// the same work as one GEMM (`kernel_ab_bench`, batch 32, bf16): ResNet-18's 3x3 512-channel
+// layer at 4x4 3.53 ms as a convolution, 1.54 ms as the [512, 4608] x [4608, 512] matmul; at
+// 2x2 (ResNet-50 at 64x64) 2.94 vs 0.43 ms; 256 channels at 4x4 0.42 vs 0.29 ms; f32 512 at 4x4
+// 9.9 vs 6.2 ms. From 7x7 up the convolution is as fast or faster (512 at 7x7: 4.5 vs 5.0 ms,
+// 128 at 8x8: 0.22 vs 0.25 ms), hence kConvGemmMaxPixels output pixels per image.
+// TERN_CONV_GEMM=0 keeps every convolution on oneDNN's convolution primitives.
+constexpr int64_t kConvGemmMaxPixels = 16;
+constexpr int64_t kConvGemmMaxBytes = int64_t{32} << 20;  // patches / f32 columns
+bool conv_gemm_applies(const ops::Conv2dGeometry& g, DType dtype);
+// The input gradient as a GEMM: a GEMM also multiplies the taps that fall in the padding, which
+// oneDNN's f32 backward-data convolution skips; it is the faster in f32 only at 2x2 (ResNet-18's
+// 512 channels, batch 32: 2.57 -> 1.63 ms; at 4x4 6.0 vs 6.0 ms, 256 channels 1.29 vs 1.57 ms).
+// bf16 up to kConvGemmMaxPixels (AMX: 512 channels at 4x4 3.40 -> 1.30 ms).
+constexpr int64_t kF32InputGradientGemmMaxPixels = 4;
+bool input_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType dtype);
+
+// The im2col patches of x (nhwc) for `g`: row (n, oh, ow) holds, tap by tap in HWIO order, the
+// c_in values under the tap (zeros in the padding): [n out_h out_w, kh kw c_in].
+void im2col(const ops::Conv2dGeometry& g, size_t esize, const void* x, void* patches);
+
+// The forward convolution as im2col patches x the HWIO filter [kh kw c_in, c_out], bias and the
+// epilogue's post-ops (sum for a residual already in `out`, activation) on the matmul. For
+// filters that change every run (training): a constant filter (a served model) stays with the
+// convolution primitive, which keeps it in its own layout (served ResNet-18, batch 1: 3.30-3.35
+// ms per call that way, 3.35-3.37 ms as GEMMs with the filter packed once; batch 256: 350-352
+// vs 344-350 rows/s).
+class ConvForwardGemm {
+ public:
+  ConvForwardGemm(const ops::Conv2dGeometry& g, DType dtype, const Epilogue& ep);
+  void run(const void* x, const void* filter, const void* bias, void* out);
+
+ private:
+  ops::Conv2dGeometry g_;
+  size_t esize_ = 0, patch_bytes_ = 0;
+  PrimitiveRunner runner_;
+};
+
+// conv2d_backprop_input as dy [n out_h out_w, c_out] x filter^T (f32 columns), then col2im sums
+// the columns into dx (f32, rounded once into a bf16 dx).
+class InputGradientGemm {
+ public:
+  InputGradientGemm(const ops::Conv2dGeometry& g, DType dtype);
+  void run(const void* dy, const void* filter, void* dx);
+
+ private:
+  void col2im(const float* cols, float* dx) const;
+
+  ops::Conv2dGeometry g_;
+  DType dtype_;
+  size_t cols_bytes_ = 0;
+  int64_t dx_elements_ = 0;
+  PrimitiveRunner runner_;
+  Reorder to_dx_;  // f32 -> dx's dtype, when not f32
+};
+
 }  // namespace tern::cpu::onednn
 
 namespace tern::cpu {

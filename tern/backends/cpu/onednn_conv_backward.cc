@@ -141,7 +141,13 @@ class ConvBackwardDataKernel {
  public:
   explicit ConvBackwardDataKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
-      if (init_as_forward(sig)) return;
+      Shape x(sig.attrs->get_ints("input_shape"));
+      const ops::Conv2dGeometry g = ops::conv2d_geometry(x, sig.inputs[1].shape, *sig.attrs);
+      if (input_gradient_gemm_applies(g, sig.inputs[0].dtype)) {
+        gemm_ = std::make_unique<InputGradientGemm>(g, sig.inputs[0].dtype);
+        return;
+      }
+      if (init_as_forward(g, sig.inputs[0].dtype)) return;
       ConvDescs d = backward_data_descs(sig);
       auto pd = backward_data_pd(d);
       runner_.init<dnnl::convolution_backward_data>(pd);
@@ -159,6 +165,7 @@ class ConvBackwardDataKernel {
   void run(kernels::KernelContext& ctx) {
     void* dx = ctx.outputs[0].raw_data();
     const void* filter = ctx.inputs[1].raw_data();
+    if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), filter, dx);
     if (taps_ > 0) filter = flip(filter);
     runner_.set(dy_arg_, dy_.to_primitive(ctx.inputs[0].raw_data()));
     runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(filter));
@@ -170,10 +177,7 @@ class ConvBackwardDataKernel {
  private:
   // The forward convolution of flipped_forward_geometry, where input_gradient_forward_descs
   // says it applies.
-  bool init_as_forward(const kernels::KernelSignature& sig) {
-    const DType dtype = sig.inputs[0].dtype;
-    Shape x(sig.attrs->get_ints("input_shape"));
-    const ops::Conv2dGeometry g = ops::conv2d_geometry(x, sig.inputs[1].shape, *sig.attrs);
+  bool init_as_forward(const ops::Conv2dGeometry& g, DType dtype) {
     std::optional<ConvDescs> d = input_gradient_forward_descs(g, dtype);
     if (!d) return false;
     dnnl::convolution_forward::primitive_desc pd;
@@ -210,6 +214,7 @@ class ConvBackwardDataKernel {
     return to;
   }
 
+  std::unique_ptr<InputGradientGemm> gemm_;  // small images (conv_gemm_applies)
   PrimitiveRunner runner_;
   int dy_arg_ = 0, dx_arg_ = 0;
   WeightsReorder weights_;
@@ -237,15 +242,14 @@ class FilterGradientGemm {
   }
 
   FilterGradientGemm(const ops::Conv2dGeometry& g, DType x_dtype, DType dw_dtype)
-      : g_(g), esize_(static_cast<int64_t>(dtype_size(x_dtype))) {
-    rows_ = g.n * g.out_h * g.out_w;
-    cols_ = g.kh * g.kw * g.c_in;
-    patches_ = AlignedBuffer(static_cast<size_t>(rows_ * cols_ * esize_));
+      : g_(g), esize_(dtype_size(x_dtype)) {
+    const int64_t rows = g.n * g.out_h * g.out_w, cols = g.kh * g.kw * g.c_in;
+    patch_bytes_ = static_cast<size_t>(rows * cols) * esize_;
     // dst [cols, c_out] = src [cols, rows] (A transposed: strides {1, cols}) x weights [rows,
     // c_out]
-    dnnl::memory::desc a(dnnl_dims{cols_, rows_}, to_dnnl(x_dtype), dnnl_dims{1, cols_});
-    dnnl::memory::desc b = dense_desc(dnnl_dims{rows_, g.c_out}, x_dtype);
-    dnnl::memory::desc c = dense_desc(dnnl_dims{cols_, g.c_out}, dw_dtype);
+    dnnl::memory::desc a(dnnl_dims{cols, rows}, to_dnnl(x_dtype), dnnl_dims{1, cols});
+    dnnl::memory::desc b = dense_desc(dnnl_dims{rows, g.c_out}, x_dtype);
+    dnnl::memory::desc c = dense_desc(dnnl_dims{cols, g.c_out}, dw_dtype);
     dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
     runner_.init<dnnl::matmul>(pd);
     runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
@@ -254,42 +258,17 @@ class FilterGradientGemm {
   }
 
   void run(const void* x, const void* dy, void* dw) {
-    im2col(static_cast<const std::byte*>(x));
-    runner_.set(DNNL_ARG_SRC, patches_.data());
+    void* patches = layout_slot(kPatchesSlot, patch_bytes_);
+    im2col(g_, esize_, x, patches);
+    runner_.set(DNNL_ARG_SRC, patches);
     runner_.set(DNNL_ARG_WEIGHTS, dy);
     runner_.set(DNNL_ARG_DST, dw);
     runner_.execute();
   }
 
  private:
-  // Row (n, oh, ow) of A: for each (kh, kw) the c_in values of x under that tap, zeros where the
-  // tap falls in the padding.
-  void im2col(const std::byte* x) {
-    const ops::Conv2dGeometry& g = g_;
-    const int64_t pixel = g.c_in * esize_;
-    std::byte* out = static_cast<std::byte*>(patches_.data());
-#pragma omp parallel for schedule(static) if (rows_ * cols_ >= (int64_t{1} << 16))
-    for (int64_t r = 0; r < rows_; ++r) {
-      const int64_t n = r / (g.out_h * g.out_w), oh = (r / g.out_w) % g.out_h, ow = r % g.out_w;
-      std::byte* row = out + r * cols_ * esize_;
-      for (int64_t i = 0; i < g.kh; ++i) {
-        const int64_t ih = oh * g.stride_h - g.pad_top + i * g.dil_h;
-        for (int64_t j = 0; j < g.kw; ++j) {
-          const int64_t iw = ow * g.stride_w - g.pad_left + j * g.dil_w;
-          std::byte* dst = row + (i * g.kw + j) * pixel;
-          if (ih < 0 || ih >= g.h || iw < 0 || iw >= g.w) {
-            std::memset(dst, 0, static_cast<size_t>(pixel));
-          } else {
-            std::memcpy(dst, x + ((n * g.h + ih) * g.w + iw) * pixel, static_cast<size_t>(pixel));
-          }
-        }
-      }
-    }
-  }
-
   ops::Conv2dGeometry g_;
-  int64_t esize_, rows_ = 0, cols_ = 0;
-  AlignedBuffer patches_;
+  size_t esize_ = 0, patch_bytes_ = 0;
   PrimitiveRunner runner_;
 };
 

@@ -170,6 +170,61 @@ TEST_P(OneDnnConv, InputGradientBothPathsMatchRef) {
   }
 }
 
+// Convolutions with at most kConvGemmMaxPixels output pixels per image run as GEMMs (forward,
+// input gradient; the filter gradient's GEMM covers them too): against ref with SAME, stride 2,
+// dilation 2, asymmetric explicit paddings, 1x1 (the patches are x itself) and 2x2 images, and
+// fused_conv2d's bias, residual and activation on the matmul.
+TEST_P(OneDnnConv, SmallImagesAsGemmMatchRef) {
+  if (const char* v = std::getenv("TERN_CONV_GEMM"); v && std::string_view(v) == "0") {
+    GTEST_SKIP() << "TERN_CONV_GEMM=0";
+  }
+  DType d = GetParam();
+  const std::vector<ConvCase> cases = {
+      {{4, 4, 4, 32}, {3, 3, 32, 48}, {{"padding", std::string("SAME")}}},
+      {{2, 2, 2, 16}, {3, 3, 16, 16}, {{"padding", std::string("SAME")}}},
+      {{3, 8, 8, 8}, {3, 3, 8, 16}, {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}},
+      {{2, 4, 4, 16}, {1, 1, 16, 8}, {}},
+      {{2, 4, 4, 8}, {3, 3, 8, 8}, {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}},
+      {{1, 3, 4, 8},
+       {2, 3, 8, 8},
+       {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{1, 0, 2, 1}}}},
+  };
+  uint64_t seed = 900;
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));
+    EXPECT_TRUE(cpu::onednn::conv_gemm_applies(ops::conv2d_geometry(c.x, c.filter, c.attrs), d));
+    Tensor x = random_tensor(d, c.x, seed++);
+    Tensor f = random_tensor(d, c.filter, seed++);
+    expect_onednn_matches_ref("conv2d", {x, f}, c.attrs, tol());
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    Tensor y = runtime::eager_call1("conv2d", {x, f}, c.attrs, ref);
+    ops::Attrs fused = c.attrs;
+    fused.set("activation", std::string("relu"));
+    fused.set("has_bias", true);
+    fused.set("has_residual", true);
+    expect_onednn_matches_ref(
+        "fused_conv2d",
+        {x, f, random_tensor(d, {c.filter[3]}, seed++), random_tensor(d, y.shape(), seed++)}, fused,
+        tol());
+    Tensor dy = random_tensor(d, y.shape(), seed++);
+    ops::Attrs in_attrs = c.attrs;
+    in_attrs.set("input_shape", c.x.dims());
+    expect_onednn_matches_ref("conv2d_backprop_input", {dy, f}, in_attrs, tol());
+    ops::Attrs filter_attrs = c.attrs;
+    filter_attrs.set("filter_shape", c.filter.dims());
+    expect_onednn_matches_ref("conv2d_backprop_filter", {x, dy}, filter_attrs, tol());
+  }
+  // Larger images, grouped convolutions: oneDNN's convolution primitives.
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  EXPECT_FALSE(
+      cpu::onednn::conv_gemm_applies(ops::conv2d_geometry({2, 5, 5, 8}, {3, 3, 8, 8}, same), d));
+  EXPECT_FALSE(cpu::onednn::conv_gemm_applies(
+      ops::conv2d_geometry({2, 4, 4, 8}, {3, 3, 4, 8},
+                           {{"padding", std::string("SAME")}, {"groups", int64_t{2}}}),
+      d));
+}
+
 // Winograd keeps src/dst in blocked layouts: the nhwc reorders in and out, and the residual
 // reordered into the dst layout before the sum post-op, against ref.
 TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
