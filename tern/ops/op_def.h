@@ -26,6 +26,9 @@ enum OpTrait : uint32_t {
   // as the inputs are ready / as late as the first consumer allows (ir::live_topo_order).
   kTraitScheduleEarly = 1u << 6,
   kTraitScheduleLate = 1u << 7,
+  // Output 0 is input 0's bytes in another shape (reshape, expand_dims, squeeze): memory planning
+  // gives it the input's block even while the input lives on, and the kernel copies nothing.
+  kTraitView = 1u << 8,
 };
 
 struct AttrSpec {

@@ -189,6 +189,7 @@ void register_shape_ops(OpRegistry& r) {
          .inputs = {"x"},
          .attrs = {{"shape", AttrKind::kInts, std::nullopt}},
          .dtypes = kAllDTypeList,
+         .traits = kTraitView,
          .inplace = {{0, 0}},
          .infer = infer_reshape});
   r.add({.name = "transpose",
@@ -211,6 +212,7 @@ void register_shape_ops(OpRegistry& r) {
          .inputs = {"x"},
          .attrs = {{"axis", AttrKind::kInt, std::nullopt}},
          .dtypes = kAllDTypeList,
+         .traits = kTraitView,
          .inplace = {{0, 0}},
          .infer = infer_expand_dims});
   r.add({.name = "squeeze",
@@ -219,6 +221,7 @@ void register_shape_ops(OpRegistry& r) {
          .inputs = {"x"},
          .attrs = {{"axes", AttrKind::kInts, std::vector<int64_t>{}}},
          .dtypes = kAllDTypeList,
+         .traits = kTraitView,
          .inplace = {{0, 0}},
          .infer = infer_squeeze});
   r.add({.name = "concat",

@@ -24,19 +24,26 @@ struct Block {
 };
 
 // The input whose block output `output` may be written into (see memory_plan.h), or nullptr.
+// `blocks[b].last`: the block's last reader so far; a view keeps its input's block alive.
 const ir::Value* inplace_input(const ir::Node& n, int output, int step, const MemoryPlan& plan,
+                               const std::vector<Block>& blocks,
                                const std::unordered_map<const ir::Value*, int>& block_of,
                                const std::unordered_set<const ir::Value*>& graph_outputs,
                                std::unordered_set<int>& claimed) {
   const ir::Value* out = n.output(output);
+  const bool view = output == 0 && n.op().has_trait(ops::kTraitView) && n.num_inputs() > 0;
   for (const auto& [o, i] : n.op().inplace) {
     if (o != output || i < 0 || i >= n.num_inputs()) continue;
     const ir::Value* in = n.input(i);
     auto lt = plan.lifetimes.find(in);
-    if (lt == plan.lifetimes.end() || lt->second.last != step || graph_outputs.count(in)) continue;
+    if (lt == plan.lifetimes.end() || graph_outputs.count(in)) continue;
+    // A view shares the block whatever the input's lifetime; any other output only a block
+    // whose every value dies here.
+    const int b = block_of.at(in);
+    if (!view && (lt->second.last != step || blocks[static_cast<size_t>(b)].last != step)) continue;
     if (in->dtype() != out->dtype() || in->shape().num_elements() != out->shape().num_elements())
       continue;
-    if (!claimed.insert(block_of.at(in)).second) continue;
+    if (!claimed.insert(b).second) continue;
     return in;
   }
   return nullptr;
@@ -101,7 +108,8 @@ MemoryPlan plan_memory(const ir::Graph& g, const std::vector<ir::Node*>& order) 
       const ir::Value* v = n->output(k);
       const Lifetime& lt = plan.lifetimes.at(v);
       int b = -1;
-      if (const ir::Value* in = inplace_input(*n, k, i, plan, block_of, graph_outputs, claimed)) {
+      if (const ir::Value* in =
+              inplace_input(*n, k, i, plan, blocks, block_of, graph_outputs, claimed)) {
         b = block_of.at(in);
         plan.inplace_of[v] = in;
         ++plan.inplace_count;

@@ -9,6 +9,9 @@
 //     pair, the input dies at that node, both have the same dtype and element count, and the
 //     input is itself planned (never a variable, graph input or constant, which the runtime
 //     binds) and not a graph output.
+//   - Views: the output of a kTraitView op (reshape, expand_dims, squeeze) takes its input's
+//     block even when the input lives on; the block then lives until both are dead, and nothing
+//     is written in place into it before that.
 // Sources (inputs, variables, constants) are not planned: the runtime binds them. This is an
 // analysis with a result, not a rewrite.
 #pragma once

@@ -7,6 +7,7 @@
 
 #include "tern/autodiff/autodiff.h"
 #include "tern/base/logging.h"
+#include "tern/passes/simplify.h"
 
 namespace tern::train {
 namespace {
@@ -80,6 +81,12 @@ std::unique_ptr<ir::Graph> build_step_graph(nn::Model& model, TrainingState& sta
     for (size_t i = 0; i < stats.size(); ++i) g->add_output(str_cat(m->name(), "/", i), stats[i]);
   }
   if (!training) return g;
+  // The forward graph simplified before it is differentiated (the compile pipeline simplifies
+  // again after): a rewrite that changes what the gradient ops read applies only while the
+  // forward values have no other readers. max_pool2d(relu(x)) becomes relu(max_pool2d(x)), so
+  // relu's gradient runs on the pooled quarter of the bytes and the convolution before it loses
+  // its relu pass (the W3 CNN's step: 8.5 -> 8.0 ms).
+  passes::Simplify(state.compile_options.deterministic).run(*g);
 
   std::vector<nn::WeightSpec> weights = model.trainable_weights();
   TERN_CHECK_ARG(!weights.empty(), "model '", model.name(), "' has no trainable weights");
