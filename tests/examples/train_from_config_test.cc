@@ -3,6 +3,7 @@
 // it saves loads into the model the config describes with that hash.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
@@ -61,7 +62,9 @@ void write_split(const std::string& dir, const std::string& split, uint32_t n, u
 }
 
 TEST(TrainFromConfigExample, TrainsPrintsMetricsAndSavesWeights) {
-  const std::string dir = ::testing::TempDir() + "/tern_train_from_config";
+  // Per process: ctest runs this binary twice at once (examples, cpu_isa_baseline_examples).
+  const std::string dir =
+      ::testing::TempDir() + "/tern_train_from_config_" + std::to_string(getpid());
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   write_split(dir, "train", 512, 1);
@@ -93,6 +96,7 @@ TEST(TrainFromConfigExample, TrainsPrintsMetricsAndSavesWeights) {
   EXPECT_NE(train::weights_sha256(*model), sha);
   model->load_weights(dir + "/run/weights.safetensors");
   EXPECT_EQ(train::weights_sha256(*model), sha);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TrainFromConfigExample, BadArgumentsAndConfigsAreClearErrors) {
@@ -102,14 +106,15 @@ TEST(TrainFromConfigExample, BadArgumentsAndConfigsAreClearErrors) {
   CommandResult set = run_example("examples/fashion_mnist.toml --set");
   EXPECT_EQ(set.exit_code, 2);
   EXPECT_NE(set.output.find("expected --set key=value"), std::string::npos) << set.output;
-  const std::string cfg = ::testing::TempDir() + "/tern_bad_example.toml";
+  const std::string cfg =
+      ::testing::TempDir() + "/tern_bad_example_" + std::to_string(getpid()) + ".toml";
   std::ofstream(cfg) << "[optimizer]\nname = \"sgd\"\nbeta1 = 0.5\n";
   CommandResult bad = run_example("'" + cfg + "'");
   EXPECT_EQ(bad.exit_code, 1);
-  EXPECT_NE(bad.output.find("tern_bad_example.toml:3: optimizer.beta1 does not apply to "
-                            "optimizer 'sgd'"),
+  EXPECT_NE(bad.output.find(cfg + ":3: optimizer.beta1 does not apply to optimizer 'sgd'"),
             std::string::npos)
       << bad.output;
+  std::filesystem::remove(cfg);
 }
 
 }  // namespace

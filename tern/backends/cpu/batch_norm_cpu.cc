@@ -57,18 +57,34 @@ void thread_rows(int64_t m, int t, int n, int64_t* begin, int64_t* end) {
   *end = std::min(m, *begin + per);
 }
 
-// Per-channel sums over rows [r0, r1) of a [*, c] matrix: s1 += f(row), s2 += g(row), where the
-// per-row terms come from `terms(row, k, &t1, &t2)`. f32 within blocks of kRowBlock rows.
-template <typename Terms>
-void channel_sums(int64_t r0, int64_t r1, int64_t c, float* b1, float* b2, double* s1, double* s2,
-                  Terms terms) {
+// Per-channel sums over rows [r0, r1) of a [*, c] matrix: add(i, k, t1, t2) adds row i's terms
+// for channel k into t1 and t2. f32 within blocks of kRowBlock rows, added into s1, s2 (f64).
+// Within a block, kLanes channels at a time over its rows: the partial sums stay in registers
+// (summing into arrays in memory row by row was bound by those loads and stores: bf16
+// batch_norm_training on [32, 32, 32, 64] 0.84 -> 0.6 ms).
+constexpr int64_t kLanes = 16;
+
+template <typename Add>
+void channel_sums(int64_t r0, int64_t r1, int64_t c, double* s1, double* s2, Add add) {
   for (int64_t blk = r0; blk < r1; blk += kRowBlock) {
-    std::fill(b1, b1 + c, 0.0f);
-    std::fill(b2, b2 + c, 0.0f);
-    for (int64_t i = blk; i < std::min(r1, blk + kRowBlock); ++i) terms(i, b1, b2);
-    for (int64_t k = 0; k < c; ++k) {
-      s1[k] += b1[k];
-      s2[k] += b2[k];
+    const int64_t end = std::min(r1, blk + kRowBlock);
+    for (int64_t k0 = 0; k0 < c; k0 += kLanes) {
+      const int64_t kn = std::min(kLanes, c - k0);
+      float a1[kLanes] = {}, a2[kLanes] = {};
+      if (kn == kLanes) {
+        for (int64_t i = blk; i < end; ++i) {
+#pragma omp simd
+          for (int64_t j = 0; j < kLanes; ++j) add(i, k0 + j, a1[j], a2[j]);
+        }
+      } else {
+        for (int64_t i = blk; i < end; ++i) {
+          for (int64_t j = 0; j < kn; ++j) add(i, k0 + j, a1[j], a2[j]);
+        }
+      }
+      for (int64_t j = 0; j < kn; ++j) {
+        s1[k0 + j] += a1[j];
+        s2[k0 + j] += a2[j];
+      }
     }
   }
 }
@@ -83,7 +99,6 @@ class BatchNormKernel final : public kernels::Kernel {
     eps_ = sig.attrs->get_float("epsilon");
     threads_ = std::max(1, omp_get_max_threads());
     size_t cs = static_cast<size_t>(c_), t = static_cast<size_t>(threads_);
-    block_.assign(2 * cs * t, 0.0f);
     sums_.assign(2 * cs * t, 0.0);
     scale_.assign(cs, 0.0f);
     shift_.assign(cs, 0.0f);
@@ -105,15 +120,14 @@ class BatchNormKernel final : public kernels::Kernel {
     return m_ * c_ >= kParallelThreshold && !omp_in_parallel() ? threads_ : 1;
   }
 
-  // Runs sums(t, b1, b2, s1, s2) on each thread, then adds the threads' s1, s2 into tot1, tot2.
+  // Runs sums(t, s1, s2) on each thread, then adds the threads' s1, s2 into tot1, tot2.
   template <typename Sums>
   void reduce(int n, Sums sums, std::vector<double>& tot1, std::vector<double>& tot2) {
     std::fill(sums_.begin(), sums_.end(), 0.0);
 #pragma omp parallel for num_threads(n) schedule(static, 1) if (n > 1)
     for (int t = 0; t < n; ++t) {
       size_t o = 2 * static_cast<size_t>(c_) * static_cast<size_t>(t);
-      sums(t, &block_[o], &block_[o + static_cast<size_t>(c_)], &sums_[o],
-           &sums_[o + static_cast<size_t>(c_)]);
+      sums(t, &sums_[o], &sums_[o + static_cast<size_t>(c_)]);
     }
     tot1.assign(static_cast<size_t>(c_), 0.0);
     tot2.assign(static_cast<size_t>(c_), 0.0);
@@ -167,17 +181,13 @@ class BatchNormKernel final : public kernels::Kernel {
     const float* sh = shift_.data();
     reduce(
         n,
-        [&](int t, float* b1, float* b2, double* s1, double* s2) {
+        [&](int t, double* s1, double* s2) {
           int64_t r0, r1;
           thread_rows(m_, t, n, &r0, &r1);
-          channel_sums(r0, r1, c, b1, b2, s1, s2, [&](int64_t i, float* p1, float* p2) {
-            const X* xi = x + i * c;
-#pragma omp simd
-            for (int64_t k = 0; k < c; ++k) {
-              float d = load(xi, k) - sh[k];
-              p1[k] += d;
-              p2[k] += d * d;
-            }
+          channel_sums(r0, r1, c, s1, s2, [&](int64_t i, int64_t k, float& t1, float& t2) {
+            float d = load(x, i * c + k) - sh[k];
+            t1 += d;
+            t2 += d * d;
           });
         },
         tot1_, tot2_);
@@ -224,18 +234,13 @@ class BatchNormKernel final : public kernels::Kernel {
     const int n = nthreads();
     reduce(
         n,
-        [&](int t, float* b1, float* b2, double* s1, double* s2) {
+        [&](int t, double* s1, double* s2) {
           int64_t r0, r1;
           thread_rows(m_, t, n, &r0, &r1);
-          channel_sums(r0, r1, c, b1, b2, s1, s2, [&](int64_t i, float* p1, float* p2) {
-            const X* gi = dy + i * c;
-            const X* xi = x + i * c;
-#pragma omp simd
-            for (int64_t k = 0; k < c; ++k) {
-              float g = load(gi, k);
-              p1[k] += g;
-              p2[k] += g * (load(xi, k) - mean[k]);
-            }
+          channel_sums(r0, r1, c, s1, s2, [&](int64_t i, int64_t k, float& t1, float& t2) {
+            float g = load(dy, i * c + k);
+            t1 += g;
+            t2 += g * (load(x, i * c + k) - mean[k]);
           });
         },
         tot1_, tot2_);
@@ -260,7 +265,6 @@ class BatchNormKernel final : public kernels::Kernel {
   int64_t c_ = 0, m_ = 0;
   double eps_ = 0;
   int threads_ = 1;
-  std::vector<float> block_;  // [threads][2][C] f32 block sums
   std::vector<double> sums_;  // [threads][2][C] f64 per-thread sums
   std::vector<double> tot1_, tot2_;
   std::vector<float> scale_, shift_, bias_;
