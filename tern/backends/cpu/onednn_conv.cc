@@ -327,11 +327,16 @@ class ConvForwardKernel {
           ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, *sig.attrs);
       if (pooled(sig)) {
         chunks_ = std::make_unique<PooledChunks>(sig, ep_);
-      } else if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype)) {
-        gemm_ = std::make_unique<ConvForwardGemm>(g, sig.inputs[0].dtype, ep_);
-      } else {
-        conv_ = ConvPrimitive(forward_descs(sig, ep_), ep_);
+        return;
       }
+      // Small images as a GEMM; where oneDNN declines the matmul, the convolution primitive.
+      if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype) &&
+          try_build([&] {
+            gemm_ = std::make_unique<ConvForwardGemm>(g, sig.inputs[0].dtype, ep_);
+          }).empty()) {
+        return;
+      }
+      conv_ = ConvPrimitive(forward_descs(sig, ep_), ep_);
     });
   }
 

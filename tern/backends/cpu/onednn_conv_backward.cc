@@ -143,8 +143,10 @@ class ConvBackwardDataKernel {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       Shape x(sig.attrs->get_ints("input_shape"));
       const ops::Conv2dGeometry g = ops::conv2d_geometry(x, sig.inputs[1].shape, *sig.attrs);
-      if (input_gradient_gemm_applies(g, sig.inputs[0].dtype)) {
-        gemm_ = std::make_unique<InputGradientGemm>(g, sig.inputs[0].dtype);
+      if (input_gradient_gemm_applies(g, sig.inputs[0].dtype) &&
+          try_build([&] {
+            gemm_ = std::make_unique<InputGradientGemm>(g, sig.inputs[0].dtype);
+          }).empty()) {
         return;
       }
       if (init_as_forward(g, sig.inputs[0].dtype)) return;

@@ -52,9 +52,9 @@ void im2col(const ops::Conv2dGeometry& g, size_t esize, const void* x, void* pat
   const int64_t rows = gemm_rows(g), cols = gemm_depth(g);
   const auto* in = static_cast<const std::byte*>(x);
   auto* out = static_cast<std::byte*>(patches);
-#pragma omp parallel for schedule(static) if (rows * cols * static_cast <int64_t>(esize) >= \
-                                                  kParallelBytes &&                         \
-                                              !omp_in_parallel())
+  const bool parallel =
+      rows * cols * static_cast<int64_t>(esize) >= kParallelBytes && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n = r / (g.out_h * g.out_w), oh = (r / g.out_w) % g.out_h, ow = r % g.out_w;
     std::byte* row = out + r * cols * static_cast<int64_t>(esize);
@@ -151,8 +151,8 @@ void InputGradientGemm::run(const void* dy, const void* filter, void* dx) {
 void InputGradientGemm::col2im(const float* cols, float* dx) const {
   const ops::Conv2dGeometry& g = g_;
   const int64_t depth = gemm_depth(g), image = g.h * g.w * g.c_in, c_in = g.c_in;
-#pragma omp parallel for schedule( \
-    static) if (g.n > 1 && gemm_rows(g) * depth * 4 >= kParallelBytes && !omp_in_parallel())
+  const bool parallel = g.n > 1 && gemm_rows(g) * depth * 4 >= kParallelBytes && !omp_in_parallel();
+#pragma omp parallel for schedule(static) if (parallel)
   for (int64_t n = 0; n < g.n; ++n) {
     float* img = dx + n * image;
     std::fill(img, img + image, 0.0f);
