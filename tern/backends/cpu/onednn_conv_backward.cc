@@ -152,15 +152,9 @@ class ConvBackwardDataKernel {
       if (init_as_forward(g, sig.inputs[0].dtype)) return;
       ConvDescs d = backward_data_descs(sig);
       auto pd = backward_data_pd(d);
-      runner_.init<dnnl::convolution_backward_data>(pd);
-      dy_arg_ = DNNL_ARG_DIFF_DST;
-      dx_arg_ = DNNL_ARG_DIFF_SRC;
-      runner_.add_arg(dy_arg_, pd.diff_dst_desc());
-      runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-      runner_.add_arg(dx_arg_, pd.diff_src_desc());
-      weights_ = WeightsReorder(d.weights, pd.weights_desc(), /*from_user=*/true);
-      dy_ = ActivationReorder(d.dst, pd.diff_dst_desc(), 0);
-      dx_ = ActivationReorder(d.src, pd.diff_src_desc(), 1);
+      init_runner<dnnl::convolution_backward_data>(pd, DNNL_ARG_DIFF_DST, pd.diff_dst_desc(), d.dst,
+                                                   DNNL_ARG_DIFF_SRC, pd.diff_src_desc(), d.src,
+                                                   d.weights);
     });
   }
 
@@ -177,6 +171,23 @@ class ConvBackwardDataKernel {
   }
 
  private:
+  // `pd`'s primitive, reading dy as argument dy_arg (layout dy) and writing dx as dx_arg (layout
+  // dx), with the reorders from the user's layouts of dy, dx and the filter.
+  template <typename Primitive, typename PrimitiveDesc>
+  void init_runner(const PrimitiveDesc& pd, int dy_arg, const dnnl::memory::desc& dy,
+                   const dnnl::memory::desc& user_dy, int dx_arg, const dnnl::memory::desc& dx,
+                   const dnnl::memory::desc& user_dx, const dnnl::memory::desc& user_filter) {
+    runner_.init<Primitive>(pd);
+    dy_arg_ = dy_arg;
+    dx_arg_ = dx_arg;
+    runner_.add_arg(dy_arg, dy);
+    runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
+    runner_.add_arg(dx_arg, dx);
+    weights_ = WeightsReorder(user_filter, pd.weights_desc(), /*from_user=*/true);
+    dy_ = ActivationReorder(user_dy, dy, 0);
+    dx_ = ActivationReorder(user_dx, dx, 1);
+  }
+
   // The forward convolution of flipped_forward_geometry, where input_gradient_forward_descs
   // says it applies.
   bool init_as_forward(const ops::Conv2dGeometry& g, DType dtype) {
@@ -184,20 +195,13 @@ class ConvBackwardDataKernel {
     if (!d) return false;
     dnnl::convolution_forward::primitive_desc pd;
     if (!try_build([&] { pd = conv_forward_pd(*d); }).empty()) return false;
-    runner_.init<dnnl::convolution_forward>(pd);
-    dy_arg_ = DNNL_ARG_SRC;
-    dx_arg_ = DNNL_ARG_DST;
-    runner_.add_arg(dy_arg_, pd.src_desc());
-    runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-    runner_.add_arg(dx_arg_, pd.dst_desc());
     // The HWIO filter with its taps in reverse order (flip()) is the flipped filter's
     // [kh, kw, c_in, c_out] = (O', I', H, W) with strides (c_out, 1, kw c_in c_out, c_in c_out).
     const int64_t tap = g.c_in * g.c_out;
     dnnl::memory::desc flipped({g.c_in, g.c_out, g.kh, g.kw}, to_dnnl(dtype),
                                dnnl_dims{g.c_out, 1, g.kw * tap, tap});
-    weights_ = WeightsReorder(flipped, pd.weights_desc(), /*from_user=*/true);
-    dy_ = ActivationReorder(d->src, pd.src_desc(), 0);
-    dx_ = ActivationReorder(d->dst, pd.dst_desc(), 1);
+    init_runner<dnnl::convolution_forward>(pd, DNNL_ARG_SRC, pd.src_desc(), d->src, DNNL_ARG_DST,
+                                           pd.dst_desc(), d->dst, flipped);
     taps_ = g.kh * g.kw;
     tap_bytes_ = tap * static_cast<int64_t>(dtype_size(dtype));
     flipped_ = AlignedBuffer(static_cast<size_t>(taps_ * tap_bytes_));
