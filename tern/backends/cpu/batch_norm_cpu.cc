@@ -61,7 +61,7 @@ void thread_rows(int64_t m, int t, int n, int64_t* begin, int64_t* end) {
 // for channel k into t1 and t2. f32 within blocks of kRowBlock rows, added into s1, s2 (f64).
 // Within a block, kLanes channels at a time over its rows: the partial sums stay in registers
 // (summing into arrays in memory row by row was bound by those loads and stores: bf16
-// batch_norm_training on [32, 32, 32, 64] 0.84 -> 0.6 ms).
+// batch_norm_training on [32, 32, 32, 64] 0.84 -> 0.42 ms, its gradient 0.79 -> 0.57 ms).
 constexpr int64_t kLanes = 16;
 
 template <typename Add>

@@ -153,7 +153,8 @@ class Reorder {
 // Per-thread scratch buffers shared by every kernel (runs are synchronous; a kernel uses
 // distinct slots for what must coexist): slots 0-2 hold activations in a primitive's layout
 // (ActivationReorder), kPatchesSlot and kGemmResultSlot the im2col patches and the GEMM result of
-// the convolutions run as GEMMs (onednn_conv_gemm.cc). A slot grows to the largest request.
+// the convolutions run as GEMMs (onednn_conv_gemm.cc; kPatchesSlot also holds the flipped filter
+// of an input gradient run as a forward convolution). A slot grows to the largest request.
 constexpr int kLayoutSlots = 5;
 constexpr int kPatchesSlot = 3, kGemmResultSlot = 4;
 void* layout_slot(int slot, size_t bytes);

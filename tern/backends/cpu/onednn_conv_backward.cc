@@ -1,8 +1,8 @@
 // oneDNN conv2d_backprop_input (backward data) and conv2d_backprop_filter (backward weights):
 // NHWC activations; the input gradient of a stride-1 convolution as the forward convolution of
 // the flipped filter (else oneDNN's backward data, the filter reordered into its blocked layout);
-// the filter gradient as an im2col GEMM for layers with few output pixels, else computed in the
-// primitive's layout and reordered into HWIO.
+// the filter gradient as an im2col GEMM for layers with few output pixels (onednn_conv_gemm.cc),
+// else computed in the primitive's layout and reordered into HWIO.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
@@ -204,14 +204,15 @@ class ConvBackwardDataKernel {
                                            pd.dst_desc(), d->dst, flipped);
     taps_ = g.kh * g.kw;
     tap_bytes_ = tap * static_cast<int64_t>(dtype_size(dtype));
-    flipped_ = AlignedBuffer(static_cast<size_t>(taps_ * tap_bytes_));
     return true;
   }
 
-  // The filter's kh x kw taps ([c_in, c_out] each) in reverse order: H and W both reversed.
+  // The filter's kh x kw taps ([c_in, c_out] each) in reverse order (H and W both reversed), in
+  // the shared patches slot (oneDNN's reorder then reads it into the primitive's layout).
   const void* flip(const void* filter) {
     const auto* from = static_cast<const std::byte*>(filter);
-    auto* to = static_cast<std::byte*>(flipped_.data());
+    auto* to =
+        static_cast<std::byte*>(layout_slot(kPatchesSlot, static_cast<size_t>(taps_ * tap_bytes_)));
 #pragma omp parallel for schedule(static) if (taps_ * tap_bytes_ >= (int64_t{1} << 20))
     for (int64_t t = 0; t < taps_; ++t) {
       std::memcpy(to + t * tap_bytes_, from + (taps_ - 1 - t) * tap_bytes_,
@@ -220,62 +221,12 @@ class ConvBackwardDataKernel {
     return to;
   }
 
-  std::unique_ptr<InputGradientGemm> gemm_;  // small images (conv_gemm_applies)
+  std::unique_ptr<InputGradientGemm> gemm_;  // small images (input_gradient_gemm_applies)
   PrimitiveRunner runner_;
   int dy_arg_ = 0, dx_arg_ = 0;
   WeightsReorder weights_;
   ActivationReorder dy_, dx_;
   int64_t taps_ = 0, tap_bytes_ = 0;  // run as forward: the filter's taps and bytes per tap
-  AlignedBuffer flipped_;
-};
-
-// The filter gradient as one GEMM over an im2col copy of x, for layers with few output pixels:
-// with x's patches as the rows of A [n*out_h*out_w, kh*kw*c_in] (columns in HWIO order) and dy
-// read in place as B [n*out_h*out_w, c_out] (NHWC is row-major in that shape), dW = A^T B is the
-// HWIO filter gradient. oneDNN 2.6's backward-weights convolution on this CPU (its older jit AMX
-// kernel) runs such layers at a third of its forward rate: ResNet-18's 3x3 512-channel layer at
-// 4x4, batch 32, bf16 takes 10.8 ms against 3.6 ms forward.
-class FilterGradientGemm {
- public:
-  // Used when the layer has at most kMaxRows output pixels and A fits in kMaxBytes.
-  static constexpr int64_t kMaxRows = 2048;
-  static constexpr int64_t kMaxBytes = int64_t{16} << 20;
-
-  static bool applies(const ops::Conv2dGeometry& g, DType x_dtype) {
-    const int64_t rows = g.n * g.out_h * g.out_w, cols = g.kh * g.kw * g.c_in;
-    return g.groups == 1 && rows <= kMaxRows &&
-           rows * cols * static_cast<int64_t>(dtype_size(x_dtype)) <= kMaxBytes;
-  }
-
-  FilterGradientGemm(const ops::Conv2dGeometry& g, DType x_dtype, DType dw_dtype)
-      : g_(g), esize_(dtype_size(x_dtype)) {
-    const int64_t rows = g.n * g.out_h * g.out_w, cols = g.kh * g.kw * g.c_in;
-    patch_bytes_ = static_cast<size_t>(rows * cols) * esize_;
-    // dst [cols, c_out] = src [cols, rows] (A transposed: strides {1, cols}) x weights [rows,
-    // c_out]
-    dnnl::memory::desc a(dnnl_dims{cols, rows}, to_dnnl(x_dtype), dnnl_dims{1, cols});
-    dnnl::memory::desc b = dense_desc(dnnl_dims{rows, g.c_out}, x_dtype);
-    dnnl::memory::desc c = dense_desc(dnnl_dims{cols, g.c_out}, dw_dtype);
-    dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
-    runner_.init<dnnl::matmul>(pd);
-    runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
-    runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-    runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
-  }
-
-  void run(const void* x, const void* dy, void* dw) {
-    void* patches = layout_slot(kPatchesSlot, patch_bytes_);
-    im2col(g_, esize_, x, patches);
-    runner_.set(DNNL_ARG_SRC, patches);
-    runner_.set(DNNL_ARG_WEIGHTS, dy);
-    runner_.set(DNNL_ARG_DST, dw);
-    runner_.execute();
-  }
-
- private:
-  ops::Conv2dGeometry g_;
-  size_t esize_ = 0, patch_bytes_ = 0;
-  PrimitiveRunner runner_;
 };
 
 class ConvBackwardWeightsKernel {
@@ -283,9 +234,11 @@ class ConvBackwardWeightsKernel {
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       BackwardWeightsDescs b = backward_weights_descs(sig);
-      if (gemm_enabled() && FilterGradientGemm::applies(b.d.geo, sig.inputs[0].dtype)) {
-        gemm_ = std::make_unique<FilterGradientGemm>(b.d.geo, sig.inputs[0].dtype,
-                                                     sig.outputs[0].dtype);
+      if (filter_gradient_gemm_applies(b.d.geo, sig.inputs[0].dtype) &&
+          try_build([&] {
+            gemm_ = std::make_unique<FilterGradientGemm>(b.d.geo, sig.inputs[0].dtype,
+                                                         sig.outputs[0].dtype);
+          }).empty()) {
         return;
       }
       auto pd = backward_weights_pd(b);
@@ -310,15 +263,6 @@ class ConvBackwardWeightsKernel {
   }
 
  private:
-  // TERN_FILTER_GRADIENT_GEMM=0 keeps every filter gradient on oneDNN's convolution.
-  static bool gemm_enabled() {
-    static const bool on = [] {
-      const char* v = std::getenv("TERN_FILTER_GRADIENT_GEMM");
-      return v == nullptr || std::string_view(v) != "0";
-    }();
-    return on;
-  }
-
   std::unique_ptr<FilterGradientGemm> gemm_;
   PrimitiveRunner runner_;
   WeightsReorder weights_;

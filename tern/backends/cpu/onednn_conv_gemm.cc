@@ -1,6 +1,7 @@
-// Convolutions over small images as GEMMs on oneDNN's matmul (declared in onednn_conv.h): the
+// Convolutions as GEMMs on oneDNN's matmul (declared in onednn_conv.h): over small images, the
 // forward as an im2col copy of x times the HWIO filter read in place as a [kh kw c_in, c_out]
-// matrix, the input gradient as dy times that matrix transposed followed by col2im.
+// matrix and the input gradient as dy times that matrix transposed followed by col2im; over
+// few output pixels, the filter gradient as the patches transposed times dy.
 #include <omp.h>
 
 #include <algorithm>
@@ -40,6 +41,16 @@ bool conv_gemm_applies(const ops::Conv2dGeometry& g, DType dtype) {
   // The patches, or the input gradient's f32 columns (the larger of the two).
   const int64_t bytes = gemm_rows(g) * gemm_depth(g) * std::max<int64_t>(4, dtype_size(dtype));
   return g.groups == 1 && g.out_h * g.out_w <= kConvGemmMaxPixels && bytes <= kConvGemmMaxBytes;
+}
+
+bool filter_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType x_dtype) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TERN_FILTER_GRADIENT_GEMM");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return enabled && g.groups == 1 && gemm_rows(g) <= kFilterGradientGemmMaxRows &&
+         gemm_rows(g) * gemm_depth(g) * static_cast<int64_t>(dtype_size(x_dtype)) <=
+             kFilterGradientGemmMaxBytes;
 }
 
 bool input_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType dtype) {
@@ -105,6 +116,33 @@ void ConvForwardGemm::run(const void* x, const void* filter, const void* bias, v
   runner_.set(DNNL_ARG_WEIGHTS, filter);
   if (bias) runner_.set(DNNL_ARG_BIAS, bias);
   runner_.set(DNNL_ARG_DST, out);
+  runner_.execute();
+}
+
+// --- FilterGradientGemm ---
+
+FilterGradientGemm::FilterGradientGemm(const ops::Conv2dGeometry& g, DType x_dtype, DType dw_dtype)
+    : g_(g), esize_(dtype_size(x_dtype)) {
+  const int64_t rows = gemm_rows(g), depth = gemm_depth(g);
+  patch_bytes_ = static_cast<size_t>(rows * depth) * esize_;
+  // dw [depth, c_out] = patches^T (the [rows, depth] patches with strides {1, depth}) x dy [rows,
+  // c_out] (NHWC read in place).
+  dnnl::memory::desc a(dnnl_dims{depth, rows}, to_dnnl(x_dtype), dnnl_dims{1, depth});
+  dnnl::memory::desc b = dense_desc(dnnl_dims{rows, g.c_out}, x_dtype);
+  dnnl::memory::desc c = dense_desc(dnnl_dims{depth, g.c_out}, dw_dtype);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
+  runner_.init<dnnl::matmul>(pd);
+  runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
+  runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
+  runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
+}
+
+void FilterGradientGemm::run(const void* x, const void* dy, void* dw) {
+  void* patches = layout_slot(kPatchesSlot, patch_bytes_);
+  im2col(g_, esize_, x, patches);
+  runner_.set(DNNL_ARG_SRC, patches);
+  runner_.set(DNNL_ARG_WEIGHTS, dy);
+  runner_.set(DNNL_ARG_DST, dw);
   runner_.execute();
 }
 
