@@ -24,13 +24,19 @@ ir::Value* cube(GradContext& c, ir::Value* v) {
 }  // namespace
 
 void register_norm_grads(GradRegistry& r) {
-  // Outputs: y, mean [C], var [C] (biased, over M = elements / C rows).
+  // Outputs: y, mean [C], var [C] (biased, over M = elements / C rows). With a folded relu, y's
+  // gradient reaches the normalization only where y > 0: batch_norm_grad with the same
+  // activation, gated by y.
   r.add("batch_norm_training", [](GradContext& c) -> std::vector<ir::Value*> {
     ir::Value *x = c.x(0), *mean = c.y(1);
     ir::Value *dx = nullptr, *dgamma = nullptr, *dbeta = nullptr;
     if (c.has_dy(0)) {
-      ir::Node* n = c.op_node("batch_norm_grad", {c.dy(0), x, c.x(1), mean, c.y(2)},
-                              {{"epsilon", c.attrs().get_float("epsilon")}});
+      const std::string& activation = c.attrs().get_string("activation");
+      std::vector<ir::Value*> in = {c.dy(0), x, c.x(1), mean, c.y(2)};
+      if (activation != "none") in.push_back(c.y(0));
+      ir::Node* n =
+          c.op_node("batch_norm_grad", std::move(in),
+                    {{"epsilon", c.attrs().get_float("epsilon")}, {"activation", activation}});
       dx = n->output(0);
       dgamma = n->output(1);
       dbeta = n->output(2);

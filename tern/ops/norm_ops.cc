@@ -4,7 +4,10 @@
 // The *_grad ops compute all input gradients of the training-mode forward in one kernel.
 // batch_norm_training and batch_norm_grad also take bf16 or f16 activations (x, dy) with f32
 // gamma, beta and statistics (the mixed-precision form): y and dx take x's dtype, the [C] outputs
-// stay f32.
+// stay f32. batch_norm_training with activation = "relu" returns relu(y) (the relu folded into
+// its output pass); batch_norm_grad with activation = "relu" takes that output as a sixth input y
+// and uses dy where y > 0, else 0 (relu_grad(dy, y) folded into its passes). Only y changes: the
+// statistics outputs are the batch's either way.
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
@@ -57,9 +60,18 @@ TensorType channel_type(const InferContext& ctx, DType dtype) {
   return {dtype, Shape{s[s.rank() - 1]}};
 }
 
+// The folded activation: "none" or "relu".
+bool require_activation(const InferContext& ctx) {
+  const std::string& a = ctx.attrs.get_string("activation");
+  if (a != "none" && a != "relu")
+    ctx.fail("activation must be \"none\" or \"relu\", got \"", a, "\"");
+  return a == "relu";
+}
+
 // x, gamma, beta -> y, mean [C], var [C].
 std::vector<TensorType> infer_batch_norm_training(const InferContext& ctx) {
   require_epsilon(ctx);
+  require_activation(ctx);
   DType pd = require_mixed_channel_vectors(ctx, 0, 1, 2);
   return {ctx.input(0), channel_type(ctx, pd), channel_type(ctx, pd)};
 }
@@ -71,10 +83,17 @@ std::vector<TensorType> infer_batch_norm_inference(const InferContext& ctx) {
   return {ctx.input(0)};
 }
 
-// dy, x, gamma, mean, var -> dx, dgamma, dbeta.
+// dy, x, gamma, mean, var[, y] -> dx, dgamma, dbeta (y with activation = "relu" only).
 std::vector<TensorType> infer_batch_norm_grad(const InferContext& ctx) {
   require_epsilon(ctx);
+  const bool relu = require_activation(ctx);
+  if (ctx.inputs.size() != (relu ? 6u : 5u)) {
+    ctx.fail(relu ? "activation \"relu\" needs 6 inputs (dy, x, gamma, mean, var, y), got "
+                  : "5 inputs (dy, x, gamma, mean, var) without an activation, got ",
+             ctx.inputs.size());
+  }
   require_same_type(ctx, 0, 1);
+  if (relu) require_same_type(ctx, 0, 5);
   require_mixed_channel_vectors(ctx, 1, 2, 4);
   return {ctx.input(1), ctx.input(2), ctx.input(2)};
 }
@@ -109,12 +128,14 @@ std::vector<TensorType> infer_layer_norm_grad(const InferContext& ctx) {
 
 void register_norm_ops(OpRegistry& r) {
   const AttrSpec epsilon{"epsilon", AttrKind::kFloat, 1e-3};
+  const AttrSpec activation{"activation", AttrKind::kString, std::string("none")};
   r.add({.name = "batch_norm_training",
          .family = "norm",
-         .doc = "Normalizes with the batch statistics over all axes but the last; also returns "
-                "the batch mean and biased variance per channel.",
+         .doc = "Normalizes with the batch statistics over all axes but the last (then relu with "
+                "activation = \"relu\"); also returns the batch mean and biased variance per "
+                "channel.",
          .inputs = {"x", "gamma", "beta"},
-         .attrs = {epsilon},
+         .attrs = {epsilon, activation},
          .dtypes = kFloatDTypes,
          .infer = infer_batch_norm_training});
   r.add({.name = "batch_norm_inference",
@@ -126,9 +147,13 @@ void register_norm_ops(OpRegistry& r) {
          .infer = infer_batch_norm_inference});
   r.add({.name = "batch_norm_grad",
          .family = "norm",
-         .doc = "dx, dgamma, dbeta of batch_norm_training from dy and the saved batch statistics.",
-         .inputs = {"dy", "x", "gamma", "mean", "var"},
-         .attrs = {epsilon},
+         .doc = "dx, dgamma, dbeta of batch_norm_training from dy and the saved batch statistics "
+                "(with activation = \"relu\", of the relu'd form: dy counts where its output y "
+                "> 0).",
+         .inputs = {"dy", "x", "gamma", "mean", "var", "y"},
+         .variadic = true,
+         .min_inputs = 5,
+         .attrs = {epsilon, activation},
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_batch_norm_grad});

@@ -6,6 +6,7 @@
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
+#include <utility>
 
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/passes/pass_util.h"
@@ -37,18 +38,20 @@ const std::unordered_set<std::string_view>& follow_list() {
 }
 
 // Follow-list ops whose parameters and statistics stay f32 when converted: only the activation
-// inputs are cast down, and only output 0 (y, dx) is 16-bit.
-const std::unordered_map<std::string_view, int>& mixed_list() {
-  static const std::unordered_map<std::string_view, int> ops = {// op -> activation inputs
-                                                                {"batch_norm_training", 1},
-                                                                {"batch_norm_grad", 2}};
+// inputs are cast down (x, dy, and the relu gate y of a batch_norm_grad with a folded relu), and
+// only output 0 (y, dx) is 16-bit.
+const std::unordered_map<std::string_view, std::pair<int, int>>& mixed_list() {
+  static const std::unordered_map<std::string_view, std::pair<int, int>> ops = {
+      // op -> the first and last inputs that stay f32
+      {"batch_norm_training", {1, 2}},
+      {"batch_norm_grad", {2, 4}}};
   return ops;
 }
 
 // Whether input `i` of `n` is cast down when `n` is converted.
 bool low_input(const ir::Node& n, int i) {
   auto it = mixed_list().find(n.op_name());
-  return it == mixed_list().end() || i < it->second;
+  return it == mixed_list().end() || i < it->second.first || i > it->second.second;
 }
 
 // Whether output `k` of `n` is 16-bit once `n` is converted.

@@ -210,6 +210,32 @@ TEST(Amp, BatchNormGradBetweenConvGradsRunsOnBf16Activations) {
   EXPECT_EQ(count_ops(*g, "cast"), 5u);
 }
 
+// A batch_norm_grad with the relu folded in: its gate y is an activation like dy and x (cast
+// down with them), gamma and the statistics stay f32.
+TEST(Amp, FoldedReluGradientTakesItsGateInBf16) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 8, 8, 3]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 8, 8, 4]}
+    %f1 = variable() {dtype=f32, name="f1", shape=[3, 3, 3, 4]}
+    %gamma = variable() {dtype=f32, name="gamma", shape=[4]}
+    %beta = variable() {dtype=f32, name="beta", shape=[4]}
+    %c1 = conv2d(%x, %f1) {padding="SAME"}
+    %bn = batch_norm_training(%c1, %gamma, %beta) {activation="relu"}
+    %bg = batch_norm_grad(%dy, %c1, %gamma, %bn#1, %bn#2, %bn) {activation="relu"}
+    %df = conv2d_backprop_filter(%x, %bg) {filter_shape=[3, 3, 3, 4], padding="SAME"}
+    return {"df": %df, "dgamma": %bg#1}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& bg = producer(output_node(*g, "df"), 1);
+  ASSERT_EQ(bg.op_name(), "batch_norm_grad");
+  ASSERT_EQ(bg.num_inputs(), 6);
+  for (int i : {0, 1, 5}) EXPECT_EQ(bg.input(i)->dtype(), DType::kBF16) << i;
+  for (int i : {2, 3, 4}) EXPECT_EQ(bg.input(i)->dtype(), DType::kF32) << i;
+  EXPECT_EQ(producer(bg, 5).op_name(), "batch_norm_training");  // no cast: y is bf16 already
+  EXPECT_EQ(bg.output(1)->dtype(), DType::kF32);
+}
+
 TEST(Amp, BatchNormOutsideAllowChainsStaysF32) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[8, 4]}

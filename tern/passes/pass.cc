@@ -12,6 +12,7 @@
 #include "tern/passes/dce.h"
 #include "tern/passes/fuse_elementwise.h"
 #include "tern/passes/fuse_epilogue.h"
+#include "tern/passes/fuse_norm_activation.h"
 #include "tern/passes/simplify.h"
 
 namespace tern::passes {
@@ -89,6 +90,7 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
   add(std::make_unique<Cse>());
   add(std::make_unique<Dce>());
   if (!options.deterministic) {
+    add(std::make_unique<FuseNormActivation>());
     add(std::make_unique<FuseEpilogue>());
     add(std::make_unique<FuseElementwise>());
     add(std::make_unique<Dce>());

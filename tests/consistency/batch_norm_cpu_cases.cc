@@ -3,7 +3,8 @@
 // a ResNet-like NHWC tensor, a channel count that is not a SIMD multiple, and data whose mean is
 // far from zero (the shifted variance must not cancel). Forward only: the small cases in
 // norm_cases.cc check the gradient rules. The "mixed" cases run bf16 (and f16, ref only) x and
-// dy with f32 gamma, beta and statistics, as the mixed_bfloat16 policy does.
+// dy with f32 gamma, beta and statistics, as the mixed_bfloat16 policy does. The "relu" cases
+// run the folded relu (the gated gradient's y half negative).
 #include "tests/consistency/op_case.h"
 
 namespace tern::testing {
@@ -62,6 +63,36 @@ TERN_OP_CASES(batch_norm_cpu) {
       mixed_training({300, 37}, 37, 99, 101, "mixed-offset"),
       mixed_grad({8, 20, 20, 64}, 64, "mixed-nhwc"),
       mixed_grad({300, 37}, 37, "mixed-odd-channels"),
+      {"batch_norm_training",
+       {In({8, 20, 20, 64}, -2, 3), In({64}, 0.5, 1.5), In({64})},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "cpu_vec-relu"},
+      {"batch_norm_training",
+       {In({300, 37}, -2, 3), f32({37}, 0.5, 1.5), f32({37}, -1, 1)},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       half,
+       1e-5,
+       "mixed-relu"},
+      {"batch_norm_grad",
+       {In({8, 20, 20, 64}), In({8, 20, 20, 64}, -2, 3), In({64}, 0.5, 1.5), In({64}, 0.4, 0.6),
+        In({64}, 1.5, 2.5), In({8, 20, 20, 64})},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "cpu_vec-relu"},
+      {"batch_norm_grad",
+       {In({300, 37}), In({300, 37}, -2, 3), f32({37}, 0.5, 1.5), f32({37}, 0.4, 0.6),
+        f32({37}, 1.5, 2.5), In({300, 37})},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       half,
+       1e-5,
+       "mixed-relu"},
       {"batch_norm_inference",
        {In({8, 20, 20, 64}), In({64}, 0.5, 1.5), In({64}), In({64}), In({64}, 0.5, 1.5)},
        eps,

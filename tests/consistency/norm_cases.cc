@@ -61,6 +61,43 @@ TERN_OP_CASES(norm) {
        1e-5,
        "nhwc"},
       {"batch_norm_grad", {In({6, 3}), In({6, 3}), In({3}, 0.5, 1.5), In({3}), In({3}, 0.5, 1.5)}},
+      // The folded relu (fuse_norm_activation): the forward's gradient check goes through the
+      // gated batch_norm_grad; the gate y of the grad cases is half negative.
+      {"batch_norm_training",
+       {In({6, 3}), In({3}, 0.5, 1.5), In({3})},
+       {{"activation", "relu"}},
+       true,
+       {},
+       1e-5,
+       "relu"},
+      {"batch_norm_training",
+       {In({2, 3, 2, 4}), In({4}, 0.5, 1.5), In({4}, -0.5, 0.5)},
+       {{"epsilon", 1e-2}, {"activation", "relu"}},
+       true,
+       {},
+       1e-5,
+       "relu-nhwc"},
+      {"batch_norm_training",
+       {In({6, 3}), F32({3}, 0.5, 1.5), F32({3})},
+       {{"activation", "relu"}},
+       false,
+       half,
+       1e-5,
+       "relu-mixed"},
+      {"batch_norm_grad",
+       {In({6, 3}), In({6, 3}), In({3}, 0.5, 1.5), In({3}), In({3}, 0.5, 1.5), In({6, 3})},
+       {{"activation", "relu"}},
+       false,
+       {},
+       1e-5,
+       "relu"},
+      {"batch_norm_grad",
+       {In({6, 3}), In({6, 3}), F32({3}, 0.5, 1.5), F32({3}), F32({3}, 0.5, 1.5), In({6, 3})},
+       {{"activation", "relu"}},
+       false,
+       half,
+       1e-5,
+       "relu-mixed"},
       {"layer_norm", {In({4, 5}), In({5}, 0.5, 1.5), In({5})}},
       {"layer_norm", {In({2, 3, 6}), In({6}, 0.5, 1.5), In({6})}, eps, true, {}, 1e-5, "3d"},
       {"layer_norm", {In({7}), In({7}, 0.5, 1.5), In({7})}, {}, true, {}, 1e-5, "rank1"},
@@ -210,6 +247,26 @@ TEST(SoftmaxGrads, DlogitsOutputAlone) {
   Tensor dist = random_tensor(DType::kF64, {3, 4}, 5, 0, 1);
   check_single_output_grad("sparse_softmax_cross_entropy", {logits, labels}, 1);
   check_single_output_grad("softmax_cross_entropy", {logits, dist}, 1);
+}
+
+TEST(NormErrors, BatchNormActivation) {
+  auto t = [](Shape s) { return random_tensor(DType::kF32, s, 1); };
+  constexpr ErrorCode kBad = ErrorCode::kInvalidArgument;
+  EXPECT_TERN_ERROR(runtime::eager_call("batch_norm_training", {t({4, 3}), t({3}), t({3})},
+                                        {{"activation", "gelu"}}),
+                    kBad, "activation must be \"none\" or \"relu\", got \"gelu\"");
+  // The relu'd gradient needs its gate y; the plain one takes none.
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_grad", {t({4, 3}), t({4, 3}), t({3}), t({3}), t({3})},
+                          {{"activation", "relu"}}),
+      kBad, "activation \"relu\" needs 6 inputs (dy, x, gamma, mean, var, y), got 5");
+  EXPECT_TERN_ERROR(runtime::eager_call("batch_norm_grad",
+                                        {t({4, 3}), t({4, 3}), t({3}), t({3}), t({3}), t({4, 3})}),
+                    kBad, "5 inputs (dy, x, gamma, mean, var) without an activation, got 6");
+  EXPECT_TERN_ERROR(runtime::eager_call("batch_norm_grad",
+                                        {t({4, 3}), t({4, 3}), t({3}), t({3}), t({3}), t({4, 2})},
+                                        {{"activation", "relu"}}),
+                    kBad, "op 'batch_norm_grad'");
 }
 
 }  // namespace tern::testing

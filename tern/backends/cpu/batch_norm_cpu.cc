@@ -12,6 +12,9 @@
 //              without cancellation), combined in f64; then y = x * scale + bias in one pass.
 //   grad:      per-thread sums of dy and dy * (x - mean); then dx = a * dy + b * x + c.
 //   inference: y = x * scale + bias.
+// With activation = "relu" (the relu after a batch norm folded in by fuse_norm_activation),
+// training stores relu(y) from the same pass and grad reads dy only where the forward's output y
+// is > 0 (relu_grad's rule), in both of its passes: one pass over the activations less each way.
 // Results depend on the thread count only through the order of the f64 combination of the
 // per-thread sums (fixed for a given thread count), so runs are reproducible.
 #include <omp.h>
@@ -97,6 +100,7 @@ class BatchNormKernel final : public kernels::Kernel {
     c_ = x.shape.rank() ? x.shape[x.shape.rank() - 1] : 1;
     m_ = c_ ? x.shape.num_elements() / c_ : 0;
     eps_ = sig.attrs->get_float("epsilon");
+    relu_ = kind != BnKind::kInference && sig.attrs->get_string("activation") == "relu";
     threads_ = std::max(1, omp_get_max_threads());
     size_t cs = static_cast<size_t>(c_), t = static_cast<size_t>(threads_);
     sums_.assign(2 * cs * t, 0.0);
@@ -111,7 +115,11 @@ class BatchNormKernel final : public kernels::Kernel {
     } else if (kind_ == BnKind::kInference) {
       inference(ctx);
     } else {
-      bf16_ ? grad<bfloat16>(ctx) : grad<float>(ctx);
+      if (relu_) {
+        bf16_ ? grad<bfloat16, true>(ctx) : grad<float, true>(ctx);
+      } else {
+        bf16_ ? grad<bfloat16, false>(ctx) : grad<float, false>(ctx);
+      }
     }
   }
 
@@ -140,10 +148,13 @@ class BatchNormKernel final : public kernels::Kernel {
     }
   }
 
-  // out[i, k] = a[i, k] * p[k] + (b ? b[i, k] * q[k] : 0) + r[k] over all rows.
-  template <typename X>
-  void affine(int n, const X* a, const float* p, const X* b, const float* q, const float* r,
-              X* out) const {
+  // out[i, k] = a[i, k] * p[k] + (b ? b[i, k] * q[k] : 0) + r[k] over all rows; with kGate, a[i, k]
+  // counts only where gate[i, k] > 0; with kRelu, out is relu'd (NaN kept). The flags are
+  // template arguments and both loads unconditional (a select): a test of the gate pointer or a
+  // conditional load inside the loop kept it from vectorizing (the gated gradient ran 10x slower).
+  template <typename X, bool kGate = false, bool kRelu = false>
+  void affine(int n, const X* a, const float* p, const X* b, const float* q, const float* r, X* out,
+              const X* gate = nullptr) const {
     const int64_t c = c_;
 #pragma omp parallel for num_threads(n) schedule(static, 1) if (n > 1)
     for (int t = 0; t < n; ++t) {
@@ -151,16 +162,27 @@ class BatchNormKernel final : public kernels::Kernel {
       thread_rows(m_, t, n, &r0, &r1);
       for (int64_t i = r0; i < r1; ++i) {
         const X* ai = a + i * c;
+        const X* gi = gate + (kGate ? i * c : 0);
         X* oi = out + i * c;
         if (b) {
           const X* bi = b + i * c;
 #pragma omp simd
           for (int64_t k = 0; k < c; ++k) {
-            store(oi, k, load(ai, k) * p[k] + load(bi, k) * q[k] + r[k]);
+            float v = load(ai, k);
+            if constexpr (kGate) v = load(gi, k) > 0.0f ? v : 0.0f;
+            v = v * p[k] + load(bi, k) * q[k] + r[k];
+            if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
+            store(oi, k, v);
           }
         } else {
 #pragma omp simd
-          for (int64_t k = 0; k < c; ++k) store(oi, k, load(ai, k) * p[k] + r[k]);
+          for (int64_t k = 0; k < c; ++k) {
+            float v = load(ai, k);
+            if constexpr (kGate) v = load(gi, k) > 0.0f ? v : 0.0f;
+            v = v * p[k] + r[k];
+            if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
+            store(oi, k, v);
+          }
         }
       }
     }
@@ -203,7 +225,12 @@ class BatchNormKernel final : public kernels::Kernel {
       scale_[ks] = static_cast<float>(gamma[k] * rstd);
       bias_[ks] = static_cast<float>(beta[k] - mean * gamma[k] * rstd);
     }
-    affine<X>(n, x, scale_.data(), nullptr, nullptr, bias_.data(), ctx.outputs[0].data<X>());
+    X* y = ctx.outputs[0].data<X>();
+    if (relu_) {
+      affine<X, false, true>(n, x, scale_.data(), nullptr, nullptr, bias_.data(), y);
+    } else {
+      affine<X>(n, x, scale_.data(), nullptr, nullptr, bias_.data(), y);
+    }
   }
 
   void inference(KernelContext& ctx) {
@@ -220,8 +247,9 @@ class BatchNormKernel final : public kernels::Kernel {
                   bias_.data(), ctx.outputs[0].data<float>());
   }
 
-  // dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)) = a * dy + b * x + c.
-  template <typename X>
+  // dx = gamma * rstd * (dy - mean(dy) - xhat * mean(dy * xhat)) = a * dy + b * x + c; with the
+  // folded relu (kGate), dy counts only where the forward's output y (input 5) is > 0.
+  template <typename X, bool kGate>
   void grad(KernelContext& ctx) {
     const X* dy = ctx.inputs[0].data<X>();
     const X* x = ctx.inputs[1].data<X>();
@@ -230,6 +258,7 @@ class BatchNormKernel final : public kernels::Kernel {
     const float* var = ctx.inputs[4].data<float>();
     float* dgamma = ctx.outputs[1].data<float>();
     float* dbeta = ctx.outputs[2].data<float>();
+    const X* y = kGate ? ctx.inputs[5].data<X>() : nullptr;
     const int64_t c = c_;
     const int n = nthreads();
     reduce(
@@ -239,6 +268,10 @@ class BatchNormKernel final : public kernels::Kernel {
           thread_rows(m_, t, n, &r0, &r1);
           channel_sums(r0, r1, c, s1, s2, [&](int64_t i, int64_t k, float& t1, float& t2) {
             float g = load(dy, i * c + k);
+            if constexpr (kGate) {
+              const float gate = load(y, i * c + k);
+              g = gate > 0.0f ? g : 0.0f;
+            }
             t1 += g;
             t2 += g * (load(x, i * c + k) - mean[k]);
           });
@@ -257,11 +290,13 @@ class BatchNormKernel final : public kernels::Kernel {
       shift_[ks] = static_cast<float>(b);
       bias_[ks] = static_cast<float>(-a * sum_dy * inv_m - b * mean[k]);
     }
-    affine<X>(n, dy, scale_.data(), x, shift_.data(), bias_.data(), ctx.outputs[0].data<X>());
+    affine<X, kGate>(n, dy, scale_.data(), x, shift_.data(), bias_.data(), ctx.outputs[0].data<X>(),
+                     y);
   }
 
   BnKind kind_;
   bool bf16_ = false;  // the mixed form: bf16 x, dy, y, dx; f32 parameters and statistics
+  bool relu_ = false;  // activation = "relu" folded in
   int64_t c_ = 0, m_ = 0;
   double eps_ = 0;
   int threads_ = 1;

@@ -1,7 +1,8 @@
 // Reference kernels for batch norm (x viewed as [M, C], statistics per channel) and layer norm
 // (x viewed as [R, D], statistics per row), forward and backward. Statistics accumulate in double
 // with two passes (mean, then squared deviations). batch_norm_training and batch_norm_grad also
-// run the mixed form: 16-bit x and dy (type T) with f32 gamma, beta and statistics (type P).
+// run the mixed form: 16-bit x and dy (type T) with f32 gamma, beta and statistics (type P), and
+// the folded relu (activation = "relu"): relu of the stored y; dy where the given y > 0.
 #include <cmath>
 #include <vector>
 
@@ -24,6 +25,10 @@ int64_t last_dim(const Tensor& t) {
   return t.shape()[t.rank() - 1];
 }
 
+bool folded_relu(const KernelContext& ctx) {
+  return ctx.attrs.get_string("activation") == "relu";
+}
+
 // --- batch norm ---
 
 // True for the mixed form: input `param` (gamma) is f32 while input `x` is not.
@@ -41,6 +46,7 @@ void batch_norm_training_ref(KernelContext& ctx) {
   P* mean_out = ctx.outputs[1].data<P>();
   P* var_out = ctx.outputs[2].data<P>();
   const double eps = ctx.attrs.get_float("epsilon");
+  const bool relu = folded_relu(ctx);
   const int64_t c = last_dim(xt), m = c ? xt.num_elements() / c : 0;
   std::vector<double> mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
   for (int64_t i = 0; i < m; ++i) {
@@ -59,6 +65,8 @@ void batch_norm_training_ref(KernelContext& ctx) {
       size_t ks = static_cast<size_t>(k);
       double xhat = (load(x, i * c + k) - mean[ks]) / std::sqrt(var[ks] + eps);
       store(y, i * c + k, xhat * load(gamma, k) + load(beta, k));
+      // relu of the stored value, as a relu op after it would see it (NaN stays NaN).
+      if (relu && load(y, i * c + k) < 0) store(y, i * c + k, 0.0);
     }
   }
   for (int64_t k = 0; k < c; ++k) {
@@ -98,6 +106,9 @@ void batch_norm_grad_ref(KernelContext& ctx) {
   P* dgamma = ctx.outputs[1].data<P>();
   P* dbeta = ctx.outputs[2].data<P>();
   const double eps = ctx.attrs.get_float("epsilon");
+  // The folded relu: dy where the forward's (relu'd) output y > 0, else 0.
+  const T* y = folded_relu(ctx) ? ctx.inputs[5].data<T>() : nullptr;
+  auto grad_at = [&](int64_t e) { return y && !(load(y, e) > 0) ? 0.0 : load(dy, e); };
   const int64_t c = last_dim(xt), m = c ? xt.num_elements() / c : 0;
   std::vector<double> rstd(static_cast<size_t>(c)), sum_dy(static_cast<size_t>(c), 0.0),
       sum_dy_xhat(static_cast<size_t>(c), 0.0);
@@ -106,7 +117,7 @@ void batch_norm_grad_ref(KernelContext& ctx) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t k = 0; k < c; ++k) {
       size_t ks = static_cast<size_t>(k);
-      double g = load(dy, i * c + k);
+      double g = grad_at(i * c + k);
       sum_dy[ks] += g;
       sum_dy_xhat[ks] += g * (load(x, i * c + k) - load(mean, k)) * rstd[ks];
     }
@@ -116,7 +127,7 @@ void batch_norm_grad_ref(KernelContext& ctx) {
     for (int64_t k = 0; k < c; ++k) {
       size_t ks = static_cast<size_t>(k);
       double xhat = (load(x, i * c + k) - load(mean, k)) * rstd[ks];
-      double v = load(dy, i * c + k) - sum_dy[ks] * inv_m - xhat * sum_dy_xhat[ks] * inv_m;
+      double v = grad_at(i * c + k) - sum_dy[ks] * inv_m - xhat * sum_dy_xhat[ks] * inv_m;
       store(dx, i * c + k, load(gamma, k) * rstd[ks] * v);
     }
   }
