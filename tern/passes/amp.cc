@@ -25,10 +25,14 @@ const std::unordered_set<std::string_view>& allow_list() {
 // (bf16_follows), and these data-movement and pooling ops.
 const std::unordered_set<std::string_view>& follow_list() {
   static const std::unordered_set<std::string_view> ops = [] {
-    std::unordered_set<std::string_view> set = {
-        "max_pool2d",   "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "dropout",
-        "dropout_grad", "reshape",         "transpose",  "expand_dims",     "squeeze",
-        "slice",        "concat",          "pad",        "broadcast_to"};
+    std::unordered_set<std::string_view> set = {"max_pool2d",    "max_pool2d_grad",
+                                                "avg_pool2d",    "avg_pool2d_grad",
+                                                "dropout",       "dropout_grad",
+                                                "dropout_apply", "reshape",
+                                                "transpose",     "expand_dims",
+                                                "squeeze",       "slice",
+                                                "concat",        "pad",
+                                                "broadcast_to"};
     for (const auto& info : ops::fused_opcodes()) {
       if (info.bf16_follows) set.insert(info.op);
     }
@@ -91,7 +95,8 @@ class Rewriter {
       } else if (k == Kind::kFollow) {
         for (int i = 0; i < n->num_inputs(); ++i) {
           const ir::Value* v = n->input(i);
-          if (low_input(*n, i) && fwd.count(v->node()) && low_output(*v->node(), v->index())) {
+          if (is_floating(v->dtype()) && low_input(*n, i) && fwd.count(v->node()) &&
+              low_output(*v->node(), v->index())) {
             fwd.insert(n);
             break;
           }
@@ -142,10 +147,11 @@ class Rewriter {
     return allow ? Kind::kAllow : Kind::kFollow;
   }
 
-  // True if some 16-bit output of `n` is read as a 16-bit input by a node in `set`.
+  // True if some 16-bit output of `n` is read as a 16-bit input by a node in `set`. Integer
+  // outputs (dropout's mask) carry no precision: a converted reader of one does not pull `n` in.
   static bool reaches(const ir::Node& n, const std::unordered_set<const ir::Node*>& set) {
     for (int k = 0; k < n.num_outputs(); ++k) {
-      if (!low_output(n, k)) continue;
+      if (!low_output(n, k) || !is_floating(n.output(k)->dtype())) continue;
       for (const ir::Use& u : n.output(k)->uses()) {
         if (set.count(u.node) && low_input(*u.node, u.input_index)) return true;
       }

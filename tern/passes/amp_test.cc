@@ -236,6 +236,46 @@ TEST(Amp, FoldedReluGradientTakesItsGateInBf16) {
   EXPECT_EQ(bg.output(1)->dtype(), DType::kF32);
 }
 
+// A dropout of a bf16 matmul's result that goes on in f32 (a residual add into a layer norm) stays
+// f32 (the matmul's result cast up before it, as without the mask) although its
+// mask feeds the gradient's dropout_apply inside a bf16 chain: an integer output carries no
+// precision, so a converted reader of it does not pull the dropout in (that made W6-bf16's
+// residual dropouts bf16 with a cast back up).
+TEST(Amp, IntegerOutputsDoNotPullAProducerIntoBf16) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %r = input() {dtype=f32, name="r", shape=[8, 16]}
+    %dy = input() {dtype=f32, name="dy", shape=[8, 16]}
+    %off = input() {dtype=i64, name="off", shape=[]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 16]}
+    %gamma = variable() {dtype=f32, name="gamma", shape=[16]}
+    %beta = variable() {dtype=f32, name="beta", shape=[16]}
+    %h = matmul(%x, %w)
+    %d = dropout(%h, %off) {rate=0.1}
+    %s = add(%d, %r)
+    %ln = layer_norm(%s, %gamma, %beta)
+    %g = matmul(%dy, %w)
+    %da = dropout_apply(%g, %d#1) {rate=0.1}
+    %dw = matmul(%da, %w)
+    return {"ln": %ln, "dw": %dw}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& ln = output_node(*g, "ln");
+  ASSERT_EQ(ln.op_name(), "layer_norm");
+  const ir::Node& add = producer(ln, 0);
+  ASSERT_EQ(add.op_name(), "add");
+  EXPECT_EQ(producer(add, 0).op_name(), "dropout");
+  EXPECT_EQ(producer(add, 0).output()->dtype(), DType::kF32);
+  // The gradient's chain runs in bf16, the mask read as it is.
+  const ir::Node& dw = producer(output_node(*g, "dw"), 0);  // under the cast back up
+  ASSERT_EQ(dw.op_name(), "matmul");
+  const ir::Node& da = producer(dw, 0);
+  ASSERT_EQ(da.op_name(), "dropout_apply");
+  EXPECT_EQ(da.output()->dtype(), DType::kBF16);
+  EXPECT_EQ(da.input(1)->dtype(), DType::kI32);
+}
+
 TEST(Amp, BatchNormOutsideAllowChainsStaysF32) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[8, 4]}

@@ -1,7 +1,9 @@
-// Consistency cases: dropout / dropout_grad and embedding, plus dropout's mask properties and the
-// range checks on ids and rates.
+// Consistency cases: dropout / dropout_grad / dropout_apply and embedding, plus dropout's mask
+// properties (the packed mask output, dropout_apply with it equal to dropout_grad) and the range
+// checks on ids, rates and masks.
 #include <gtest/gtest.h>
 
+#include <climits>
 #include <cmath>  // before random_tensor.h, which uses std::floor
 
 #include "tern/base/row_error.h"
@@ -18,6 +20,15 @@ TERN_OP_CASES(nn_misc) {
       {"dropout", {In({4, 6}), Idx({}, 0, 100)}, drop},
       {"dropout", {In({3, 5}), Idx({}, 0, 100)}, keep_all, true, {}, 1e-5, "rate0"},
       {"dropout_grad", {In({4, 6}), Idx({}, 0, 100)}, drop},
+      // Random bit patterns as masks: 24 elements in one word, 200 in seven (a ragged last word).
+      {"dropout_apply", {In({4, 6}), Idx({1}, INT32_MIN, INT32_MAX, DType::kI32)}, {{"rate", 0.3}}},
+      {"dropout_apply",
+       {In({5, 40}), Idx({7}, INT32_MIN, INT32_MAX, DType::kI32)},
+       {{"rate", 0.5}},
+       true,
+       {},
+       1e-5,
+       "words"},
       {"embedding", {In({6, 3}), Idx({2, 4}, 0, 6)}},
       {"embedding", {In({5, 2}), Idx({7}, 0, 5, DType::kI32)}, {}, true, {}, 1e-5, "i32-ids"},
       {"embedding", {In({4, 2, 3}), Idx({3}, 0, 4)}, {}, true, {}, 1e-5, "row-blocks"},
@@ -49,6 +60,38 @@ TEST(Dropout, MaskIsAPureFunctionOfSeedAndOffset) {
   EXPECT_TRUE(bitwise_equal(a, drop(x, 5, 0.5, 7, "dropout_grad")[0]));
 }
 
+// dropout's second output packs its mask (bit i % 32 of word i / 32 = element i kept), and
+// dropout_apply with it scales exactly as dropout_grad's regenerated mask does: the gradient rule
+// reads the mask. Ragged sizes; fast kernels and ref.
+TEST(Dropout, PackedMaskMatchesTheDrawnOne) {
+  runtime::EagerOptions ref, fast;
+  ref.kernel = "ref";
+  const ops::Attrs attrs = {{"rate", 0.3}, {"seed", int64_t{9}}};
+  for (const runtime::EagerOptions& o : {ref, fast}) {
+    for (DType d : {DType::kF32, DType::kF64, DType::kBF16}) {
+      for (int64_t n : {1, 31, 32, 33, 64, 65, 1000, 70001}) {
+        SCOPED_TRACE(str_cat(o.kernel, " ", dtype_name(d), " n=", n));
+        Tensor x = random_tensor(d, {n}, 3, 0.5, 1.5);  // never 0: kept <=> y != 0
+        std::vector<Tensor> out = runtime::eager_call("dropout", {x, offset(4)}, attrs, o);
+        ASSERT_EQ(out[1].dtype(), DType::kI32);
+        ASSERT_EQ(out[1].shape(), (Shape{(n + 31) / 32}));
+        const auto* words = out[1].data<int32_t>();
+        for (int64_t i = 0; i < n; ++i) {
+          bool bit = (static_cast<uint32_t>(words[i / 32]) >> (i % 32)) & 1u;
+          ASSERT_EQ(bit, out[0].get(i) != 0.0) << "element " << i;
+        }
+        if (n % 32) {  // bits past the end stay clear
+          EXPECT_EQ(static_cast<uint32_t>(words[n / 32]) >> (n % 32), 0u);
+        }
+        Tensor dy = random_tensor(d, {n}, 5);
+        Tensor regenerated = runtime::eager_call1("dropout_grad", {dy, offset(4)}, attrs, o);
+        Tensor applied = runtime::eager_call1("dropout_apply", {dy, out[1]}, {{"rate", 0.3}}, o);
+        EXPECT_TRUE(bitwise_equal(applied, regenerated));
+      }
+    }
+  }
+}
+
 TEST(Dropout, KeepsOneMinusRateAndScales) {
   const double rate = 0.3;
   Tensor x = Tensor::full(DType::kF64, {200000}, 2.0);
@@ -73,6 +116,14 @@ TEST(Dropout, RateZeroIsIdentityAndBadRatesAreRejected) {
   Tensor bad_offset = Tensor::scalar(DType::kI32, 1);
   EXPECT_TERN_ERROR(runtime::eager_call("dropout", {x, bad_offset}, {{"rate", 0.5}}),
                     ErrorCode::kInvalidArgument, "offset must be an i64 scalar");
+  // A mask for another size, or of another dtype.
+  Tensor mask = Tensor::zeros(DType::kI32, {2});
+  EXPECT_TERN_ERROR(runtime::eager_call("dropout_apply", {x, mask}, {{"rate", 0.5}}),
+                    ErrorCode::kInvalidArgument,
+                    "mask must be i32[1] (dropout's mask for [3, 7]), got i32[2]");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("dropout_apply", {x, Tensor::zeros(DType::kI64, {1})}, {{"rate", 0.5}}),
+      ErrorCode::kInvalidArgument, "mask must be i32[1]");
 }
 
 TEST(Dropout, FastKernelMatchesRefBitwiseOnBigTensors) {

@@ -1,13 +1,16 @@
-// Fast kernels for dropout / dropout_grad (f32, f64, bf16 scaled in f32). Same mask as the
-// reference (word i % 4 of Philox(seed)(i / 4, offset) >= rate * 2^32) but one Philox block per
-// four elements instead of one per element, sixteen blocks at a time across SIMD lanes (AVX-512
-// where the CPU has it), and tiles spread over OpenMP threads. Every element is independent, so
-// results are bitwise equal to ref for any thread count.
+// Fast kernels for dropout / dropout_grad / dropout_apply (f32, f64, bf16 scaled in f32). Same
+// mask as the reference (word i % 4 of Philox(seed)(i / 4, offset) >= rate * 2^32) but one Philox
+// block per four elements instead of one per element, sixteen blocks at a time across SIMD lanes
+// (AVX-512 where the CPU has it), and tiles spread over OpenMP threads; dropout also packs the mask
+// (two i32 words per 64-element tile), which dropout_apply reads instead of running Philox. Every
+// element is independent, so results are bitwise equal to ref for any thread count.
 #include <omp.h>
 #include <algorithm>
 #include <bit>
 #include <cmath>
 #include <type_traits>
+
+#include <immintrin.h>
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
@@ -62,12 +65,39 @@ constexpr int64_t kParallelThreshold = 1 << 14;
   }
 }
 
+// Bit j = words[j] >= threshold, j in [0, 32): compare and movemask (a loop of shifted compares
+// made dropout 2x slower; this one costs it ~10%). All 32 words exist (a tile's Philox words are
+// computed past the tensor's end too).
+[[gnu::always_inline]] inline uint32_t pack_v3(const uint32_t* words, uint32_t threshold) {
+  const __m256i flip = _mm256_set1_epi32(INT32_MIN);  // unsigned order through signed compares
+  const __m256i t = _mm256_xor_si256(_mm256_set1_epi32(static_cast<int>(threshold)), flip);
+  uint32_t dropped = 0;
+  for (int g = 0; g < 4; ++g) {
+    const __m256i v =
+        _mm256_xor_si256(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(words + 8 * g)), flip);
+    const int m = _mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(t, v)));
+    dropped |= static_cast<uint32_t>(m) << (8 * g);
+  }
+  return ~dropped;
+}
+
+// Not always_inline (GCC checks that against dropout_tiles_body's own x86-64-v3 target):
+// dropout_tiles_v4 is `flatten`, which inlines it there.
+__attribute__((target("arch=x86-64-v4"))) inline uint32_t pack_v4(const uint32_t* words,
+                                                                  uint32_t threshold) {
+  const __m512i t = _mm512_set1_epi32(static_cast<int>(threshold));
+  const uint32_t lo = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words), t);
+  const uint32_t hi = _mm512_cmpge_epu32_mask(_mm512_loadu_si512(words + 16), t);
+  return lo | (hi << 16);
+}
+
 // What one call of dropout / dropout_grad needs for its tiles.
 template <typename T>
 struct DropoutArgs {
   using C = std::conditional_t<std::is_same_v<T, double>, double, float>;  // the compute type
   const T* x;
   T* y;
+  uint32_t* mask;  // dropout's packed mask output; null for dropout_grad
   int64_t n;
   uint64_t seed, offset;
   uint32_t threshold;
@@ -75,7 +105,7 @@ struct DropoutArgs {
 };
 
 // Tiles [t0, t1): the Philox words, then y = x * scale where the word is >= threshold, else +0.
-template <typename T>
+template <typename T, bool kV4>
 [[gnu::always_inline]] inline void dropout_tiles_body(const DropoutArgs<T>& a, int64_t t0,
                                                       int64_t t1) {
   using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
@@ -86,6 +116,18 @@ template <typename T>
     const int64_t base = t * kTile, count = std::min(kTile, a.n - base);
     const T* xs = a.x + base;
     T* ys = a.y + base;
+    if (a.mask) {  // bit j of word w = element base + 32 w + j kept (none past the end)
+      for (int64_t w = 0; w < 2 && 32 * w < count; ++w) {
+        const int64_t end = std::min<int64_t>(32, count - 32 * w);
+        uint32_t bits;
+        if constexpr (kV4) {
+          bits = pack_v4(words + 32 * w, a.threshold);
+        } else {
+          bits = pack_v3(words + 32 * w, a.threshold);
+        }
+        a.mask[2 * t + w] = end == 32 ? bits : bits & ((1u << end) - 1u);
+      }
+    }
     // Select by bit mask (dropped elements become +0, as in ref); a branch or a float select
     // on an integer compare keeps GCC from vectorizing.
     if constexpr (std::is_same_v<T, bfloat16>) {  // scaled in f32, rounded once, as ref
@@ -106,15 +148,15 @@ template <typename T>
 
 template <typename T>
 void dropout_tiles_v3(const DropoutArgs<T>& a, int64_t t0, int64_t t1) {
-  dropout_tiles_body(a, t0, t1);
+  dropout_tiles_body<T, false>(a, t0, t1);
 }
 
 // The same compiled for AVX-512 (x86-64-v4): 16 lanes of 32-bit words per register and 8 of
 // Philox's 64-bit products per vpmuludq; W2-bf16's [128, 512] dropout 65-71 -> 45 us.
 template <typename T>
-__attribute__((target("arch=x86-64-v4"))) void dropout_tiles_v4(const DropoutArgs<T>& a, int64_t t0,
-                                                                int64_t t1) {
-  dropout_tiles_body(a, t0, t1);
+__attribute__((target("arch=x86-64-v4"), flatten)) void dropout_tiles_v4(const DropoutArgs<T>& a,
+                                                                         int64_t t0, int64_t t1) {
+  dropout_tiles_body<T, true>(a, t0, t1);
 }
 
 constexpr int64_t kTilesPerTask = 16;  // 1024 elements per OpenMP iteration
@@ -125,6 +167,8 @@ void dropout_typed(KernelContext& ctx) {
   DropoutArgs<T> a;
   a.x = xt.data<T>();
   a.y = ctx.outputs[0].data<T>();
+  a.mask = ctx.outputs.size() > 1 ? reinterpret_cast<uint32_t*>(ctx.outputs[1].data<int32_t>())
+                                  : nullptr;
   a.n = xt.num_elements();
   const double rate = ctx.attrs.get_float("rate");
   a.seed = static_cast<uint64_t>(ctx.attrs.get_int("seed"));
@@ -142,6 +186,51 @@ void dropout_typed(KernelContext& ctx) {
     } else {
       dropout_tiles_v3(a, t0, t1);
     }
+  }
+}
+
+// dropout_apply: y = x * scale where the packed mask's bit is set, else +0 (the select of
+// dropout_tiles_body, so the values are dropout's bit for bit); 32 elements per mask word.
+template <typename T>
+void dropout_apply_typed(KernelContext& ctx) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  const T* x = ctx.inputs[0].data<T>();
+  const auto* mask = reinterpret_cast<const uint32_t*>(ctx.inputs[1].data<int32_t>());
+  T* y = ctx.outputs[0].data<T>();
+  const int64_t n = ctx.inputs[0].num_elements();
+  const C scale = static_cast<C>(1.0 / (1.0 - ctx.attrs.get_float("rate")));
+  const int64_t words = (n + 31) / 32;
+#pragma omp parallel for schedule(static) if (n >= kParallelThreshold && !omp_in_parallel())
+  for (int64_t w = 0; w < words; ++w) {
+    const uint32_t word = mask[w];
+    const int64_t base = w * 32, count = std::min<int64_t>(32, n - base);
+    const T* xs = x + base;
+    T* ys = y + base;
+    if constexpr (std::is_same_v<T, bfloat16>) {
+#pragma omp simd
+      for (int64_t e = 0; e < count; ++e) {
+        uint16_t m = static_cast<uint16_t>(0u - ((word >> e) & 1u));
+        ys[e].bits = bfloat16::from_float(static_cast<float>(xs[e]) * scale) & m;
+      }
+    } else {
+#pragma omp simd
+      for (int64_t e = 0; e < count; ++e) {
+        Bits m = Bits(0) - static_cast<Bits>((word >> e) & 1u);
+        ys[e] = std::bit_cast<T>(std::bit_cast<Bits>(xs[e] * scale) & m);
+      }
+    }
+  }
+}
+
+void dropout_apply_cpu(KernelContext& ctx) {
+  switch (ctx.inputs[0].dtype()) {
+    case DType::kF64:
+      return dropout_apply_typed<double>(ctx);
+    case DType::kBF16:
+      return dropout_apply_typed<bfloat16>(ctx);
+    default:
+      return dropout_apply_typed<float>(ctx);
   }
 }
 
@@ -163,6 +252,8 @@ void register_dropout_kernels(kernels::KernelRegistry& r) {
     kernels::add_fn_kernel(r, op, "cpu_vec", {DType::kF32, DType::kF64, DType::kBF16},
                            kVectorPriority, dropout_cpu);
   }
+  kernels::add_fn_kernel(r, "dropout_apply", "cpu_vec", {DType::kF32, DType::kF64, DType::kBF16},
+                         kVectorPriority, dropout_apply_cpu);
 }
 
 }  // namespace tern::cpu
