@@ -223,26 +223,25 @@ void dropout_apply_typed(KernelContext& ctx) {
   }
 }
 
-void dropout_apply_cpu(KernelContext& ctx) {
-  switch (ctx.inputs[0].dtype()) {
+// Calls fn with a value of x's element type: double, bfloat16, else float (the claimed dtypes).
+template <typename Fn>
+void by_dtype(DType dtype, Fn fn) {
+  switch (dtype) {
     case DType::kF64:
-      return dropout_apply_typed<double>(ctx);
+      return fn(double{});
     case DType::kBF16:
-      return dropout_apply_typed<bfloat16>(ctx);
+      return fn(bfloat16{});
     default:
-      return dropout_apply_typed<float>(ctx);
+      return fn(float{});
   }
 }
 
+void dropout_apply_cpu(KernelContext& ctx) {
+  by_dtype(ctx.inputs[0].dtype(), [&](auto tag) { dropout_apply_typed<decltype(tag)>(ctx); });
+}
+
 void dropout_cpu(KernelContext& ctx) {
-  switch (ctx.inputs[0].dtype()) {
-    case DType::kF64:
-      return dropout_typed<double>(ctx);
-    case DType::kBF16:
-      return dropout_typed<bfloat16>(ctx);
-    default:
-      return dropout_typed<float>(ctx);
-  }
+  by_dtype(ctx.inputs[0].dtype(), [&](auto tag) { dropout_typed<decltype(tag)>(ctx); });
 }
 
 }  // namespace
