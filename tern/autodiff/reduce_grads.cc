@@ -49,14 +49,21 @@ ir::Value* sum_kept(GradContext& c, ir::Value* v) {
   return c.op("sum", {v}, {{"axes", reduced_axes(c)}, {"keepdims", true}});
 }
 
+// dy in x's dtype: sum / mean with out_dtype = "f32" return f32 from a 16-bit x.
+ir::Value* dy_as_x(GradContext& c) {
+  ir::Value* dy = c.dy();
+  if (dy->dtype() == c.x(0)->dtype()) return dy;
+  return c.op("cast", {dy}, {{"dtype", c.x(0)->dtype()}});
+}
+
 std::vector<ir::Value*> sum_grad(GradContext& c) {
-  return {broadcast_to_x(c, kept(c, c.dy()))};
+  return {broadcast_to_x(c, kept(c, dy_as_x(c)))};
 }
 
 std::vector<ir::Value*> mean_grad(GradContext& c) {
   DType dt = c.x(0)->dtype();
   double scale = 1.0 / static_cast<double>(reduce_count(c));
-  ir::Value* g = c.op("mul", {kept(c, c.dy()), c.scalar(scale, dt)});
+  ir::Value* g = c.op("mul", {kept(c, dy_as_x(c)), c.scalar(scale, dt)});
   return {broadcast_to_x(c, g)};
 }
 

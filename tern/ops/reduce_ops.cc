@@ -1,6 +1,9 @@
 // reduce op family: sum, mean, max, min, prod, variance over `axes` (ints, [] = all) with
 // `keepdims`; argmax / argmin along one `axis` returning i64 indices (first index on ties).
-// variance is the population (biased) variance, like tf.math.reduce_variance.
+// variance is the population (biased) variance, like tf.math.reduce_variance. sum and mean take
+// out_dtype = "f32" to return f32 from a bf16 or f16 x (accumulated in f32 either way): what a
+// cast up followed by the reduction gives, without the cast's pass (amp reads a 16-bit gradient
+// that way into an f32 bias gradient).
 #include <string>
 
 #include "tern/ops/families.h"
@@ -30,13 +33,25 @@ Shape reduced_shape(const Shape& in, const std::vector<int>& axes, bool keepdims
 InferFn infer_reduce(bool needs_elements) {
   return [needs_elements](const InferContext& ctx) -> std::vector<TensorType> {
     const Shape& in = ctx.input(0).shape;
+    DType out = ctx.input(0).dtype;
+    if (const AttrValue* o = ctx.attrs.find("out_dtype")) {
+      const std::string& want = std::get<std::string>(*o);
+      if (want == "f32") {
+        if (out != DType::kBF16 && out != DType::kF16 && out != DType::kF32) {
+          ctx.fail("out_dtype \"f32\" needs an f32, bf16 or f16 x, got ", dtype_name(out));
+        }
+        out = DType::kF32;
+      } else if (!want.empty()) {
+        ctx.fail("out_dtype must be \"\" (x's dtype) or \"f32\", got \"", want, "\"");
+      }
+    }
     std::vector<int> axes = reduction_axes(ctx, ctx.attrs.get_ints("axes"), in.rank());
     if (needs_elements) {
       for (int a : axes) {
         if (in.dim(a) == 0) ctx.fail("cannot reduce over axis ", a, " of size 0");
       }
     }
-    return {{ctx.input(0).dtype, reduced_shape(in, axes, ctx.attrs.get_bool("keepdims"))}};
+    return {{out, reduced_shape(in, axes, ctx.attrs.get_bool("keepdims"))}};
   };
 }
 
@@ -53,13 +68,15 @@ std::vector<TensorType> infer_arg_reduce(const InferContext& ctx) {
 }
 
 void add_reduce(OpRegistry& r, const std::string& name, std::string doc, std::vector<DType> dtypes,
-                bool needs_elements) {
+                bool needs_elements, bool with_out_dtype = false) {
+  std::vector<AttrSpec> attrs = {{"axes", AttrKind::kInts, std::vector<int64_t>{}},
+                                 {"keepdims", AttrKind::kBool, false}};
+  if (with_out_dtype) attrs.push_back({"out_dtype", AttrKind::kString, std::string()});
   r.add({.name = name,
          .family = "reduce",
          .doc = std::move(doc),
          .inputs = {"x"},
-         .attrs = {{"axes", AttrKind::kInts, std::vector<int64_t>{}},
-                   {"keepdims", AttrKind::kBool, false}},
+         .attrs = std::move(attrs),
          .dtypes = std::move(dtypes),
          .infer = infer_reduce(needs_elements)});
 }
@@ -78,8 +95,11 @@ void add_arg_reduce(OpRegistry& r, const std::string& name, std::string doc) {
 }  // namespace
 
 void register_reduce_ops(OpRegistry& r) {
-  add_reduce(r, "sum", "Sum over axes ([] = all).", kNumericDTypes, false);
-  add_reduce(r, "mean", "Arithmetic mean over axes ([] = all).", kFloatDTypes, false);
+  add_reduce(r, "sum", "Sum over axes ([] = all); out_dtype \"f32\" for f32 from 16-bit x.",
+             kNumericDTypes, false, true);
+  add_reduce(r, "mean",
+             "Arithmetic mean over axes ([] = all); out_dtype \"f32\" for f32 from 16-bit x.",
+             kFloatDTypes, false, true);
   add_reduce(r, "max", "Maximum over axes ([] = all); gradient split evenly among ties.",
              kNumericDTypes, true);
   add_reduce(r, "min", "Minimum over axes ([] = all); gradient split evenly among ties.",

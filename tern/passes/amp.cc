@@ -119,6 +119,10 @@ class Rewriter {
         changed = true;
       }
     }
+    // bf16 only, as store_f32 below (the reduction's fast kernel reads bf16, not f16).
+    if (o_.dtype == DType::kBF16) {
+      for (ir::Node* c : up_casts_) reduce_without_cast(c);
+    }
     for (ir::Node* c : up_casts_) {
       if (c->output()->uses().empty() && !is_graph_output(g_, c->output()) &&
           control_successors_of(g_, {c}).empty()) {
@@ -196,6 +200,28 @@ class Rewriter {
       up_casts_.push_back(up->node());
     }
     g_.remove_node(n);
+  }
+
+  // A sum or mean reading the cast back up `c` of a 16-bit value reads the value itself and
+  // returns f32 (out_dtype = "f32": the same f32 sums, no cast pass): the bias gradients of bf16
+  // layers ([tokens, features] -> [features]), 0.7 ms of cast per Transformer feed-forward layer.
+  void reduce_without_cast(ir::Node* c) {
+    ir::Value* lo = c->input(0);
+    std::vector<ir::Node*> readers;
+    for (const ir::Use& u : c->output()->uses()) readers.push_back(u.node);
+    for (ir::Node* r : readers) {
+      if ((r->op_name() != "sum" && r->op_name() != "mean") ||
+          !r->attrs().get_string("out_dtype").empty()) {
+        continue;
+      }
+      ops::Attrs attrs = r->attrs();
+      attrs.set("out_dtype", std::string("f32"));
+      ir::Node* m = g_.add_node(r->op_name(), {lo}, std::move(attrs),
+                                str_cat(r->name(), "/", dtype_name(o_.dtype), "_f32"));
+      inherit_control_edges(g_, {r}, m);
+      g_.replace_all_uses(r->output(), m->output());
+      g_.remove_node(r);
+    }
   }
 
   // A converted matmul whose 16-bit result is read only through its cast back up (a weight

@@ -276,6 +276,31 @@ TEST(Amp, IntegerOutputsDoNotPullAProducerIntoBf16) {
   EXPECT_EQ(da.input(1)->dtype(), DType::kI32);
 }
 
+// A bias gradient (sum over rows) of a bf16 value that a bf16 op also reads: the sum reads the
+// bf16 value and returns f32 (out_dtype) instead of reading a cast back up.
+TEST(Amp, SumOfACastUpReadsTheBf16Value) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w1 = variable() {dtype=f32, name="w1", shape=[16, 32]}
+    %w2 = variable() {dtype=f32, name="w2", shape=[32, 4]}
+    %h = matmul(%x, %w1)
+    %r = relu(%h)
+    %y = matmul(%r, %w2)
+    %db = sum(%h) {axes=[0]}
+    return {"y": %y, "db": %db}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& db = output_node(*g, "db");
+  ASSERT_EQ(db.op_name(), "sum");
+  EXPECT_EQ(db.attrs().get_string("out_dtype"), "f32");
+  EXPECT_EQ(db.output()->dtype(), DType::kF32);
+  EXPECT_EQ(db.input(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(producer(db, 0).op_name(), "matmul");  // no cast in between
+  // Casts: x, w1, w2 down and y back up; none for the sum.
+  EXPECT_EQ(count_ops(*g, "cast"), 4u);
+}
+
 TEST(Amp, BatchNormOutsideAllowChainsStaysF32) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[8, 4]}

@@ -10,6 +10,7 @@
 #include "tern/runtime/eager.h"
 #include "tern/runtime/runtime.h"
 #include "tests/consistency/op_case.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::testing {
 
@@ -45,6 +46,29 @@ TERN_OP_CASES(reduce) {
         {o, {In({130, 300})}, {{"axes", Ints{1}}, {"keepdims", true}}, true, {}, 1e-5, "rows-omp"});
     cases.push_back({o, {In({4, 9, 20})}, {{"axes", Ints{1}}}, true, {}, 1e-5, "middle"});
     cases.push_back({o, {In({0, 5})}, {{"axes", Ints{0}}}, false, {}, 1e-5, "empty"});
+    // out_dtype = "f32": f32 results from 16-bit x (f32 x: the plain reduction).
+    const std::vector<DType> f32_out = {DType::kBF16, DType::kF16, DType::kF32};
+    cases.push_back({o,
+                     {In({300, 130})},
+                     {{"axes", Ints{0}}, {"out_dtype", "f32"}},
+                     false,
+                     f32_out,
+                     1e-5,
+                     "bias-grad-f32-out"});
+    cases.push_back({o,
+                     {In({16, 300})},
+                     {{"axes", Ints{-1}}, {"out_dtype", "f32"}},
+                     false,
+                     f32_out,
+                     1e-5,
+                     "rows-f32-out"});
+    cases.push_back({o,
+                     {In({3, 4, 5})},
+                     {{"axes", Ints{0, 2}}, {"keepdims", true}, {"out_dtype", "f32"}},
+                     false,
+                     f32_out,
+                     1e-5,
+                     "outer-keep-f32-out"});
   }
   for (const char* op : {"max", "min"}) {
     std::string o = op;
@@ -161,6 +185,44 @@ Picked select_for(const std::string& op, const Shape& shape, ops::Attrs attrs) {
   kernels::KernelSignature sig{&def, &attrs, in, out, DeviceType::kCPU, false};
   kernels::KernelSelection s = kernels::KernelRegistry::global().select(sig);
   return {s.candidate->name, s.declined};
+}
+
+// sum / mean with out_dtype = "f32" of a bf16 x give, bit for bit, the reduction of x cast up (what
+// amp rewrites into it), on the fast kernels and on ref; their gradient comes back in x's dtype.
+// Bad out_dtype values are named.
+TEST(ReduceOutDtype, F32ResultOfBf16IsTheReductionOfTheCastUp) {
+  runtime::EagerOptions ref, fast;
+  ref.kernel = "ref";
+  for (const runtime::EagerOptions& o : {fast, ref}) {
+    for (const char* op : {"sum", "mean"}) {
+      for (const ops::Attrs& a : {ops::Attrs{{"axes", Ints{0}}}, ops::Attrs{{"axes", Ints{-1}}}}) {
+        SCOPED_TRACE(str_cat(op, " ", o.kernel, " axis ", a.get_ints("axes")[0]));
+        Tensor x = random_tensor(DType::kBF16, {300, 130}, 8);
+        Tensor up = runtime::eager_call1("cast", {x}, {{"dtype", DType::kF32}}, o);
+        Tensor want = runtime::eager_call1(op, {up}, a, o);
+        ops::Attrs f32 = a;
+        f32.set("out_dtype", std::string("f32"));
+        Tensor got = runtime::eager_call1(op, {x}, f32, o);
+        ASSERT_EQ(got.dtype(), DType::kF32);
+        EXPECT_TRUE(bitwise_equal(got, want));
+      }
+    }
+  }
+  ir::Graph g;
+  ir::Value* x = g.input("x", {DType::kBF16, Shape{4, 3}});
+  ir::Value* s = g.add("sum", {x}, {{"axes", Ints{0}}, {"out_dtype", "f32"}});
+  ir::Value* loss = g.add("sum", {s}, {{"axes", Ints{}}});
+  std::vector<ir::Value*> wrt = {x};
+  ir::Value* dx = autodiff::gradients(g, loss, wrt)[0];
+  EXPECT_EQ(dx->dtype(), DType::kBF16);
+  EXPECT_EQ(dx->shape(), (Shape{4, 3}));
+  Tensor f64 = random_tensor(DType::kF64, {4, 3}, 1);
+  EXPECT_TERN_ERROR(runtime::eager_call("sum", {f64}, {{"out_dtype", "f32"}}),
+                    ErrorCode::kInvalidArgument,
+                    "out_dtype \"f32\" needs an f32, bf16 or f16 x, got f64");
+  EXPECT_TERN_ERROR(runtime::eager_call("mean", {f64}, {{"out_dtype", "f16"}}),
+                    ErrorCode::kInvalidArgument,
+                    "out_dtype must be \"\" (x's dtype) or \"f32\", got \"f16\"");
 }
 
 TEST(ReduceFast, TakesBiasGradientAndRowPatterns) {

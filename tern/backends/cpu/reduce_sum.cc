@@ -1,5 +1,6 @@
-// Fast sum / mean over one contiguous block of axes (f32, bf16 in, f32 accumulation): the input is
-// viewed as [outer, reduce, inner].
+// Fast sum / mean over one contiguous block of axes (f32, bf16 in, f32 accumulation; a bf16 x
+// gives a bf16 result, or f32 with out_dtype = "f32"): the input is viewed as [outer, reduce,
+// inner].
 //   inner == 1 (last-axis rows): each row is summed with 32 AVX lanes in segments of kRowSegment.
 //   inner > 1 (leading axes, e.g. the bias gradient [N, C] -> [C]): columns are summed in
 //   registers, kColBlock columns by kRowChunk rows per task.
@@ -126,7 +127,9 @@ std::string reduce_view(const kernels::KernelSignature& sig, ReduceView* view) {
 class ReduceSumKernel final : public kernels::Kernel {
  public:
   explicit ReduceSumKernel(const kernels::KernelSignature& sig)
-      : mean_(sig.op->name == "mean"), dtype_(sig.inputs[0].dtype) {
+      : mean_(sig.op->name == "mean"),
+        dtype_(sig.inputs[0].dtype),
+        f32_out_(sig.outputs[0].dtype == DType::kF32) {
     reduce_view(sig, &v_);
     total_ = v_.outer * v_.reduce * v_.inner;
     if (v_.inner == 1) {
@@ -141,17 +144,20 @@ class ReduceSumKernel final : public kernels::Kernel {
 
   void run(kernels::KernelContext& ctx) override {
     if (dtype_ == DType::kF32) {
-      run_typed<float>(ctx);
+      run_typed<float, float>(ctx);
+    } else if (f32_out_) {  // out_dtype = "f32"
+      run_typed<bfloat16, float>(ctx);
     } else {
-      run_typed<bfloat16>(ctx);
+      run_typed<bfloat16, bfloat16>(ctx);
     }
   }
 
  private:
-  template <typename T>
+  // Y: the output's element type (T, or float for out_dtype = "f32").
+  template <typename T, typename Y>
   void run_typed(kernels::KernelContext& ctx) {
     const T* x = ctx.inputs[0].data<T>();
-    T* y = ctx.outputs[0].data<T>();
+    Y* y = ctx.outputs[0].data<Y>();
     const int64_t outer = v_.outer, reduce = v_.reduce, inner = v_.inner, parts = parts_;
     float* part = scratch_.data();
     if (inner == 1) {
@@ -178,7 +184,7 @@ class ReduceSumKernel final : public kernels::Kernel {
       for (int64_t j = 0; j < inner; ++j) {
         float s = 0;
         for (int64_t c = 0; c < parts && !empty; ++c) s += part[(o * parts + c) * inner + j];
-        y[o * inner + j] = static_cast<T>(empty && mean_ ? NAN : s * scale);
+        y[o * inner + j] = static_cast<Y>(empty && mean_ ? NAN : s * scale);
       }
     }
   }
@@ -186,6 +192,7 @@ class ReduceSumKernel final : public kernels::Kernel {
   ReduceView v_;
   bool mean_;
   DType dtype_;
+  bool f32_out_;
   int64_t total_ = 0;
   int64_t parts_ = 1;       // row segments (inner == 1) or row chunks (inner > 1)
   int64_t col_blocks_ = 1;  // column blocks (inner > 1)
@@ -201,11 +208,14 @@ void register_reduce_kernels(kernels::KernelRegistry& r) {
            .dtypes = {DType::kF32, DType::kBF16},
            .priority = kVectorPriority,
            .deterministic = true,
-           .decline =
-               [](const kernels::KernelSignature& sig) {
-                 ReduceView v;
-                 return reduce_view(sig, &v);
-               },
+           .decline = [](const kernels::KernelSignature& sig) -> std::string {
+             const DType x = sig.inputs[0].dtype;
+             if (x != DType::kF32 && x != DType::kBF16) {  // f16 x with an f32 result
+               return str_cat("x is ", dtype_name(x), ": f32 or bf16 here");
+             }
+             ReduceView v;
+             return reduce_view(sig, &v);
+           },
            .create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
              return std::make_unique<ReduceSumKernel>(sig);
            }});

@@ -106,7 +106,9 @@ void reduce_ref(KernelContext& ctx, ReduceKind kind) {
   Tensor& y = ctx.outputs[0];
   ReduceIndex index(x.shape(), ctx.attrs.get_ints("axes"));
   const T* px = x.data<T>();
-  T* py = y.data<T>();
+  // sum / mean with out_dtype = "f32" from a 16-bit x: the accumulator rounded to f32 instead.
+  float* py_f32 = y.dtype() != x.dtype() ? y.data<float>() : nullptr;
+  T* py = py_f32 ? nullptr : y.data<T>();
   size_t n_out = static_cast<size_t>(index.out_count());
   if (kind == ReduceKind::kMax || kind == ReduceKind::kMin) {
     using C = compute_t<T>;
@@ -145,7 +147,13 @@ void reduce_ref(KernelContext& ctx, ReduceKind kind) {
       for (size_t o = 0; o < n_out; ++o) acc[o] = sq[o] / count;
     }
   }
-  for (size_t o = 0; o < n_out; ++o) py[o] = from_acc<T>(acc[o]);
+  for (size_t o = 0; o < n_out; ++o) {
+    if (py_f32) {
+      py_f32[o] = static_cast<float>(acc[o]);
+    } else {
+      py[o] = from_acc<T>(acc[o]);
+    }
+  }
 }
 
 // Index of the best element along `axis` for every (outer, inner) position; NaN wins (first one).
