@@ -6,10 +6,11 @@
 // (tern/ops/norm_ops.cc). Each saves a pass over the activations: the relu is applied in the
 // normalization's output pass, and the gradient reads dy where y > 0 instead of a masked copy
 // being written and read back. The results are the unfused graph's, bit for bit (the same
-// rounding of y, the same masked values summed in the same order). Folds only what nothing else
-// reads: a batch norm output that is also a graph output or read by another node keeps its relu,
-// as does a masked gradient with a second reader. The fused node takes over the pair's control
-// edges; a pair whose control successors feed its inputs is left alone (a cycle).
+// rounding of y, the same masked values summed in the same order; one exception: a bf16 y that
+// rounds to -0 from a negative subnormal is +0 when the relu comes first). Folds only what nothing
+// else reads: a batch norm output that is also a graph output or read by another node keeps its
+// relu, as does a masked gradient with a second reader. The fused node takes over the pair's
+// control edges; a pair whose control successors feed its inputs is left alone (a cycle).
 #pragma once
 
 #include "tern/passes/pass.h"
