@@ -1,15 +1,10 @@
-// Gradient rules for dropout (the mask it returned applied to dy; dropout_grad's mask is drawn
-// again from seed and offset) and
-// embedding (dy rows summed into a zero [V, D...] tensor at their ids via scatter_add).
+// Gradient rules for dropout (the mask it returned applied to dy), dropout_apply (linear in x
+// with the same mask) and embedding (dy rows summed into a zero [V, D...] tensor at their ids via
+// scatter_add).
 #include "tern/autodiff/autodiff.h"
 
 namespace tern::autodiff {
 namespace {
-
-std::vector<ir::Value*> dropout_grad_rule(GradContext& c) {
-  ops::Attrs attrs = {{"rate", c.attrs().get_float("rate")}, {"seed", c.attrs().get_int("seed")}};
-  return {c.op("dropout_grad", {c.dy(), c.x(1)}, std::move(attrs)), nullptr};
-}
 
 // dropout and dropout_apply: dy scaled by the mask (dropout's second output, or the mask input).
 std::vector<ir::Value*> apply_mask(GradContext& c, ir::Value* mask) {
@@ -20,8 +15,6 @@ std::vector<ir::Value*> apply_mask(GradContext& c, ir::Value* mask) {
 
 void register_nn_misc_grads(GradRegistry& r) {
   r.add("dropout", [](GradContext& c) { return apply_mask(c, c.y(1)); });
-  // Linear in dy with the same mask.
-  r.add("dropout_grad", dropout_grad_rule);
   r.add("dropout_apply", [](GradContext& c) { return apply_mask(c, c.x(1)); });
 
   r.add("embedding", [](GradContext& c) -> std::vector<ir::Value*> {

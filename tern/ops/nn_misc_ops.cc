@@ -1,11 +1,10 @@
 // nn_misc op family. dropout(x, offset){rate, seed} keeps each element with probability 1 - rate
 // and scales it by 1 / (1 - rate); the mask is a pure function of (seed, offset, element index)
-// through Philox (key = seed, counter = element / 4, counter_hi = offset), so dropout_grad
-// regenerates it exactly and a new offset per step gives a new mask. dropout also returns the mask
-// it drew, packed 32 elements to an i32 word (bit e % 32 of word e / 32 set iff element e was
-// kept), and dropout_apply(dy, mask){rate} scales by it: the gradient reads the mask instead of
-// running Philox again (W6's attention dropouts: Philox is most of dropout's time). embedding
-// gathers rows of params [V, D...] by integer ids of any shape.
+// through Philox (key = seed, counter = element / 4, counter_hi = offset), so a new offset per
+// step gives a new mask. dropout also returns the mask it drew, packed 32 elements to an i32 word
+// (bit e % 32 of word e / 32 set iff element e was kept), and dropout_apply(dy, mask){rate} scales
+// by it: dropout's gradient, reading the mask instead of running Philox again (Philox is most of
+// dropout's time). embedding gathers rows of params [V, D...] by integer ids of any shape.
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
@@ -23,21 +22,14 @@ TensorType mask_type(int64_t elements) {
   return {DType::kI32, Shape{(elements + 31) / 32}};
 }
 
-// x (or dy), offset (i64 scalar) -> same type as x.
-std::vector<TensorType> infer_dropout_grad(const InferContext& ctx) {
+// x, offset (i64 scalar) -> y (x's type), mask.
+std::vector<TensorType> infer_dropout(const InferContext& ctx) {
   require_rate(ctx);
   const TensorType& offset = ctx.input(1);
   if (offset.dtype != DType::kI64 || offset.shape.rank() != 0) {
     ctx.fail("offset must be an i64 scalar, got ", offset.to_string());
   }
-  return infer_same_as_input(ctx, 0);
-}
-
-// x, offset -> y (x's type), mask.
-std::vector<TensorType> infer_dropout(const InferContext& ctx) {
-  std::vector<TensorType> out = infer_dropout_grad(ctx);
-  out.push_back(mask_type(ctx.input(0).shape.num_elements()));
-  return out;
+  return {ctx.input(0), mask_type(ctx.input(0).shape.num_elements())};
 }
 
 // x, mask (dropout's second output for an x of x's shape) -> same type as x.
@@ -78,14 +70,6 @@ void register_nn_misc_ops(OpRegistry& r) {
          .attrs = dropout_attrs,
          .dtypes = kFloatDTypes,
          .infer = infer_dropout});
-  r.add({.name = "dropout_grad",
-         .family = "nn_misc",
-         .doc = "dy * mask / (1 - rate) with the mask dropout drew for the same (seed, offset), "
-                "drawn again.",
-         .inputs = {"dy", "offset"},
-         .attrs = dropout_attrs,
-         .dtypes = kFloatDTypes,
-         .infer = infer_dropout_grad});
   r.add({.name = "dropout_apply",
          .family = "nn_misc",
          .doc = "x * mask / (1 - rate) with a mask dropout returned (the gradient of dropout).",

@@ -1,6 +1,6 @@
-// Consistency cases: dropout / dropout_grad / dropout_apply and embedding, plus dropout's mask
-// properties (the packed mask output, dropout_apply with it equal to dropout_grad) and the range
-// checks on ids, rates and masks.
+// Consistency cases: dropout / dropout_apply and embedding, plus dropout's mask properties (the
+// packed mask output, dropout_apply with it equal to dropout of the same seed and offset) and the
+// range checks on ids, rates and masks.
 #include <gtest/gtest.h>
 
 #include <climits>
@@ -19,7 +19,6 @@ TERN_OP_CASES(nn_misc) {
   return {
       {"dropout", {In({4, 6}), Idx({}, 0, 100)}, drop},
       {"dropout", {In({3, 5}), Idx({}, 0, 100)}, keep_all, true, {}, 1e-5, "rate0"},
-      {"dropout_grad", {In({4, 6}), Idx({}, 0, 100)}, drop},
       // Random bit patterns as masks: 24 elements in one word, 200 in seven (a ragged last word).
       {"dropout_apply", {In({4, 6}), Idx({1}, INT32_MIN, INT32_MAX, DType::kI32)}, {{"rate", 0.3}}},
       {"dropout_apply",
@@ -43,9 +42,8 @@ Tensor offset(int64_t v) {
   return Tensor::scalar(DType::kI64, static_cast<double>(v));
 }
 
-std::vector<Tensor> drop(const Tensor& x, int64_t off, double rate, int64_t seed,
-                         const char* op = "dropout") {
-  return runtime::eager_call(op, {x, offset(off)}, {{"rate", rate}, {"seed", seed}});
+std::vector<Tensor> drop(const Tensor& x, int64_t off, double rate, int64_t seed) {
+  return runtime::eager_call("dropout", {x, offset(off)}, {{"rate", rate}, {"seed", seed}});
 }
 
 }  // namespace
@@ -56,13 +54,12 @@ TEST(Dropout, MaskIsAPureFunctionOfSeedAndOffset) {
   EXPECT_TRUE(bitwise_equal(a, b));
   EXPECT_FALSE(bitwise_equal(a, drop(x, 6, 0.5, 7)[0])) << "a new offset must give a new mask";
   EXPECT_FALSE(bitwise_equal(a, drop(x, 5, 0.5, 8)[0])) << "a new seed must give a new mask";
-  // dropout_grad regenerates the mask dropout drew.
-  EXPECT_TRUE(bitwise_equal(a, drop(x, 5, 0.5, 7, "dropout_grad")[0]));
 }
 
 // dropout's second output packs its mask (bit i % 32 of word i / 32 = element i kept), and
-// dropout_apply with it scales exactly as dropout_grad's regenerated mask does: the gradient rule
-// reads the mask. Ragged sizes; fast kernels and ref.
+// dropout_apply with it scales another tensor exactly as dropout of the same seed and offset
+// does (the mask is what dropout drew): the gradient rule reads the mask. Ragged sizes; fast
+// kernels and ref.
 TEST(Dropout, PackedMaskMatchesTheDrawnOne) {
   runtime::EagerOptions ref, fast;
   ref.kernel = "ref";
@@ -84,9 +81,9 @@ TEST(Dropout, PackedMaskMatchesTheDrawnOne) {
           EXPECT_EQ(static_cast<uint32_t>(words[n / 32]) >> (n % 32), 0u);
         }
         Tensor dy = random_tensor(d, {n}, 5);
-        Tensor regenerated = runtime::eager_call1("dropout_grad", {dy, offset(4)}, attrs, o);
+        Tensor redrawn = runtime::eager_call("dropout", {dy, offset(4)}, attrs, o)[0];
         Tensor applied = runtime::eager_call1("dropout_apply", {dy, out[1]}, {{"rate", 0.3}}, o);
-        EXPECT_TRUE(bitwise_equal(applied, regenerated));
+        EXPECT_TRUE(bitwise_equal(applied, redrawn));
       }
     }
   }
@@ -133,13 +130,12 @@ TEST(Dropout, FastKernelMatchesRefBitwiseOnBigTensors) {
   runtime::EagerOptions ref, fast;
   ref.kernel = "ref";
   fast.kernel = "cpu_vec";
-  for (DType d : {DType::kF32, DType::kF64}) {
+  for (DType d : {DType::kF32, DType::kF64, DType::kBF16}) {
     Tensor x = random_tensor(d, {1000, 131}, 4);
-    for (const char* op : {"dropout", "dropout_grad"}) {
-      Tensor want = runtime::eager_call1(op, {x, off}, attrs, ref);
-      Tensor got = runtime::eager_call1(op, {x, off}, attrs, fast);
-      EXPECT_TRUE(bitwise_equal(got, want)) << op << " " << dtype_name(d);
-    }
+    std::vector<Tensor> want = runtime::eager_call("dropout", {x, off}, attrs, ref);
+    std::vector<Tensor> got = runtime::eager_call("dropout", {x, off}, attrs, fast);
+    for (size_t k = 0; k < 2; ++k)
+      EXPECT_TRUE(bitwise_equal(got[k], want[k])) << "output " << k << " " << dtype_name(d);
   }
 }
 

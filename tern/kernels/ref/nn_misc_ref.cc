@@ -1,6 +1,6 @@
-// Reference kernels for dropout / dropout_grad (the mask drawn from Philox per element; dropout
-// also packs it into its second output), dropout_apply (the packed mask read) and embedding (row
-// gather with range checks).
+// Reference kernels for dropout (the mask drawn from Philox per element, also packed into its
+// second output), dropout_apply (the packed mask read) and embedding (row gather with range
+// checks).
 #include <algorithm>
 #include <cmath>
 
@@ -25,14 +25,14 @@ void dropout_ref(KernelContext& ctx) {
   const Philox rng(static_cast<uint64_t>(ctx.attrs.get_int("seed")));
   const uint32_t threshold = static_cast<uint32_t>(std::floor(rate * 4294967296.0));
   const C scale = static_cast<C>(1.0 / (1.0 - rate));
-  // dropout's mask output (dropout_grad has none): bit i % 32 of word i / 32 = kept.
-  int32_t* mask = ctx.outputs.size() > 1 ? ctx.outputs[1].data<int32_t>() : nullptr;
-  if (mask) std::fill(mask, mask + ctx.outputs[1].num_elements(), 0);
+  // The mask output: bit i % 32 of word i / 32 = element i kept.
+  int32_t* mask = ctx.outputs[1].data<int32_t>();
+  std::fill(mask, mask + ctx.outputs[1].num_elements(), 0);
   for (int64_t i = 0; i < xt.num_elements(); ++i) {
     uint32_t word = rng(static_cast<uint64_t>(i) / 4, offset)[static_cast<size_t>(i % 4)];
     bool keep = word >= threshold;
     y[i] = keep ? static_cast<T>(static_cast<C>(x[i]) * scale) : static_cast<T>(C(0));
-    if (mask && keep)
+    if (keep)
       mask[i / 32] = static_cast<int32_t>(static_cast<uint32_t>(mask[i / 32]) | (1u << (i % 32)));
   }
 }
@@ -79,11 +79,10 @@ void embedding_ref(KernelContext& ctx) {
 }  // namespace
 
 void register_nn_misc_ref(KernelRegistry& r) {
-  for (const char* op : {"dropout", "dropout_grad"}) {
-    add_ref(r, op, ops::kFloatDTypes, [op](KernelContext& ctx) {
-      dispatch_float(ctx.inputs[0].dtype(), op, [&](auto tag) { dropout_ref<decltype(tag)>(ctx); });
-    });
-  }
+  add_ref(r, "dropout", ops::kFloatDTypes, [](KernelContext& ctx) {
+    dispatch_float(ctx.inputs[0].dtype(), "dropout",
+                   [&](auto tag) { dropout_ref<decltype(tag)>(ctx); });
+  });
   add_ref(r, "dropout_apply", ops::kFloatDTypes, [](KernelContext& ctx) {
     dispatch_float(ctx.inputs[0].dtype(), "dropout_apply",
                    [&](auto tag) { dropout_apply_ref<decltype(tag)>(ctx); });
