@@ -24,11 +24,7 @@ class Matcher {
  public:
   explicit Matcher(const ir::Graph& g) : g_(g) {}
 
-  // The single user of `v` if `v` has exactly one use and is not a graph output.
-  ir::Node* sole_user(const ir::Value* v) const {
-    if (v->uses().size() != 1 || is_graph_output(g_, v)) return nullptr;
-    return v->uses()[0].node;
-  }
+  ir::Node* sole_user(const ir::Value* v) const { return passes::sole_user(g_, v); }
 
   // If `n` is add(v, other) or add(other, v), the other operand.
   static ir::Value* other_add_operand(const ir::Node& n, const ir::Value* v) {

@@ -9,12 +9,6 @@
 namespace tern::passes {
 namespace {
 
-// The single reader of `v`, if `v` has exactly one use and is not a graph output.
-ir::Node* sole_user(const ir::Graph& g, const ir::Value* v) {
-  if (v->uses().size() != 1 || is_graph_output(g, v)) return nullptr;
-  return v->uses()[0].node;
-}
-
 // Replaces the batch norm node `bn` and the relu (or relu_grad) node `other` by a copy of `bn` with
 // `inputs` and activation = "relu", whose output 0 stands for `result` and outputs 1, 2 for
 // `bn`'s. False (nothing changed) if taking over their control edges would close a cycle.

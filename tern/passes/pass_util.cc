@@ -47,6 +47,11 @@ bool is_graph_output(const ir::Graph& g, const ir::Value* v) {
   return false;
 }
 
+ir::Node* sole_user(const ir::Graph& g, const ir::Value* v) {
+  if (v->uses().size() != 1 || is_graph_output(g, v)) return nullptr;
+  return v->uses()[0].node;
+}
+
 bool only_used_by(const ir::Graph& g, const ir::Value* v,
                   const std::unordered_set<const ir::Node*>& group) {
   if (is_graph_output(g, v)) return false;

@@ -18,6 +18,8 @@ std::optional<double> constant_splat(const ir::Value* v);
 // Nodes that are the control input of some node.
 std::unordered_set<const ir::Node*> control_predecessors(const ir::Graph& g);
 bool is_graph_output(const ir::Graph& g, const ir::Value* v);
+// The single reader of `v` if `v` has exactly one use and is not a graph output, else nullptr.
+ir::Node* sole_user(const ir::Graph& g, const ir::Value* v);
 // True if every use of `v` is by a node in `group` and `v` is not a graph output.
 bool only_used_by(const ir::Graph& g, const ir::Value* v,
                   const std::unordered_set<const ir::Node*>& group);
