@@ -15,23 +15,6 @@ template <typename... Args>
               after.empty() ? "" : str_cat(" after ", after), ": ", args...);
 }
 
-// Every node reachable backwards from `n` through data and control edges.
-std::unordered_set<const Node*> ancestors(const Node* n) {
-  std::unordered_set<const Node*> seen;
-  std::vector<const Node*> stack{n};
-  while (!stack.empty()) {
-    const Node* c = stack.back();
-    stack.pop_back();
-    for (Value* v : c->inputs()) {
-      if (seen.insert(v->node()).second) stack.push_back(v->node());
-    }
-    for (Node* p : c->control_inputs()) {
-      if (seen.insert(p).second) stack.push_back(p);
-    }
-  }
-  return seen;
-}
-
 }  // namespace
 
 void verify(const Graph& g, std::string_view after) {
@@ -96,7 +79,8 @@ void verify(const Graph& g, std::string_view after) {
     if (!n->op().has_trait(ops::kTraitMutatesInputs)) continue;
     std::unordered_set<const Node*> before = ancestors(n);
     for (Value* v : n->inputs()) {
-      if (v->node()->op_name() != "variable") continue;
+      const std::string& source = v->node()->op_name();
+      if (source != "variable" && source != "variable_copy") continue;
       for (const Use& u : v->uses()) {
         if (u.node == n || u.node->op().has_trait(ops::kTraitMutatesInputs)) continue;
         if (!before.count(u.node)) {

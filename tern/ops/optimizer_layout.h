@@ -1,12 +1,17 @@
 // Input layout of the fused optimizer-update ops (sgd_update, adam_update, adamw_update,
 // rmsprop_update): leading hyper-parameter scalars, then `num_params` parameters, then as many
-// gradients, then one list of `num_params` tensors per optimizer slot, then (only with attribute
-// has_apply = true) one bool scalar `apply`: false skips the whole update, leaving every parameter
-// and slot bitwise unchanged (dynamic loss scaling skips steps whose gradients overflowed). Shared
+// gradients, then one list of `num_params` tensors per optimizer slot, then one 16-bit copy per
+// entry of attribute `copies` (the indices of the parameters that have one, ascending: the update
+// writes copy = cast(new parameter), so mixed-precision steps read the variable store's bf16 / f16
+// copy of a weight instead of casting it every step, see VariableStore::copy), then (only with
+// attribute has_apply = true) one bool scalar `apply`: false skips the whole update, leaving every
+// parameter, slot and copy bitwise unchanged (dynamic loss scaling skips steps whose gradients
+// overflowed). Shared
 // by the OpDefs, the reference kernels and the fast kernels so that all three read the same
 // positions.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,15 +24,17 @@ struct OptimizerLayout {
   std::vector<std::string> hypers;  // names of the leading scalar inputs ("lr", "step")
   std::vector<std::string> slots;   // names of the slot lists, in input order
   int num_params = 0;
-  bool has_apply = false;  // a trailing bool scalar input `apply`
+  std::vector<int64_t> copies;  // parameters with a 16-bit copy input, ascending
+  bool has_apply = false;       // a trailing bool scalar input `apply`
 
   int num_hypers() const { return static_cast<int>(hypers.size()); }
   int num_slots() const { return static_cast<int>(slots.size()); }
-  int num_inputs() const {
-    return num_hypers() + (2 + num_slots()) * num_params + (has_apply ? 1 : 0);
-  }
+  int num_copies() const { return static_cast<int>(copies.size()); }
+  int num_inputs() const { return apply() + (has_apply ? 1 : 0); }
   // Input index of `apply` (only when has_apply).
-  int apply() const { return num_hypers() + (2 + num_slots()) * num_params; }
+  int apply() const { return copy(num_copies()); }
+  // Input index of the j-th copy (of parameter copies[j]).
+  int copy(int j) const { return num_hypers() + (2 + num_slots()) * num_params + j; }
   // Input index of parameter i, its gradient, and its entry in slot list s.
   int param(int i) const { return num_hypers() + i; }
   int grad(int i) const { return num_hypers() + num_params + i; }
@@ -48,6 +55,7 @@ inline OptimizerLayout optimizer_layout(std::string_view op, const Attrs& attrs)
   OptimizerLayout l;
   l.num_params = static_cast<int>(attrs.get_int("num_params"));
   l.has_apply = attrs.has("has_apply") && attrs.get_bool("has_apply");
+  if (attrs.has("copies")) l.copies = attrs.get_ints("copies");
   if (op == "sgd_update") {
     l.hypers = {"lr"};
     if (attrs.get_float("momentum") != 0.0) l.slots = {"velocity"};

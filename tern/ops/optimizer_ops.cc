@@ -8,7 +8,11 @@
 //   adamw_update    lr, step, p[N], g[N], m[N], v[N], (vhat[N] if amsgrad)
 //   rmsprop_update  lr, p[N], g[N], rms[N], (mom[N] if momentum != 0), (mg[N] if centered)
 //   assign          var, value
-// With attribute has_apply = true, each update op takes one more input after the slots: `apply`,
+// With attribute copies = [i, j, ...] (ascending parameter indices), one 16-bit tensor (bf16 or
+// f16, the parameter's shape; the parameter f32) per listed parameter follows the slots: the
+// update writes it as the cast of the updated parameter (round to nearest even), the variable
+// store's copy that mixed-precision steps read instead of casting the weight (amp, VariableStore).
+// With attribute has_apply = true, each update op takes one more input after those: `apply`,
 // a bool scalar; when it is false the kernel returns without writing anything (every parameter
 // and slot stays bitwise unchanged). Dynamic loss scaling (tern/optim/loss_scale.h) feeds it the
 // finiteness of the gradients.
@@ -80,8 +84,25 @@ std::vector<TensorType> infer_update(const InferContext& ctx) {
     for (const auto& h : l.hypers) hypers += (hypers.empty() ? "" : ", ") + h;
     for (const auto& s : l.slots) lists += ", " + s;
     ctx.fail("expects ", hypers, ", then ", 2 + l.num_slots(), " lists (", lists,
-             ") of num_params = ", l.num_params, " tensors each", l.has_apply ? ", then apply" : "",
-             ": ", l.num_inputs(), " inputs, got ", ctx.inputs.size());
+             ") of num_params = ", l.num_params, " tensors each",
+             l.num_copies() > 0 ? str_cat(", then ", l.num_copies(), " copies") : "",
+             l.has_apply ? ", then apply" : "", ": ", l.num_inputs(), " inputs, got ",
+             ctx.inputs.size());
+  }
+  for (int j = 0; j < l.num_copies(); ++j) {
+    int64_t i = l.copies[static_cast<size_t>(j)];
+    if (i < 0 || i >= l.num_params || (j > 0 && i <= l.copies[static_cast<size_t>(j - 1)])) {
+      ctx.fail("attribute copies must list ascending parameter indices in [0, ", l.num_params,
+               "), got ", i, " at position ", j);
+    }
+    const TensorType& p = ctx.input(static_cast<size_t>(l.param(static_cast<int>(i))));
+    const TensorType& c = ctx.input(static_cast<size_t>(l.copy(j)));
+    if (p.dtype != DType::kF32 || (c.dtype != DType::kBF16 && c.dtype != DType::kF16) ||
+        c.shape != p.shape) {
+      ctx.fail("copy ", j, " (input ", l.copy(j), ") of parameter ", i, " is ", c.to_string(),
+               ": a copy is bf16 or f16 of an f32 parameter's shape, the parameter is ",
+               p.to_string());
+    }
   }
   for (int h = 0; h < l.num_hypers(); ++h) {
     const std::string& name = l.hypers[static_cast<size_t>(h)];
@@ -151,6 +172,7 @@ std::vector<AttrSpec> adam_attrs(bool decoupled) {
                              {"beta2", AttrKind::kFloat, 0.999},
                              {"epsilon", AttrKind::kFloat, 1e-7},
                              {"amsgrad", AttrKind::kBool, false}};
+  a.push_back({"copies", AttrKind::kInts, std::vector<int64_t>{}});
   a.push_back({"has_apply", AttrKind::kBool, false});
   if (decoupled) a.push_back({"weight_decay", AttrKind::kFloat, 0.004});
   return a;
@@ -162,7 +184,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "sgd_update",
          .family = "optimizer",
          .doc = "SGD with optional (Nesterov) momentum and L2 weight decay over num_params "
-                "parameters in place. Inputs: lr, params, grads, [velocity], [apply].",
+                "parameters in place. Inputs: lr, params, grads, [velocity], [copies], [apply].",
          .inputs = {"lr", "tensors"},
          .variadic = true,
          .min_inputs = 3,
@@ -170,6 +192,7 @@ void register_optimizer_ops(OpRegistry& r) {
                    {"momentum", AttrKind::kFloat, 0.0},
                    {"nesterov", AttrKind::kBool, false},
                    {"weight_decay", AttrKind::kFloat, 0.0},
+                   {"copies", AttrKind::kInts, std::vector<int64_t>{}},
                    {"has_apply", AttrKind::kBool, false}},
          .dtypes = kOptimizerDTypes,
          .key_input = 1,
@@ -178,7 +201,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "adam_update",
          .family = "optimizer",
          .doc = "Adam (Keras form: bias-corrected lr, epsilon outside sqrt), optional AMSGrad, "
-                "in place. Inputs: lr, step, params, grads, m, v, [vhat], [apply].",
+                "in place. Inputs: lr, step, params, grads, m, v, [vhat], [copies], [apply].",
          .inputs = {"lr", "step", "tensors"},
          .variadic = true,
          .min_inputs = 6,
@@ -190,7 +213,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "adamw_update",
          .family = "optimizer",
          .doc = "AdamW: decoupled weight decay p -= lr * weight_decay * p, then Adam. Inputs: lr, "
-                "step, params, grads, m, v, [vhat], [apply].",
+                "step, params, grads, m, v, [vhat], [copies], [apply].",
          .inputs = {"lr", "step", "tensors"},
          .variadic = true,
          .min_inputs = 6,
@@ -202,7 +225,7 @@ void register_optimizer_ops(OpRegistry& r) {
   r.add({.name = "rmsprop_update",
          .family = "optimizer",
          .doc = "RMSprop (Keras form: epsilon inside sqrt), optional momentum and centering, in "
-                "place. Inputs: lr, params, grads, rms, [momentum], [mg], [apply].",
+                "place. Inputs: lr, params, grads, rms, [momentum], [mg], [copies], [apply].",
          .inputs = {"lr", "tensors"},
          .variadic = true,
          .min_inputs = 4,
@@ -211,6 +234,7 @@ void register_optimizer_ops(OpRegistry& r) {
                    {"momentum", AttrKind::kFloat, 0.0},
                    {"epsilon", AttrKind::kFloat, 1e-7},
                    {"centered", AttrKind::kBool, false},
+                   {"copies", AttrKind::kInts, std::vector<int64_t>{}},
                    {"has_apply", AttrKind::kBool, false}},
          .dtypes = kOptimizerDTypes,
          .key_input = 1,

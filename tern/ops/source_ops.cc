@@ -39,6 +39,19 @@ void register_source_ops(OpRegistry& r) {
          .key_input = -1,
          .traits = kSourceTraits,
          .infer = infer_declared});
+  r.add({.name = "variable_copy",
+         .family = "source",
+         .doc = "The variable store's 16-bit copy (dtype bf16 or f16) of the f32 variable `name`, "
+                "read by mixed-precision steps instead of a cast of the variable; the store casts "
+                "it again when the variable changed, an optimizer update may write it "
+                "(attribute copies).",
+         .attrs = {{"name", AttrKind::kString, std::nullopt},
+                   {"dtype", AttrKind::kDType, std::nullopt},
+                   {"shape", AttrKind::kInts, std::nullopt}},
+         .dtypes = {DType::kBF16, DType::kF16},
+         .key_input = -1,
+         .traits = kSourceTraits | kTraitNotDifferentiable,
+         .infer = infer_declared});
   r.add({.name = "constant",
          .family = "source",
          .doc = "A tensor baked into the graph.",

@@ -3,12 +3,14 @@
 
 #include "tern/ops/fused_program.h"
 
+#include <map>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
 
 #include "tern/ir/analysis/topo_order.h"
+#include "tern/ops/optimizer_layout.h"
 #include "tern/passes/pass_util.h"
 
 namespace tern::passes {
@@ -128,6 +130,7 @@ class Rewriter {
     if (o_.dtype == DType::kBF16) {  // f16 keeps Keras' form: its loss scaling watches f16 values
       for (ir::Node* m : converted_matmuls_) store_f32(m);
     }
+    if (o_.variable_copies) changed |= use_variable_copies();
     return changed;
   }
 
@@ -245,6 +248,116 @@ class Rewriter {
       g_.remove_node(up);
     }
     g_.remove_node(m);
+  }
+
+  // Casts down of f32 variables (or of a reshape of one) read the store's 16-bit copy instead, and
+  // the optimizer update writing the variable writes the copy (its attribute `copies`). Skipped
+  // where a reader of the cast is not ordered before the update (it would read the updated copy)
+  // or where the variable has another writer than one optimizer update (an assign: no copy).
+  bool use_variable_copies() {
+    std::unordered_map<const ir::Value*, std::vector<ir::Node*>> writers;
+    std::vector<ir::Node*> casts;
+    for (ir::Node* n : ir::topo_order(g_)) {
+      if (n->op().has_trait(ops::kTraitMutatesInputs)) {
+        for (ir::Value* v : n->inputs()) {
+          auto& w = writers[v];
+          if (w.empty() || w.back() != n) w.push_back(n);
+        }
+      }
+      if (n->op_name() == "cast" && n->attrs().get_dtype("dtype") == o_.dtype &&
+          n->input(0)->dtype() == DType::kF32 && !is_graph_output(g_, n->output())) {
+        casts.push_back(n);
+      }
+    }
+    std::unordered_map<const ir::Node*, std::unordered_set<const ir::Node*>> before;
+    std::vector<ir::Node*> updates;  // in order of their first copy
+    std::unordered_map<const ir::Node*, std::map<int, ir::Value*>> update_copies;
+    std::unordered_map<const ir::Node*, ir::Value*> copy_of;  // variable node -> its copy
+    bool changed = false;
+    for (ir::Node* c : casts) {
+      ir::Node* view = c->input(0)->node()->op_name() == "reshape" ? c->input(0)->node() : nullptr;
+      ir::Value* var = view ? view->input(0) : c->input(0);
+      if (var->node()->op_name() != "variable") continue;
+      ir::Node* update = nullptr;
+      int param = -1;
+      auto w = writers.find(var);
+      if (w != writers.end()) {
+        if (w->second.size() != 1 || !is_optimizer_update(*w->second[0])) continue;
+        update = w->second[0];
+        param = param_index(*update, var);
+        if (param < 0) continue;
+        auto [it, fresh] = before.try_emplace(update);
+        if (fresh) it->second = ir::ancestors(update);
+        bool ordered = true;
+        for (const ir::Use& u : c->output()->uses()) ordered &= it->second.count(u.node) > 0;
+        for (const ir::Node* s : control_successors_of(g_, {c})) {
+          ordered &= s == update || it->second.count(s) > 0;
+        }
+        if (!ordered) continue;
+      }
+      auto [cit, first] = copy_of.try_emplace(var->node());
+      if (first) {
+        const std::string& name = var->node()->attrs().get_string("name");
+        cit->second = g_.add("variable_copy", {},
+                             {{"name", name},
+                              {"dtype", o_.dtype},
+                              {"shape", var->node()->attrs().get_ints("shape")}},
+                             str_cat(name, "/copy_", dtype_name(o_.dtype)));
+      }
+      ir::Value* replacement = cit->second;
+      if (view) {
+        replacement = g_.add("reshape", {replacement}, view->attrs(),
+                             str_cat(view->name(), "/", dtype_name(o_.dtype)));
+      }
+      inherit_control_edges(g_, {c}, replacement->node());
+      g_.replace_all_uses(c->output(), replacement);
+      g_.remove_node(c);
+      changed = true;
+      if (update) {
+        if (!update_copies.count(update)) updates.push_back(update);
+        update_copies[update][param] = cit->second;
+      }
+    }
+    for (ir::Node* u : updates) add_copies(u, update_copies[u]);
+    return changed;
+  }
+
+  static bool is_optimizer_update(const ir::Node& n) {
+    const std::string& op = n.op_name();
+    return op == "sgd_update" || op == "adam_update" || op == "adamw_update" ||
+           op == "rmsprop_update";
+  }
+
+  // The parameter index at which `var` is an input of `update`, or -1 unless it is exactly one
+  // input there (a parameter, not a gradient or slot).
+  static int param_index(const ir::Node& update, const ir::Value* var) {
+    ops::OptimizerLayout l = ops::optimizer_layout(update.op_name(), update.attrs());
+    if (l.num_copies() > 0) return -1;
+    int param = -1, count = 0;
+    for (int i = 0; i < update.num_inputs(); ++i) {
+      if (update.input(i) != var) continue;
+      ++count;
+      if (i >= l.param(0) && i < l.param(0) + l.num_params) param = i - l.param(0);
+    }
+    return count == 1 ? param : -1;
+  }
+
+  // Rebuilds optimizer update `u` so that it also writes the copies (parameter index -> copy).
+  void add_copies(ir::Node* u, const std::map<int, ir::Value*>& copies) {
+    ops::OptimizerLayout l = ops::optimizer_layout(u->op_name(), u->attrs());
+    std::vector<ir::Value*> inputs(u->inputs().begin(), u->inputs().begin() + l.copy(0));
+    std::vector<int64_t> indices;
+    for (const auto& [param, copy] : copies) {
+      indices.push_back(param);
+      inputs.push_back(copy);
+    }
+    if (l.has_apply) inputs.push_back(u->input(l.apply()));
+    ops::Attrs attrs = u->attrs();
+    attrs.set("copies", indices);
+    ir::Node* m =
+        g_.add_node(u->op_name(), inputs, std::move(attrs), str_cat(u->name(), "/copies"));
+    inherit_control_edges(g_, {u}, m);
+    g_.remove_node(u);
   }
 
   ir::Graph& g_;

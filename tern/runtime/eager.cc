@@ -1,6 +1,7 @@
 // Eager execution of single ops and whole graphs.
 #include "tern/runtime/eager.h"
 
+#include <map>
 #include <unordered_map>
 
 #include "tern/base/float_env.h"
@@ -64,6 +65,18 @@ std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tenso
   return outputs;
 }
 
+void add_written_variables(const ir::Node& n, std::map<std::string, std::vector<DType>>& out) {
+  if (!n.op().has_trait(ops::kTraitMutatesInputs)) return;
+  for (const ir::Value* v : n.inputs()) {
+    const ir::Node& src = *v->node();
+    if (src.op_name() == "variable") {
+      out[src.attrs().get_string("name")];
+    } else if (src.op_name() == "variable_copy") {
+      out[src.attrs().get_string("name")].push_back(src.attrs().get_dtype("dtype"));
+    }
+  }
+}
+
 std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, VariableStore* vars,
                                     const EagerOptions& options) {
   initialize();
@@ -98,6 +111,20 @@ std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, Vari
                     device.device().to_string(), " (VariableStore::place_on)");
       }
       values[n->output()] = v;
+    } else if (op == "variable_copy") {
+      if (!vars)
+        throw_error(ErrorCode::kInvalidArgument, "graph reads variables but no store was given");
+      const std::string& name = n->attrs().get_string("name");
+      DType dtype = n->attrs().get_dtype("dtype");
+      Tensor& c = vars->copy(name, dtype);
+      vars->refresh_copy(name, dtype);
+      if (c.type() != n->output()->type() || needs_copy(c, device)) {
+        throw_error(ErrorCode::kInvalidArgument, "the ", dtype_name(dtype), " copy of variable '",
+                    name, "' is ", c.type().to_string(), " on ", c.device().to_string(),
+                    " but the graph expects ", n->output()->type().to_string(), " on ",
+                    device.device().to_string());
+      }
+      values[n->output()] = c;
     } else if (op == "constant") {
       values[n->output()] = readable_on(n->attrs().get_tensor("value"), device);
     } else {
@@ -105,6 +132,9 @@ std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, Vari
       for (ir::Value* v : n->inputs()) in.push_back(values.at(v));
       std::vector<Tensor> out = eager_call(op, in, n->attrs(), options);
       for (int i = 0; i < n->num_outputs(); ++i) values[n->output(i)] = out[static_cast<size_t>(i)];
+      std::map<std::string, std::vector<DType>> written;
+      add_written_variables(*n, written);
+      for (const auto& [name, copies] : written) vars->written(name, copies);
     }
   }
   std::vector<Tensor> result;

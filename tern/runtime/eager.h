@@ -2,6 +2,8 @@
 // For debugging and tests; every call infers types, selects a kernel and allocates outputs.
 #pragma once
 
+#include <map>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -36,5 +38,9 @@ using Feeds = std::vector<std::pair<std::string, Tensor>>;
 // options.device when it cannot read them. Returns the graph outputs (on options.device).
 std::vector<Tensor> run_graph_eager(const ir::Graph& g, const Feeds& feeds, VariableStore* vars,
                                     const EagerOptions& options = {});
+
+// The variables `n` writes in place (when its op mutates its inputs), each with the dtypes of the
+// copies written alongside (VariableStore::written after a run): added to `out`.
+void add_written_variables(const ir::Node& n, std::map<std::string, std::vector<DType>>& out);
 
 }  // namespace tern::runtime

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -40,6 +41,9 @@ void run_amp(ir::Graph& g, const CompileOptions& options, std::vector<passes::Pa
                          }};
   // mixed_float16 is honoured on devices without fast f16 kernels (reference kernels).
   amp.convert_without_fast_kernel = options.mixed_precision == DType::kF16;
+  // Not for frozen variables (served models): their executables run on several request threads
+  // at once, and the store's copies and versions are not synchronized.
+  amp.variable_copies = !options.frozen_variables;
   passes::PassPipeline p;
   p.add(std::make_unique<passes::AutoMixedPrecision>(std::move(amp)));
   stats = p.run(g);
@@ -130,6 +134,27 @@ class Executable::Binder {
     }
     bound_[n->output()] = v;
     if (options_.frozen_variables) constant_.insert(n->output());
+  }
+
+  void bind_variable_copy(ir::Node* n, VariableStore& vars) {
+    const std::string& name = n->attrs().get_string("name");
+    DType dtype = n->attrs().get_dtype("dtype");
+    Tensor& c = vars.copy(name, dtype);
+    if (c.type() != n->output()->type()) {
+      throw_error(ErrorCode::kInvalidArgument, "the ", dtype_name(dtype), " copy of variable '",
+                  name, "' is ", c.type().to_string(), " but the graph expects ",
+                  n->output()->type().to_string());
+    }
+    bound_[n->output()] = c;
+    exe_.copies_read_.emplace_back(name, dtype);
+    if (options_.frozen_variables) constant_.insert(n->output());
+  }
+
+  // The variables (and copies) that nodes mutating their inputs write, for the store's versions.
+  void collect_written(const std::vector<ir::Node*>& order) {
+    std::map<std::string, std::vector<DType>> written;
+    for (ir::Node* n : order) add_written_variables(*n, written);
+    exe_.variables_written_.assign(written.begin(), written.end());
   }
 
   void bind_constant(ir::Node* n) {
@@ -223,8 +248,8 @@ class Executable::Binder {
   // A value a step computes, read only by nodes that pin it to the same memory `t`.
   bool pinnable(const ir::Value* v, const Tensor& t) const {
     const std::string& op = v->node()->op_name();
-    if (op == "input" || op == "variable" || op == "constant" || is_output_.count(v) ||
-        v->type() != t.type()) {
+    if (op == "input" || op == "variable" || op == "variable_copy" || op == "constant" ||
+        is_output_.count(v) || v->type() != t.type()) {
       return false;
     }
     for (const ir::Use& u : v->uses()) {
@@ -281,12 +306,16 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
     if (op == "input") continue;
     if (op == "variable") {
       binder.bind_variable(n, vars);
+    } else if (op == "variable_copy") {
+      binder.bind_variable_copy(n, vars);
     } else if (op == "constant") {
       binder.bind_constant(n);
     } else if (!binder.bind_view(n)) {
       binder.add_step(n);
     }
   }
+  binder.collect_written(order);
+  exe->vars_ = &vars;
   for (const auto& o : g.outputs()) {
     exe->outputs_.push_back(binder.bound(o.value));
     exe->output_names_.push_back(o.name);
@@ -321,12 +350,20 @@ void Executable::run() {
   // The calling thread may be new to the backends (a server's request thread): thread counts.
   for (DeviceBackend* backend : backends_) backend->prepare_calling_thread();
   FlushDenormalsScope denormals;  // tern/base/float_env.h
-  for (auto& step : steps_) {
-    TERN_TRACE_SCOPE(step.name, "op");
-    kernels::KernelContext ctx{step.inputs, step.outputs, *step.attrs, *step.stream};
-    step.kernel->run(ctx);
-    if (check_numerics_ && step.node) check_numerics(step);
+  for (const auto& [name, dtype] : copies_read_) vars_->refresh_copy(name, dtype);
+  try {
+    for (auto& step : steps_) {
+      TERN_TRACE_SCOPE(step.name, "op");
+      kernels::KernelContext ctx{step.inputs, step.outputs, *step.attrs, *step.stream};
+      step.kernel->run(ctx);
+      if (check_numerics_ && step.node) check_numerics(step);
+    }
+  } catch (...) {
+    // A failed run may have written part of a variable and not its copy: all copies go stale.
+    for (const auto& [name, copies] : variables_written_) vars_->written(name);
+    throw;
   }
+  for (const auto& [name, copies] : variables_written_) vars_->written(name, copies);
   if (done_) done_->record(device_->default_stream());
   ++run_count_;
 }

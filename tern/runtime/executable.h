@@ -103,6 +103,12 @@ class Executable {
   int copy_steps_ = 0;
   std::shared_ptr<Storage> arena_;
   size_t arena_bytes_ = 0;
+  // The store's 16-bit copies the graph reads (refreshed before each run if their variable
+  // changed), and the variables its steps write in place, with the copies written alongside
+  // (reported to the store after each run): VariableStore's versions.
+  VariableStore* vars_ = nullptr;
+  std::vector<std::pair<std::string, DType>> copies_read_;
+  std::vector<std::pair<std::string, std::vector<DType>>> variables_written_;
   bool check_numerics_ = false;
   int64_t run_count_ = 0;
 };

@@ -39,6 +39,16 @@ std::vector<InputSpec> with_apply(std::vector<InputSpec> in) {
   return in;
 }
 
+// Appends one 16-bit copy input (dtype `d`, the parameter's shape, values the kernel overwrites)
+// per index in `params` of `shapes`: attribute copies = params.
+std::vector<InputSpec> with_copies(std::vector<InputSpec> in, const std::vector<Shape>& shapes,
+                                   const std::vector<int64_t>& params, DType d) {
+  for (int64_t i : params) {
+    in.push_back(InputSpec{shapes[static_cast<size_t>(i)], -1, 1, d, false, std::nullopt});
+  }
+  return in;
+}
+
 const Range kVelocity{-0.1, 0.1}, kFirstMoment{-0.1, 0.1}, kSecondMoment{0.0, 0.01},
     kVhat{0.0, 0.02}, kRms{0.1, 1.0}, kMeanGrad{-0.2, 0.2};
 
@@ -186,6 +196,30 @@ TERN_OP_CASES(optimizer) {
        {},
        0,
        "apply"},
+      // 16-bit copies written with the update (f32 parameters only).
+      {"sgd_update",
+       with_copies(update_inputs({lr()}, kLarge, {kVelocity}), kLarge, {0, 2}, DType::kBF16),
+       {{"num_params", n_large()}, {"momentum", 0.9}, {"copies", std::vector<int64_t>{0, 2}}},
+       false,
+       {DType::kF32},
+       0,
+       "bf16-copies"},
+      {"adam_update",
+       with_copies(update_inputs({lr(), step(3)}, kSmall, {kFirstMoment, kSecondMoment}), kSmall,
+                   {1}, DType::kF16),
+       {{"num_params", n_small()}, {"copies", std::vector<int64_t>{1}}},
+       false,
+       {DType::kF32},
+       0,
+       "f16-copy"},
+      {"rmsprop_update",
+       with_apply(
+           with_copies(update_inputs({lr()}, kLarge, {kRms}), kLarge, {0, 1, 2}, DType::kBF16)),
+       {{"num_params", n_large()}, {"copies", std::vector<int64_t>{0, 1, 2}}, {"has_apply", true}},
+       false,
+       {DType::kF32},
+       0,
+       "bf16-copies-apply"},
       {"assign", {In({3, 4}), In({3, 4}, -5, 5)}, {}, false, {}, 0, "copy"},
   };
 }

@@ -122,4 +122,20 @@ std::vector<Node*> live_topo_order(const Graph& g) {
   return order;
 }
 
+std::unordered_set<const Node*> ancestors(const Node* n) {
+  std::unordered_set<const Node*> seen;
+  std::vector<const Node*> stack{n};
+  while (!stack.empty()) {
+    const Node* c = stack.back();
+    stack.pop_back();
+    for (Value* v : c->inputs()) {
+      if (seen.insert(v->node()).second) stack.push_back(v->node());
+    }
+    for (Node* p : c->control_inputs()) {
+      if (seen.insert(p).second) stack.push_back(p);
+    }
+  }
+  return seen;
+}
+
 }  // namespace tern::ir

@@ -2,6 +2,7 @@
 // insertion order. Read-only.
 #pragma once
 
+#include <unordered_set>
 #include <vector>
 
 #include "tern/ir/graph.h"
@@ -15,5 +16,7 @@ std::vector<Node*> topo_order(const Graph& g);
 // with kTraitScheduleLate down to just before their first consumer, so that asynchronous work
 // (a gradient bucket's all-reduce) starts early and is awaited late.
 std::vector<Node*> live_topo_order(const Graph& g);
+// Every node `n` depends on, through data and control edges (not `n` itself, unless on a cycle).
+std::unordered_set<const Node*> ancestors(const Node* n);
 
 }  // namespace tern::ir

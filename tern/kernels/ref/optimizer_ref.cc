@@ -1,7 +1,7 @@
 // Reference kernels for the optimizer op family: one plain loop per parameter, every update
 // computed in double from the formulas in tern/ops/optimizer_ops.cc and rounded once per stored
-// value. Parameters and slots are written in place; with has_apply and apply = false nothing is
-// written at all.
+// value. Parameters and slots are written in place, then each 16-bit copy (attribute copies) as
+// the cast of its updated parameter; with has_apply and apply = false nothing is written at all.
 #include <algorithm>
 #include <cmath>
 
@@ -36,6 +36,16 @@ bool skipped(KernelContext& ctx, const ops::OptimizerLayout& l) {
   return l.has_apply && ctx.inputs[static_cast<size_t>(l.apply())].get(0) == 0.0;
 }
 
+// copy = cast(updated parameter), for every parameter that attribute `copies` lists.
+void write_copies(KernelContext& ctx, const ops::OptimizerLayout& l) {
+  for (int j = 0; j < l.num_copies(); ++j) {
+    Tensor copy = ctx.inputs[static_cast<size_t>(l.copy(j))];
+    const Tensor& p = ctx.inputs[static_cast<size_t>(
+        l.param(static_cast<int>(l.copies[static_cast<size_t>(j)])))];
+    copy.copy_from(p.cast(copy.dtype()));
+  }
+}
+
 template <typename T>
 void sgd_ref(KernelContext& ctx) {
   ops::OptimizerLayout l = ops::optimizer_layout("sgd_update", ctx.attrs);
@@ -61,6 +71,7 @@ void sgd_ref(KernelContext& ctx) {
       p[e] = static_cast<T>(pe + (nesterov ? momentum * v - lr * ge : v));
     }
   }
+  write_copies(ctx, l);
 }
 
 template <typename T>
@@ -99,6 +110,7 @@ void adam_ref(KernelContext& ctx, std::string_view op) {
       p[e] = static_cast<T>(pe - alpha * me / (std::sqrt(denom_v) + eps));
     }
   }
+  write_copies(ctx, l);
 }
 
 template <typename T>
@@ -134,6 +146,7 @@ void rmsprop_ref(KernelContext& ctx) {
       p[e] = static_cast<T>(static_cast<double>(p[e]) - inc);
     }
   }
+  write_copies(ctx, l);
 }
 
 void assign_ref(KernelContext& ctx) {
