@@ -312,6 +312,12 @@ class Rewriter {
       inherit_control_edges(g_, {c}, replacement->node());
       g_.replace_all_uses(c->output(), replacement);
       g_.remove_node(c);
+      // A reshape only the cast read is dead, and a dead reader of the variable is not ordered
+      // before the update (the verifier's rule for variable readers).
+      if (view && view->output()->uses().empty() && !is_graph_output(g_, view->output()) &&
+          control_successors_of(g_, {view}).empty()) {
+        g_.remove_node(view);
+      }
       changed = true;
       if (update) {
         if (!update_copies.count(update)) updates.push_back(update);

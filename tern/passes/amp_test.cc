@@ -366,6 +366,96 @@ TEST(Amp, F16WithoutFastKernelsConvertsOnlyWhenAsked) {
   EXPECT_EQ(g->nodes_of("relu")[0]->output()->dtype(), DType::kF16);
 }
 
+const ir::Node* only_node(const ir::Graph& g, std::string_view op) {
+  const ir::Node* found = nullptr;
+  for (const ir::Node* n : g.nodes()) {
+    if (n->op_name() != op) continue;
+    EXPECT_EQ(found, nullptr) << "two " << op << " nodes";
+    found = n;
+  }
+  return found;
+}
+
+// Weights the optimizer updates are read through the store's bf16 copies (also through a
+// reshape), and the update writes those copies; a weight another op writes (assign) keeps its
+// cast, as without variable_copies.
+TEST(Amp, UpdatedWeightsReadTheStoresCopyTheUpdateWrites) {
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %lr = input() {dtype=f32, name="lr", shape=[]}
+    %w1 = variable() {dtype=f32, name="w1", shape=[16, 32]}
+    %w2 = variable() {dtype=f32, name="w2", shape=[2, 16, 4]}
+    %w3 = variable() {dtype=f32, name="w3", shape=[4, 4]}
+    %g1 = input() {dtype=f32, name="g1", shape=[16, 32]}
+    %g2 = input() {dtype=f32, name="g2", shape=[2, 16, 4]}
+    %v3 = input() {dtype=f32, name="v3", shape=[4, 4]}
+    %h = matmul(%x, %w1)
+    %w2r = reshape(%w2) {shape=[32, 4]}
+    %y = matmul(%h, %w2r)
+    %z = matmul(%y, %w3)
+    %u = sgd_update(%lr, %w1, %w2, %g1, %g2) after(%h, %y) {num_params=2, momentum=0.0}
+    %a = assign(%w3, %v3) after(%z)
+    return {"z": %z}
+  })";
+  auto plain = parse(text);
+  AutoMixedPrecision casting({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(casting, *plain));
+  EXPECT_EQ(count_ops(*plain, "variable_copy"), 0u);
+
+  auto g = parse(text);
+  AmpOptions o{DType::kBF16, {}};
+  o.variable_copies = true;
+  AutoMixedPrecision pass(o);
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "variable_copy"), 2u);
+  EXPECT_EQ(count_ops(*g, "cast"), count_ops(*plain, "cast") - 2);
+  const ir::Node* update = only_node(*g, "sgd_update");
+  ASSERT_NE(update, nullptr);
+  EXPECT_EQ(update->attrs().get_ints("copies"), (std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(update->num_inputs(), 7);
+  for (int j = 0; j < 2; ++j) {
+    const ir::Node& copy = producer(*update, 5 + j);
+    EXPECT_EQ(copy.op_name(), "variable_copy");
+    EXPECT_EQ(copy.attrs().get_string("name"), j == 0 ? "w1" : "w2");
+    EXPECT_EQ(copy.output()->dtype(), DType::kBF16);
+  }
+  // The matmuls read the copies (the second through a reshape of it) ...
+  for (const ir::Node* n : g->nodes()) {
+    if (n->op_name() != "matmul") continue;
+    const ir::Node& w = producer(*n, 1);
+    if (w.op_name() == "reshape") {
+      EXPECT_EQ(producer(w, 0).op_name(), "variable_copy");
+    } else if (w.op_name() == "cast") {  // ... but the assigned w3 is still cast.
+      EXPECT_EQ(producer(w, 0).attrs().get_string("name"), "w3");
+    } else {
+      EXPECT_EQ(w.op_name(), "variable_copy") << n->name();
+      EXPECT_EQ(w.attrs().get_string("name"), "w1");
+    }
+  }
+}
+
+// A reader of a weight's cast that runs after the update must see the weight as it was: the cast
+// stays (the copy would already hold the updated weight).
+TEST(Amp, CastReadAfterTheUpdateStays) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=bf16, name="x", shape=[8, 16]}
+    %lr = input() {dtype=f32, name="lr", shape=[]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 4]}
+    %g = input() {dtype=f32, name="g", shape=[16, 4]}
+    %c = cast(%w) {dtype=bf16}
+    %u = sgd_update(%lr, %w, %g) after(%c) {num_params=1, momentum=0.0}
+    %y = matmul(%x, %c) after(%u)
+    return {"y": %y}
+  })");
+  AmpOptions o{DType::kBF16, {}};
+  o.variable_copies = true;
+  AutoMixedPrecision pass(o);
+  run_pass(pass, *g);
+  EXPECT_EQ(count_ops(*g, "variable_copy"), 0u);
+  EXPECT_EQ(count_ops(*g, "cast"), 1u);
+  EXPECT_TRUE(only_node(*g, "sgd_update")->attrs().get_ints("copies").empty());
+}
+
 TEST(Amp, PolicyNames) {
   EXPECT_EQ(policy_compute_dtype("float32"), DType::kF32);
   EXPECT_EQ(policy_compute_dtype("mixed_bfloat16"), DType::kBF16);

@@ -12,6 +12,7 @@
 #include "tern/ir/parser.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
+#include "tern/runtime/eager.h"
 #include "tern/runtime/runtime.h"
 
 namespace tern::runtime {
@@ -251,6 +252,110 @@ TEST(Executable, KernelsFlushDenormalsOnEveryThreadAndTheCallerKeepsItsMode) {
       EXPECT_EQ(z.data<float>()[kN - 1], 2 * FLT_MIN);
     }
   }
+}
+
+// The store's 16-bit copies: cast from the variable on first use, kept fresh by the update that
+// writes them with the variable, cast again after any write the store sees without them.
+TEST(VariableStore, CopiesFollowTheirVariablesVersions) {
+  VariableStore vars;
+  vars.create("w", iota(Shape({2, 3}), 0.5f));
+  const Tensor& c = vars.copy("w", DType::kBF16);
+  EXPECT_EQ(c.type(), (TensorType{DType::kBF16, Shape({2, 3})}));
+  EXPECT_EQ(c.get(1), 1.5);
+  EXPECT_EQ(vars.copy_casts(), 1);
+  EXPECT_FALSE(vars.refresh_copy("w", DType::kBF16));
+  // A write with the copy written alongside keeps it fresh; one without makes it stale.
+  vars.written("w", std::vector<DType>{DType::kBF16});
+  EXPECT_FALSE(vars.refresh_copy("w", DType::kBF16));
+  vars.written("w");
+  EXPECT_TRUE(vars.refresh_copy("w", DType::kBF16));
+  vars.assign("w", iota(Shape({2, 3}), 10.0f));
+  EXPECT_TRUE(vars.refresh_copy("w", DType::kBF16));
+  EXPECT_EQ(vars.copy("w", DType::kBF16).get(5), 15.0);
+  vars.get("w").set(5, 3.0);  // through a writable reference
+  EXPECT_TRUE(vars.refresh_copy("w", DType::kBF16));
+  EXPECT_EQ(vars.copy("w", DType::kBF16).get(5), 3.0);
+  EXPECT_EQ(vars.copy_casts(), 4);
+  const VariableStore& read_only = vars;  // reading does not make copies stale
+  EXPECT_EQ(read_only.get("w").get(5), 3.0);
+  EXPECT_FALSE(vars.refresh_copy("w", DType::kBF16));
+  // Copies are not variables, and only f32 variables have one.
+  EXPECT_EQ(vars.names(), std::vector<std::string>{"w"});
+  vars.create("i", Tensor(DType::kI32, Shape({2})));
+  EXPECT_THROW(vars.copy("i", DType::kBF16), Error);
+  EXPECT_THROW(vars.copy("w", DType::kF32), Error);
+  EXPECT_THROW(vars.refresh_copy("i", DType::kBF16), Error);
+}
+
+// A mixed-precision step that updates its weight reads the store's bf16 copy, which the update
+// writes; every other way the weight changes between runs (assign, a write through get, an f32
+// executable or the eager path updating it) is seen at the next run. Small integers keep every
+// value exact in bf16, so each run's y must equal x . w for the weight as it was before the run.
+TEST(Executable, MixedPrecisionStepsReadWeightCopiesThatAreNeverStale) {
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 4]}
+    %lr = input() {dtype=f32, name="lr", shape=[]}
+    %gw = input() {dtype=f32, name="gw", shape=[4, 3]}
+    %w = variable() {dtype=f32, name="w", shape=[4, 3]}
+    %y = matmul(%x, %w)
+    %u = sgd_update(%lr, %w, %gw) after(%y) {num_params=1}
+    return {"y": %y}
+  })";
+  auto g = ir::parse_graph(text);
+  Tensor w0(DType::kF32, Shape({4, 3}));
+  for (int64_t i = 0; i < 12; ++i) w0.set(i, static_cast<double>(i % 7 - 3));
+  Tensor x(DType::kF32, Shape({2, 4}));
+  for (int64_t i = 0; i < 8; ++i) x.set(i, static_cast<double>(i % 3 - 1));
+  Tensor ones(DType::kF32, Shape({4, 3}));
+  for (int64_t i = 0; i < 12; ++i) ones.set(i, 1.0);
+  const Feeds feeds = {{"x", x}, {"lr", Tensor::scalar(DType::kF32, 1.0)}, {"gw", ones}};
+
+  VariableStore vars;
+  vars.create("w", w0);
+  CompileOptions mixed;
+  mixed.mixed_precision = DType::kBF16;
+  auto exe = Executable::compile(*g, vars, mixed);
+  int copies = 0, casts_of_variables = 0;
+  for (const ir::Node* n : exe->graph().nodes()) {
+    copies += n->op_name() == "variable_copy";
+    casts_of_variables +=
+        n->op_name() == "cast" && n->input(0)->node()->op_name() == "variable" ? 1 : 0;
+  }
+  EXPECT_EQ(copies, 1);
+  EXPECT_EQ(casts_of_variables, 0);
+
+  // y = x . w, for the weight as the store holds it before the run.
+  auto run_and_check = [&](const std::string& when) {
+    const Tensor w = static_cast<const VariableStore&>(vars).get("w").clone();
+    std::vector<Tensor> y = exe->run(feeds);
+    for (int64_t i = 0; i < 2; ++i) {
+      for (int64_t j = 0; j < 3; ++j) {
+        double want = 0;
+        for (int64_t k = 0; k < 4; ++k) want += x.get(i * 4 + k) * w.get(k * 3 + j);
+        EXPECT_EQ(y[0].get(i * 3 + j), want) << when << ": y[" << i << "," << j << "]";
+      }
+    }
+  };
+  run_and_check("first run");
+  const VariableStore& store = vars;
+  for (int64_t i = 0; i < 12; ++i) {
+    EXPECT_EQ(store.get("w").get(i), w0.get(i) - 1.0);
+    EXPECT_EQ(vars.copy("w", DType::kBF16).get(i), w0.get(i) - 1.0) << "the update wrote it";
+  }
+  const int64_t casts = vars.copy_casts();
+  run_and_check("second run");
+  run_and_check("third run");
+  EXPECT_EQ(vars.copy_casts(), casts) << "steps that write the copy need no cast";
+
+  vars.assign("w", w0);
+  run_and_check("after assign");
+  vars.get("w").set(4, 2.0);
+  run_and_check("after a write through get");
+  auto f32 = Executable::compile(*g, vars);
+  f32->run(feeds);
+  run_and_check("after an f32 executable updated the weight");
+  run_graph_eager(*g, feeds, &vars);
+  run_and_check("after the eager path updated the weight");
 }
 
 }  // namespace

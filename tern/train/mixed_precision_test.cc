@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <set>
+#include <utility>
 
 #include "tern/base/philox.h"
 #include "tern/nn/activation_layer.h"
@@ -17,6 +20,7 @@
 #include "tern/nn/pooling.h"
 #include "tern/nn/reshaping.h"
 #include "tern/optim/adam.h"
+#include "tern/optim/sgd.h"
 #include "tern/train/callbacks.h"
 #include "tern/train/training_state.h"
 
@@ -163,6 +167,59 @@ TEST(MixedPrecision, OptimizedMatchesUnoptimizedStep) {
   ASSERT_GT(moved, 100) << "the step moved almost nothing; the comparison would be empty";
   EXPECT_GE(static_cast<double>(agree), 0.95 * static_cast<double>(moved))
       << agree << " of " << moved << " clear updates agree in sign";
+}
+
+// The bf16 step reads the store's bf16 copies of its weights, which its SGD update writes: no
+// copy is cast again while it trains, and weights set from outside between fits (as a restore
+// does) are what the next fit trains from: the same epoch from the same weights gives the same
+// weights, bit for bit (plain SGD keeps no state across steps).
+TEST(MixedPrecision, Bf16StepsReadWeightCopiesTheUpdateWrites) {
+  Tensor x, y;
+  make_blobs(256, 6, &x, &y);
+  nn::Sequential model(
+      std::vector<nn::LayerPtr>{nn::Conv2D(8, 3, {.padding = "same", .activation = "relu"}),
+                                nn::Flatten(), nn::Dense(16, "relu"), nn::Dense(4)});
+  model.compile(std::make_shared<optim::SGD>(0.05),
+                std::make_shared<nn::SparseCategoricalCrossentropy>(true),
+                std::vector<std::string>{});
+  model.set_seed(3);
+  train::set_precision_policy(model, "mixed_bfloat16");
+  model.build(Shape({4, 4, 1}), DType::kF32);
+  std::map<std::string, Tensor> initial;
+  for (const auto& w : model.weights())
+    initial[w.name] = std::as_const(model.variables()).get(w.name).clone();
+  nn::FitOptions o;
+  o.epochs = 1;
+  o.batch_size = 32;
+  o.verbose = 0;
+  o.shuffle = false;
+  auto trained = [&] {
+    std::map<std::string, Tensor> out;
+    for (const auto& w : model.weights())
+      out[w.name] = std::as_const(model.variables()).get(w.name).clone();
+    return out;
+  };
+  model.fit(x, y, o);
+  std::map<std::string, Tensor> first = trained();
+  std::set<std::string> copies;
+  for (const ir::Node* n : train_step(model).graph().nodes()) {
+    if (n->op_name() == "variable_copy") copies.insert(n->attrs().get_string("name"));
+    if (n->op_name() == "cast") {
+      EXPECT_NE(n->input(0)->node()->op_name(), "variable") << "a weight is still cast";
+    }
+  }
+  // The kernels, and the biases the bf16 layers add (the logits' bias is added in f32).
+  EXPECT_EQ(copies, (std::set<std::string>{"conv2d/bias", "conv2d/kernel", "dense/bias",
+                                           "dense/kernel", "dense_1/kernel"}));
+  const int64_t casts = model.variables().copy_casts();
+  model.fit(x, y, o);  // 8 more steps
+  EXPECT_EQ(model.variables().copy_casts(), casts) << "a step cast a weight copy again";
+  EXPECT_FALSE(bitwise_equal(trained().begin()->second, first.begin()->second));
+  for (const auto& [name, t] : initial) model.variables().assign(name, t);
+  model.fit(x, y, o);
+  for (const auto& [name, t] : trained()) {
+    EXPECT_TRUE(bitwise_equal(t, first.at(name))) << name << " differs from the first epoch's";
+  }
 }
 
 TEST(MixedPrecision, PoliciesAreChecked) {
