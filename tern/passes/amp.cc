@@ -28,9 +28,10 @@ const std::unordered_set<std::string_view>& allow_list() {
 const std::unordered_set<std::string_view>& follow_list() {
   static const std::unordered_set<std::string_view> ops = [] {
     std::unordered_set<std::string_view> set = {
-        "max_pool2d",    "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad", "dropout",
-        "dropout_apply", "reshape",         "transpose",  "expand_dims",     "squeeze",
-        "slice",         "concat",          "pad",        "broadcast_to"};
+        "max_pool2d",  "max_pool2d_grad", "avg_pool2d", "avg_pool2d_grad",
+        "dropout",     "dropout_apply",   "reshape",    "transpose",
+        "expand_dims", "squeeze",         "slice",      "concat",
+        "pad",         "broadcast_to",    "softmax",    "softmax_grad"};
     for (const auto& info : ops::fused_opcodes()) {
       if (info.bf16_follows) set.insert(info.op);
     }

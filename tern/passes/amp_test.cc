@@ -456,6 +456,40 @@ TEST(Amp, CastReadAfterTheUpdateStays) {
   EXPECT_TRUE(only_node(*g, "sgd_update")->attrs().get_ints("copies").empty());
 }
 
+// Attention's softmax between two matmuls runs in bf16 (oneDNN computes it in f32 and rounds the
+// result), as Keras' MultiHeadAttention under mixed_bfloat16 and PyTorch's CPU autocast run it;
+// a classifier's softmax, read by f32 code, stays f32.
+TEST(Amp, SoftmaxBetweenMatmulsRunsInBf16) {
+  auto g = parse(R"(graph @g {
+    %q = input() {dtype=f32, name="q", shape=[4, 8, 16]}
+    %k = input() {dtype=f32, name="k", shape=[4, 16, 8]}
+    %v = input() {dtype=f32, name="v", shape=[4, 8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 3]}
+    %s = matmul(%q, %k)
+    %p = softmax(%s)
+    %o = matmul(%p, %v)
+    %flat = reshape(%o) {shape=[32, 16]}
+    %logits = matmul(%flat, %w)
+    %probs = softmax(%logits)
+    return {"probs": %probs}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& probs = output_node(*g, "probs");
+  EXPECT_EQ(probs.op_name(), "softmax");
+  EXPECT_EQ(probs.output()->dtype(), DType::kF32);
+  int bf16_softmax = 0;
+  for (const ir::Node* n : g->nodes()) {
+    if (n->op_name() != "softmax" || n == &probs) continue;
+    ++bf16_softmax;
+    EXPECT_EQ(n->output()->dtype(), DType::kBF16);
+    EXPECT_EQ(producer(*n, 0).op_name(), "matmul");  // no cast on either side
+    ASSERT_EQ(n->output()->uses().size(), 1u);
+    EXPECT_EQ(n->output()->uses()[0].node->op_name(), "matmul");
+  }
+  EXPECT_EQ(bf16_softmax, 1);
+}
+
 TEST(Amp, PolicyNames) {
   EXPECT_EQ(policy_compute_dtype("float32"), DType::kF32);
   EXPECT_EQ(policy_compute_dtype("mixed_bfloat16"), DType::kBF16);
