@@ -26,7 +26,7 @@ ir::Value* cube(GradContext& c, ir::Value* v) {
 void register_norm_grads(GradRegistry& r) {
   // Outputs: y, mean [C], var [C] (biased, over M = elements / C rows). With a folded relu, y's
   // gradient reaches the normalization only where y > 0: batch_norm_grad with the same
-  // activation, gated by y.
+  // activation, gated by y. A residual input gets y's gradient (gated the same way).
   r.add("batch_norm_training", [](GradContext& c) -> std::vector<ir::Value*> {
     ir::Value *x = c.x(0), *mean = c.y(1);
     ir::Value *dx = nullptr, *dgamma = nullptr, *dbeta = nullptr;
@@ -53,7 +53,17 @@ void register_norm_grads(GradRegistry& r) {
       stats = stats ? c.op("add", {stats, dmean}) : dmean;
     }
     if (c.needs(0)) dx = add_full(c, dx, stats, s);
-    return {c.needs(0) ? dx : nullptr, c.needs(1) ? dgamma : nullptr, c.needs(2) ? dbeta : nullptr};
+    std::vector<ir::Value*> out = {c.needs(0) ? dx : nullptr, c.needs(1) ? dgamma : nullptr,
+                                   c.needs(2) ? dbeta : nullptr};
+    if (c.node().num_inputs() > 3) {
+      ir::Value* dres = nullptr;
+      if (c.needs(3) && c.has_dy(0)) {
+        dres = c.attrs().get_string("activation") == "relu" ? c.op("relu_grad", {c.dy(0), c.y(0)})
+                                                            : c.dy(0);
+      }
+      out.push_back(dres);
+    }
+    return out;
   });
 
   // y = (x - mean) * rstd * gamma + beta with rstd = 1 / sqrt(var + epsilon).
@@ -106,7 +116,17 @@ void register_norm_grads(GradRegistry& r) {
       stats = stats ? c.op("add", {stats, dmean}) : dmean;
     }
     if (c.needs(0)) dx = add_full(c, dx, stats, s);
-    return {c.needs(0) ? dx : nullptr, c.needs(1) ? dgamma : nullptr, c.needs(2) ? dbeta : nullptr};
+    std::vector<ir::Value*> out = {c.needs(0) ? dx : nullptr, c.needs(1) ? dgamma : nullptr,
+                                   c.needs(2) ? dbeta : nullptr};
+    if (c.node().num_inputs() > 3) {
+      ir::Value* dres = nullptr;
+      if (c.needs(3) && c.has_dy(0)) {
+        dres = c.attrs().get_string("activation") == "relu" ? c.op("relu_grad", {c.dy(0), c.y(0)})
+                                                            : c.dy(0);
+      }
+      out.push_back(dres);
+    }
+    return out;
   });
 }
 

@@ -6,7 +6,10 @@
 // gamma, beta and statistics (the mixed-precision form): y and dx take x's dtype, the [C] outputs
 // stay f32. batch_norm_training with activation = "relu" returns relu(y) (the relu folded into
 // its output pass); batch_norm_grad with activation = "relu" takes that output as a sixth input y
-// and uses dy where y > 0, else 0 (relu_grad(dy, y) folded into its passes). Only y changes: the
+// and uses dy where y > 0, else 0 (relu_grad(dy, y) folded into its passes). batch_norm_training
+// may take a fourth input, a residual of x's type added to the normalized value (rounded to x's
+// dtype first, as the add after it would see it) before the activation: a ResNet block's
+// add(bn(x), shortcut) (and relu) in the normalization's output pass. Only y changes: the
 // statistics outputs are the batch's either way.
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
@@ -68,10 +71,14 @@ bool require_activation(const InferContext& ctx) {
   return a == "relu";
 }
 
-// x, gamma, beta -> y, mean [C], var [C].
+// x, gamma, beta[, residual] -> y, mean [C], var [C].
 std::vector<TensorType> infer_batch_norm_training(const InferContext& ctx) {
   require_epsilon(ctx);
   require_activation(ctx);
+  if (ctx.inputs.size() > 4) {
+    ctx.fail("3 inputs (x, gamma, beta) or 4 (x, gamma, beta, residual), got ", ctx.inputs.size());
+  }
+  if (ctx.inputs.size() == 4) require_same_type(ctx, 0, 3);
   DType pd = require_mixed_channel_vectors(ctx, 0, 1, 2);
   return {ctx.input(0), channel_type(ctx, pd), channel_type(ctx, pd)};
 }
@@ -131,10 +138,12 @@ void register_norm_ops(OpRegistry& r) {
   const AttrSpec activation{"activation", AttrKind::kString, std::string("none")};
   r.add({.name = "batch_norm_training",
          .family = "norm",
-         .doc = "Normalizes with the batch statistics over all axes but the last (then relu with "
-                "activation = \"relu\"); also returns the batch mean and biased variance per "
-                "channel.",
-         .inputs = {"x", "gamma", "beta"},
+         .doc = "Normalizes with the batch statistics over all axes but the last, adds the "
+                "residual if given, then relu with activation = \"relu\"; also returns the batch "
+                "mean and biased variance per channel.",
+         .inputs = {"x", "gamma", "beta", "residual"},
+         .variadic = true,
+         .min_inputs = 3,
          .attrs = {epsilon, activation},
          .dtypes = kFloatDTypes,
          .infer = infer_batch_norm_training});

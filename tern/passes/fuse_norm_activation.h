@@ -3,6 +3,11 @@
 //       -> batch_norm_training(x, gamma, beta) {activation = "relu"}
 //   batch_norm_grad(relu_grad(dy, y), x, gamma, mean, var)
 //       -> batch_norm_grad(dy, x, gamma, mean, var, y) {activation = "relu"}
+// and a ResNet block's residual add (with its relu, if the relu alone reads the sum):
+//   relu(add(batch_norm_training(x, gamma, beta).y, shortcut))
+//       -> batch_norm_training(x, gamma, beta, shortcut) {activation = "relu"}
+// (relu's gradient reads relu's output, which the fused node returns; ResNet-50 (64x64) bf16
+// forward: the blocks' add + relu passes, 3.7 ms per step, go)
 // (tern/ops/norm_ops.cc). Each saves a pass over the activations: the relu is applied in the
 // normalization's output pass, and the gradient reads dy where y > 0 instead of a masked copy
 // being written and read back. The results are the unfused graph's, bit for bit (the same

@@ -33,6 +33,81 @@ std::string step_text(const char* x_dtype) {
   })");
 }
 
+// A ResNet block's end: relu(bn(x) + shortcut), and the gradients of x, gamma, beta and the
+// shortcut (relu_grad's result has two readers, so only the forward folds).
+std::string residual_step_text(const char* x_dtype) {
+  return str_cat(R"(graph @g {
+    %x = input() {dtype=)",
+                 x_dtype, R"(, name="x", shape=[4, 6, 6, 32]}
+    %s = input() {dtype=)",
+                 x_dtype, R"(, name="s", shape=[4, 6, 6, 32]}
+    %dy = input() {dtype=)",
+                 x_dtype, R"(, name="dy", shape=[4, 6, 6, 32]}
+    %gamma = input() {dtype=f32, name="gamma", shape=[32]}
+    %beta = input() {dtype=f32, name="beta", shape=[32]}
+    %bn = batch_norm_training(%x, %gamma, %beta)
+    %a = add(%bn, %s)
+    %y = relu(%a)
+    %dz = relu_grad(%dy, %y)
+    %bg = batch_norm_grad(%dz, %x, %gamma, %bn#1, %bn#2)
+    return {"y": %y, "mean": %bn#1, "var": %bn#2, "dx": %bg, "dgamma": %bg#1, "dbeta": %bg#2, "ds": %dz}
+  })");
+}
+
+TEST(FuseNormActivation, ResidualAddAndReluFoldIntoTheBatchNorm) {
+  auto g = parse(residual_step_text("f32"));
+  FuseNormActivation pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "add") + count_ops(*g, "relu"), 0u);
+  const ir::Node& bn = output_node(*g, "y");
+  ASSERT_EQ(bn.op_name(), "batch_norm_training");
+  EXPECT_EQ(bn.attrs().get_string("activation"), "relu");
+  ASSERT_EQ(bn.num_inputs(), 4);
+  EXPECT_EQ(bn.input(3)->node()->name(), "s");
+  EXPECT_EQ(&output_node(*g, "mean"), &bn);
+  // relu's gradient reads relu's output, now the fused node's.
+  const ir::Node& dz = output_node(*g, "ds");
+  ASSERT_EQ(dz.op_name(), "relu_grad");
+  EXPECT_EQ(dz.input(1), bn.output(0));
+  EXPECT_EQ(output_node(*g, "dx").attrs().get_string("activation"), "none");
+  EXPECT_FALSE(run_pass(pass, *g));
+
+  // Shortcut first, and a sum read by more than the relu: the add folds, the relu stays.
+  auto h = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 4]}
+    %s = input() {dtype=f32, name="s", shape=[8, 4]}
+    %gamma = input() {dtype=f32, name="gamma", shape=[4]}
+    %beta = input() {dtype=f32, name="beta", shape=[4]}
+    %bn = batch_norm_training(%x, %gamma, %beta)
+    %a = add(%s, %bn)
+    %y = relu(%a)
+    return {"y": %y, "a": %a}
+  })");
+  EXPECT_TRUE(run_pass(pass, *h));
+  const ir::Node& sum = output_node(*h, "a");
+  ASSERT_EQ(sum.op_name(), "batch_norm_training");
+  EXPECT_EQ(sum.attrs().get_string("activation"), "none");
+  EXPECT_EQ(sum.input(3)->node()->name(), "s");
+  EXPECT_EQ(output_node(*h, "y").op_name(), "relu");
+}
+
+TEST(FuseNormActivation, BroadcastAndSelfAddsStay) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 4]}
+    %b = input() {dtype=f32, name="b", shape=[4]}
+    %gamma = input() {dtype=f32, name="gamma", shape=[4]}
+    %beta = input() {dtype=f32, name="beta", shape=[4]}
+    %bn = batch_norm_training(%x, %gamma, %beta)
+    %a = add(%bn, %b)
+    %bn2 = batch_norm_training(%x, %gamma, %beta) {epsilon=0.01}
+    %d = add(%bn2, %bn2)
+    return {"a": %a, "d": %d}
+  })");
+  FuseNormActivation pass;
+  EXPECT_FALSE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "add"), 2u);
+}
+
 TEST(FuseNormActivation, ReluAndItsGradientFoldIntoTheBatchNorms) {
   auto g = parse(step_text("f32"));
   FuseNormActivation pass;
@@ -90,11 +165,12 @@ TEST(FuseNormActivation, OtherActivationsAndOrdersStay) {
 }
 
 // Runs the step graph folded and unfolded on the same inputs; every output bit for bit.
-void expect_same_results(DType x_dtype, const runtime::EagerOptions& options) {
+void expect_same_results(std::string (*text)(const char*), DType x_dtype,
+                         const runtime::EagerOptions& options) {
   SCOPED_TRACE(str_cat(dtype_name(x_dtype), " kernels ", options.kernel));
   const char* name = x_dtype == DType::kBF16 ? "bf16" : "f32";
-  auto plain = parse(step_text(name));
-  auto folded = parse(step_text(name));
+  auto plain = parse(text(name));
+  auto folded = parse(text(name));
   FuseNormActivation pass;
   ASSERT_TRUE(run_pass(pass, *folded));
   const Shape act{4, 6, 6, 32};
@@ -102,7 +178,8 @@ void expect_same_results(DType x_dtype, const runtime::EagerOptions& options) {
       {"x", tern::testing::random_tensor(x_dtype, act, 11, -2, 3)},
       {"dy", tern::testing::random_tensor(x_dtype, act, 12)},
       {"gamma", tern::testing::random_tensor(DType::kF32, Shape{32}, 13, 0.5, 1.5)},
-      {"beta", tern::testing::random_tensor(DType::kF32, Shape{32}, 14)}};
+      {"beta", tern::testing::random_tensor(DType::kF32, Shape{32}, 14)},
+      {"s", tern::testing::random_tensor(x_dtype, act, 15, -2, 2)}};
   std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, options);
   std::vector<Tensor> got = runtime::run_graph_eager(*folded, feeds, nullptr, options);
   ASSERT_EQ(got.size(), want.size());
@@ -118,8 +195,10 @@ TEST(FuseNormActivation, FoldedStepMatchesTheUnfoldedOneBitForBit) {
   runtime::EagerOptions fast, ref;
   ref.kernel = "ref";
   for (DType d : {DType::kF32, DType::kBF16}) {
-    expect_same_results(d, fast);
-    expect_same_results(d, ref);
+    for (auto text : {step_text, residual_step_text}) {
+      expect_same_results(text, d, fast);
+      expect_same_results(text, d, ref);
+    }
   }
 }
 

@@ -4,7 +4,8 @@
 // far from zero (the shifted variance must not cancel). Forward only: the small cases in
 // norm_cases.cc check the gradient rules. The "mixed" cases run bf16 (and f16, ref only) x and
 // dy with f32 gamma, beta and statistics, as the mixed_bfloat16 policy does. The "relu" cases
-// run the folded relu (the gated gradient's y half negative).
+// run the folded relu (the gated gradient's y half negative), the "residual" ones the folded
+// shortcut add.
 #include "tests/consistency/op_case.h"
 
 namespace tern::testing {
@@ -77,6 +78,20 @@ TERN_OP_CASES(batch_norm_cpu) {
        half,
        1e-5,
        "mixed-relu"},
+      {"batch_norm_training",
+       {In({8, 20, 20, 64}, -2, 3), In({64}, 0.5, 1.5), In({64}), In({8, 20, 20, 64}, -1, 1)},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "cpu_vec-residual-relu"},
+      {"batch_norm_training",
+       {In({300, 37}, -2, 3), f32({37}, 0.5, 1.5), f32({37}, -1, 1), In({300, 37}, -1, 1)},
+       eps,
+       false,
+       half,
+       1e-5,
+       "mixed-residual"},
       {"batch_norm_grad",
        {In({8, 20, 20, 64}), In({8, 20, 20, 64}, -2, 3), In({64}, 0.5, 1.5), In({64}, 0.4, 0.6),
         In({64}, 1.5, 2.5), In({8, 20, 20, 64})},

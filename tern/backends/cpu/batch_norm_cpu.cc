@@ -15,12 +15,15 @@
 // With activation = "relu" (the relu after a batch norm folded in by fuse_norm_activation),
 // training stores relu(y) from the same pass and grad reads dy only where the forward's output y
 // is > 0 (relu_grad's rule), in both of its passes: one pass over the activations less each way.
+// A residual input (a ResNet block's shortcut, folded in by the same pass) is added to y as
+// stored, before the relu, in training's output pass.
 // Results depend on the thread count only through the order of the f64 combination of the
 // per-thread sums (fixed for a given thread count), so runs are reproducible.
 #include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 #include <vector>
 
 #include "tern/backends/cpu/cpu_isa.h"
@@ -51,6 +54,15 @@ void store(float* p, int64_t i, float v) {
 }
 void store(bfloat16* p, int64_t i, float v) {
   p[i] = bfloat16(v);
+}
+// v as an X would hold it (the value a later op reads back).
+template <typename X>
+float rounded(float v) {
+  if constexpr (std::is_same_v<X, bfloat16>) {
+    return static_cast<float>(bfloat16(v));
+  } else {
+    return v;
+  }
 }
 
 // Rows [begin, end) of the thread `t` of `n` threads.
@@ -152,9 +164,9 @@ class BatchNormKernel final : public kernels::Kernel {
   // counts only where gate[i, k] > 0; with kRelu, out is relu'd (NaN kept). The flags are
   // template arguments and both loads unconditional (a select): a test of the gate pointer or a
   // conditional load inside the loop kept it from vectorizing (the gated gradient ran 10x slower).
-  template <typename X, bool kGate = false, bool kRelu = false>
+  template <typename X, bool kGate = false, bool kRelu = false, bool kResidual = false>
   void affine(int n, const X* a, const float* p, const X* b, const float* q, const float* r, X* out,
-              const X* gate = nullptr) const {
+              const X* gate = nullptr, const X* residual = nullptr) const {
     const int64_t c = c_;
 #pragma omp parallel for num_threads(n) schedule(static, 1) if (n > 1)
     for (int t = 0; t < n; ++t) {
@@ -163,6 +175,7 @@ class BatchNormKernel final : public kernels::Kernel {
       for (int64_t i = r0; i < r1; ++i) {
         const X* ai = a + i * c;
         const X* gi = gate + (kGate ? i * c : 0);
+        const X* si = residual + (kResidual ? i * c : 0);
         X* oi = out + i * c;
         if (b) {
           const X* bi = b + i * c;
@@ -180,6 +193,8 @@ class BatchNormKernel final : public kernels::Kernel {
             float v = load(ai, k);
             if constexpr (kGate) v = load(gi, k) > 0.0f ? v : 0.0f;
             v = v * p[k] + r[k];
+            // The residual adds to y as stored (rounded to X), as an add after the norm would.
+            if constexpr (kResidual) v = rounded<X>(v) + load(si, k);
             if constexpr (kRelu) v = v < 0.0f ? 0.0f : v;
             store(oi, k, v);
           }
@@ -226,10 +241,18 @@ class BatchNormKernel final : public kernels::Kernel {
       bias_[ks] = static_cast<float>(beta[k] - mean * gamma[k] * rstd);
     }
     X* y = ctx.outputs[0].data<X>();
-    if (relu_) {
-      affine<X, false, true>(n, x, scale_.data(), nullptr, nullptr, bias_.data(), y);
+    const X* res = ctx.inputs.size() > 3 ? ctx.inputs[3].data<X>() : nullptr;
+    const float *sc = scale_.data(), *bi = bias_.data();
+    if (res) {
+      if (relu_) {
+        affine<X, false, true, true>(n, x, sc, nullptr, nullptr, bi, y, nullptr, res);
+      } else {
+        affine<X, false, false, true>(n, x, sc, nullptr, nullptr, bi, y, nullptr, res);
+      }
+    } else if (relu_) {
+      affine<X, false, true>(n, x, sc, nullptr, nullptr, bi, y);
     } else {
-      affine<X>(n, x, scale_.data(), nullptr, nullptr, bias_.data(), y);
+      affine<X>(n, x, sc, nullptr, nullptr, bi, y);
     }
   }
 

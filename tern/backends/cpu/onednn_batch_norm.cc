@@ -165,6 +165,8 @@ void add_batch_norm_candidate(kernels::KernelRegistry& r, std::string_view op, B
     if (std::string why = nonempty(sig); !why.empty()) return why;
     if (kind != BnKind::kInference && sig.attrs->get_string("activation") != "none")
       return std::string("a folded activation (the vectorized kernel runs it)");
+    if (kind == BnKind::kTraining && sig.inputs.size() > 3)
+      return std::string("a residual input (the vectorized kernel runs it)");
     const TensorType& x = sig.inputs[kind == BnKind::kGrad ? 1 : 0];
     if (x.shape.rank() < 2) return "x needs a batch axis before the channels";
     float eps = static_cast<float>(sig.attrs->get_float("epsilon"));

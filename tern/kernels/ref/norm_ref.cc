@@ -2,7 +2,8 @@
 // (x viewed as [R, D], statistics per row), forward and backward. Statistics accumulate in double
 // with two passes (mean, then squared deviations). batch_norm_training and batch_norm_grad also
 // run the mixed form: 16-bit x and dy (type T) with f32 gamma, beta and statistics (type P), and
-// the folded relu (activation = "relu"): relu of the stored y; dy where the given y > 0.
+// the folded relu (activation = "relu"): relu of the stored y; dy where the given y > 0; and the
+// training form's residual, added to the stored y before the relu.
 #include <cmath>
 #include <vector>
 
@@ -47,6 +48,7 @@ void batch_norm_training_ref(KernelContext& ctx) {
   P* var_out = ctx.outputs[2].data<P>();
   const double eps = ctx.attrs.get_float("epsilon");
   const bool relu = folded_relu(ctx);
+  const T* residual = ctx.inputs.size() > 3 ? ctx.inputs[3].data<T>() : nullptr;
   const int64_t c = last_dim(xt), m = c ? xt.num_elements() / c : 0;
   std::vector<double> mean(static_cast<size_t>(c), 0.0), var(static_cast<size_t>(c), 0.0);
   for (int64_t i = 0; i < m; ++i) {
@@ -65,6 +67,8 @@ void batch_norm_training_ref(KernelContext& ctx) {
       size_t ks = static_cast<size_t>(k);
       double xhat = (load(x, i * c + k) - mean[ks]) / std::sqrt(var[ks] + eps);
       store(y, i * c + k, xhat * load(gamma, k) + load(beta, k));
+      // The residual added to the stored value, as an add op after it would see it.
+      if (residual) store(y, i * c + k, load(y, i * c + k) + load(residual, i * c + k));
       // relu of the stored value, as a relu op after it would see it (NaN stays NaN).
       if (relu && load(y, i * c + k) < 0) store(y, i * c + k, 0.0);
     }
