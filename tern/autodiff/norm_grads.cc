@@ -116,17 +116,7 @@ void register_norm_grads(GradRegistry& r) {
       stats = stats ? c.op("add", {stats, dmean}) : dmean;
     }
     if (c.needs(0)) dx = add_full(c, dx, stats, s);
-    std::vector<ir::Value*> out = {c.needs(0) ? dx : nullptr, c.needs(1) ? dgamma : nullptr,
-                                   c.needs(2) ? dbeta : nullptr};
-    if (c.node().num_inputs() > 3) {
-      ir::Value* dres = nullptr;
-      if (c.needs(3) && c.has_dy(0)) {
-        dres = c.attrs().get_string("activation") == "relu" ? c.op("relu_grad", {c.dy(0), c.y(0)})
-                                                            : c.dy(0);
-      }
-      out.push_back(dres);
-    }
-    return out;
+    return {c.needs(0) ? dx : nullptr, c.needs(1) ? dgamma : nullptr, c.needs(2) ? dbeta : nullptr};
   });
 }
 
