@@ -16,46 +16,31 @@ using testing::parse;
 using testing::run_pass;
 
 // One training step's batch norm and relu, forward and backward: y = relu(bn(x)) and the
-// gradients of x, gamma and beta for an incoming dy. `x_dtype` bf16 gives the mixed form.
-std::string step_text(const char* x_dtype) {
+// gradients of x, gamma and beta for an incoming dy. `x_dtype` bf16 gives the mixed form. With
+// `residual`, a ResNet block's end: y = relu(bn(x) + s), and the shortcut's gradient (relu_grad's
+// result, then read twice, so only the forward folds) is an output too.
+std::string step_text(const char* x_dtype, bool residual = false) {
+  const std::string act = str_cat("dtype=", x_dtype, ", shape=[4, 6, 6, 32]");
   return str_cat(R"(graph @g {
-    %x = input() {dtype=)",
-                 x_dtype, R"(, name="x", shape=[4, 6, 6, 32]}
-    %dy = input() {dtype=)",
-                 x_dtype, R"(, name="dy", shape=[4, 6, 6, 32]}
+    %x = input() {name="x", )",
+                 act, R"(}
+    %s = input() {name="s", )",
+                 act, R"(}
+    %dy = input() {name="dy", )",
+                 act, R"(}
     %gamma = input() {dtype=f32, name="gamma", shape=[32]}
     %beta = input() {dtype=f32, name="beta", shape=[32]}
     %bn = batch_norm_training(%x, %gamma, %beta)
-    %y = relu(%bn)
+    )",
+                 residual ? "%a = add(%bn, %s)\n    %y = relu(%a)" : "%y = relu(%bn)", R"(
     %dz = relu_grad(%dy, %y)
     %bg = batch_norm_grad(%dz, %x, %gamma, %bn#1, %bn#2)
-    return {"y": %y, "mean": %bn#1, "var": %bn#2, "dx": %bg, "dgamma": %bg#1, "dbeta": %bg#2}
-  })");
-}
-
-// A ResNet block's end: relu(bn(x) + shortcut), and the gradients of x, gamma, beta and the
-// shortcut (relu_grad's result has two readers, so only the forward folds).
-std::string residual_step_text(const char* x_dtype) {
-  return str_cat(R"(graph @g {
-    %x = input() {dtype=)",
-                 x_dtype, R"(, name="x", shape=[4, 6, 6, 32]}
-    %s = input() {dtype=)",
-                 x_dtype, R"(, name="s", shape=[4, 6, 6, 32]}
-    %dy = input() {dtype=)",
-                 x_dtype, R"(, name="dy", shape=[4, 6, 6, 32]}
-    %gamma = input() {dtype=f32, name="gamma", shape=[32]}
-    %beta = input() {dtype=f32, name="beta", shape=[32]}
-    %bn = batch_norm_training(%x, %gamma, %beta)
-    %a = add(%bn, %s)
-    %y = relu(%a)
-    %dz = relu_grad(%dy, %y)
-    %bg = batch_norm_grad(%dz, %x, %gamma, %bn#1, %bn#2)
-    return {"y": %y, "mean": %bn#1, "var": %bn#2, "dx": %bg, "dgamma": %bg#1, "dbeta": %bg#2, "ds": %dz}
-  })");
+    return {"y": %y, "mean": %bn#1, "var": %bn#2, "dx": %bg, "dgamma": %bg#1, "dbeta": %bg#2)",
+                 residual ? R"(, "ds": %dz})" : "}", "\n  }");
 }
 
 TEST(FuseNormActivation, ResidualAddAndReluFoldIntoTheBatchNorm) {
-  auto g = parse(residual_step_text("f32"));
+  auto g = parse(step_text("f32", /*residual=*/true));
   FuseNormActivation pass;
   EXPECT_TRUE(run_pass(pass, *g));
   EXPECT_EQ(count_ops(*g, "add") + count_ops(*g, "relu"), 0u);
@@ -165,12 +150,12 @@ TEST(FuseNormActivation, OtherActivationsAndOrdersStay) {
 }
 
 // Runs the step graph folded and unfolded on the same inputs; every output bit for bit.
-void expect_same_results(std::string (*text)(const char*), DType x_dtype,
-                         const runtime::EagerOptions& options) {
-  SCOPED_TRACE(str_cat(dtype_name(x_dtype), " kernels ", options.kernel));
+void expect_same_results(bool residual, DType x_dtype, const runtime::EagerOptions& options) {
+  SCOPED_TRACE(
+      str_cat(dtype_name(x_dtype), residual ? " residual" : "", " kernels ", options.kernel));
   const char* name = x_dtype == DType::kBF16 ? "bf16" : "f32";
-  auto plain = parse(text(name));
-  auto folded = parse(text(name));
+  auto plain = parse(step_text(name, residual));
+  auto folded = parse(step_text(name, residual));
   FuseNormActivation pass;
   ASSERT_TRUE(run_pass(pass, *folded));
   const Shape act{4, 6, 6, 32};
@@ -195,9 +180,9 @@ TEST(FuseNormActivation, FoldedStepMatchesTheUnfoldedOneBitForBit) {
   runtime::EagerOptions fast, ref;
   ref.kernel = "ref";
   for (DType d : {DType::kF32, DType::kBF16}) {
-    for (auto text : {step_text, residual_step_text}) {
-      expect_same_results(text, d, fast);
-      expect_same_results(text, d, ref);
+    for (bool residual : {false, true}) {
+      expect_same_results(residual, d, fast);
+      expect_same_results(residual, d, ref);
     }
   }
 }
