@@ -81,7 +81,7 @@ void EarlyStopping::on_epoch_end(int epoch, Logs& logs) {
     wait_ = 0;
     if (options_.restore_best_weights) {
       best_weights_.clear();
-      runtime::VariableStore& store = model()->variables();
+      const runtime::VariableStore& store = model()->variables();
       for (const auto& w : model()->weights()) best_weights_[w.name] = store.get(w.name).clone();
     }
     return;

@@ -270,7 +270,7 @@ std::string save_checkpoint(const std::string& root, nn::Model& model,
   // A failed write (a full disk) removes the temp directory: it filled the disk until the next
   // run swept it (bad-input report F20).
   try {
-    runtime::VariableStore& store = model.variables();
+    const runtime::VariableStore& store = model.variables();
     io::NamedTensors weights, others;
     std::vector<std::string> weight_names;
     for (const auto& w : model.weights()) {

@@ -22,6 +22,8 @@
 #include "tern/optim/adam.h"
 #include "tern/optim/sgd.h"
 #include "tern/train/callbacks.h"
+#include "tern/train/checkpoint.h"
+#include "tern/train/observe_test_util.h"
 #include "tern/train/training_state.h"
 
 namespace tern {
@@ -215,13 +217,29 @@ TEST(MixedPrecision, Bf16StepsReadWeightCopiesTheUpdateWrites) {
   EXPECT_EQ(copies, (std::set<std::string>{conv + "/bias", conv + "/kernel", hidden + "/bias",
                                            hidden + "/kernel", layers[3]->name() + "/kernel"}));
   const int64_t casts = model.variables().copy_casts();
+  // Saving a checkpoint only reads the weights: the copies stay current.
+  const std::string dir = testing_observe::fresh_dir("mixed_copies");
+  const std::string saved =
+      train::save_checkpoint(dir, model, train::capture_checkpoint_state(model));
   model.fit(x, y, o);  // 8 more steps
-  EXPECT_EQ(model.variables().copy_casts(), casts) << "a step cast a weight copy again";
-  EXPECT_FALSE(bitwise_equal(trained().begin()->second, first.begin()->second));
+  EXPECT_EQ(model.variables().copy_casts(), casts) << "a step or the save cast a copy again";
+  std::map<std::string, Tensor> second = trained();
+  EXPECT_FALSE(bitwise_equal(second.begin()->second, first.begin()->second));
   for (const auto& [name, t] : initial) model.variables().assign(name, t);
   model.fit(x, y, o);
   for (const auto& [name, t] : trained()) {
     EXPECT_TRUE(bitwise_equal(t, first.at(name))) << name << " differs from the first epoch's";
+  }
+  // Restoring the checkpoint taken after the first epoch (a fit resumes after its epoch), then
+  // the next epoch: the second epoch's weights again, from copies cast again after the restore.
+  train::restore_checkpoint(model, train::read_checkpoint(saved));
+  const int64_t restored = model.variables().copy_casts();
+  nn::FitOptions resume = o;
+  resume.epochs = 2;
+  model.fit(x, y, resume);
+  EXPECT_GT(model.variables().copy_casts(), restored) << "the restore left the copies current";
+  for (const auto& [name, t] : trained()) {
+    EXPECT_TRUE(bitwise_equal(t, second.at(name))) << name << " differs from the second epoch's";
   }
 }
 

@@ -91,7 +91,7 @@ void TensorBoard::on_epoch_end(int epoch, Logs& logs) {
 }
 
 void TensorBoard::write_histograms(int epoch) {
-  runtime::VariableStore& store = model()->variables();
+  const runtime::VariableStore& store = model()->variables();
   for (const auto& w : model()->weights())
     train_->add_histogram(w.name, io::make_histogram(store.get(w.name)), epoch);
   if (!options_.write_gradients || last_batch_.size() < 2) return;
