@@ -171,7 +171,7 @@ TEST(MultiHeadAttentionLayer, GradientsMatchFiniteDifferences) {
   const double eps = 1e-2;
   int checked = 0, nonzero = 0;
   for (size_t p = 0; p < params.size(); ++p) {
-    Tensor& w = m.variables().get(m.weights()[p].name);
+    Tensor& w = m.variables().get_mutable(m.weights()[p].name);
     for (int64_t i = 0; i < w.num_elements(); i += 5) {
       double orig = w.get(i);
       w.set(i, orig + eps);

@@ -57,7 +57,7 @@ TEST(LossScale, GradientsComeBackUnscaledAndTheStateFollowsThem) {
   EXPECT_EQ(s.scale(), 2048);  // grown after two clean steps
   EXPECT_EQ(s.good_steps(), 0);
 
-  s.store.get("w").set(1, std::numeric_limits<double>::infinity());
+  s.store.get_mutable("w").set(1, std::numeric_limits<double>::infinity());
   s.exe->run();
   EXPECT_EQ(s.exe->output("finite").get(0), 0);
   EXPECT_EQ(s.scale(), 1024);

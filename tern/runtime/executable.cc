@@ -127,7 +127,7 @@ class Executable::Binder {
 
   void bind_variable(ir::Node* n, VariableStore& vars) {
     const std::string& name = n->attrs().get_string("name");
-    Tensor& v = vars.get(name);
+    Tensor& v = vars.get_mutable(name);
     if (v.type() != n->output()->type()) {
       throw_error(ErrorCode::kInvalidArgument, "variable '", name, "' is ", v.type().to_string(),
                   " but the graph expects ", n->output()->type().to_string());
@@ -146,15 +146,17 @@ class Executable::Binder {
                   n->output()->type().to_string());
     }
     bound_[n->output()] = c;
-    exe_.copies_read_.emplace_back(name, dtype);
+    exe_.copies_read_.emplace_back(&vars.entry(name), dtype);
     if (options_.frozen_variables) constant_.insert(n->output());
   }
 
   // The variables (and copies) that nodes mutating their inputs write, for the store's versions.
-  void collect_written(const std::vector<ir::Node*>& order) {
+  void collect_written(const std::vector<ir::Node*>& order, VariableStore& vars) {
     std::map<std::string, std::vector<DType>> written;
     for (ir::Node* n : order) add_written_variables(*n, written);
-    exe_.variables_written_.assign(written.begin(), written.end());
+    for (auto& [name, copies] : written) {
+      exe_.variables_written_.emplace_back(&vars.entry(name), std::move(copies));
+    }
   }
 
   void bind_constant(ir::Node* n) {
@@ -314,7 +316,7 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
       binder.add_step(n);
     }
   }
-  binder.collect_written(order);
+  binder.collect_written(order, vars);
   exe->vars_ = &vars;
   for (const auto& o : g.outputs()) {
     exe->outputs_.push_back(binder.bound(o.value));
@@ -350,7 +352,7 @@ void Executable::run() {
   // The calling thread may be new to the backends (a server's request thread): thread counts.
   for (DeviceBackend* backend : backends_) backend->prepare_calling_thread();
   FlushDenormalsScope denormals;  // tern/base/float_env.h
-  for (const auto& [name, dtype] : copies_read_) vars_->refresh_copy(name, dtype);
+  for (const auto& [entry, dtype] : copies_read_) vars_->refresh_copy(*entry, dtype);
   try {
     for (auto& step : steps_) {
       TERN_TRACE_SCOPE(step.name, "op");
@@ -360,10 +362,10 @@ void Executable::run() {
     }
   } catch (...) {
     // A failed run may have written part of a variable and not its copy: all copies go stale.
-    for (const auto& [name, copies] : variables_written_) vars_->written(name);
+    for (const auto& [entry, copies] : variables_written_) vars_->written(*entry);
     throw;
   }
-  for (const auto& [name, copies] : variables_written_) vars_->written(name, copies);
+  for (const auto& [entry, copies] : variables_written_) vars_->written(*entry, copies);
   if (done_) done_->record(device_->default_stream());
   ++run_count_;
 }

@@ -107,8 +107,8 @@ class Executable {
   // changed), and the variables its steps write in place, with the copies written alongside
   // (reported to the store after each run): VariableStore's versions.
   VariableStore* vars_ = nullptr;
-  std::vector<std::pair<std::string, DType>> copies_read_;
-  std::vector<std::pair<std::string, std::vector<DType>>> variables_written_;
+  std::vector<std::pair<VariableStore::Entry*, DType>> copies_read_;
+  std::vector<std::pair<VariableStore::Entry*, std::vector<DType>>> variables_written_;
   bool check_numerics_ = false;
   int64_t run_count_ = 0;
 };

@@ -94,7 +94,7 @@ TEST(Executable, FrozenVariablesArePreparedOnceOthersEveryRun) {
     exe->feed("x", x);
     exe->run();
     Tensor first = exe->output("y").clone();
-    Tensor& w = vars.get("w");
+    Tensor& w = vars.get_mutable("w");
     for (int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] *= 2.0f;
     exe->run();
     return std::make_pair(first, exe->output("y").clone());
@@ -272,7 +272,7 @@ TEST(VariableStore, CopiesFollowTheirVariablesVersions) {
   vars.assign("w", iota(Shape({2, 3}), 10.0f));
   EXPECT_TRUE(vars.refresh_copy("w", DType::kBF16));
   EXPECT_EQ(vars.copy("w", DType::kBF16).get(5), 15.0);
-  vars.get("w").set(5, 3.0);  // through a writable reference
+  vars.get_mutable("w").set(5, 3.0);  // through a writable reference
   EXPECT_TRUE(vars.refresh_copy("w", DType::kBF16));
   EXPECT_EQ(vars.copy("w", DType::kBF16).get(5), 3.0);
   EXPECT_EQ(vars.copy_casts(), 4);
@@ -349,7 +349,7 @@ TEST(Executable, MixedPrecisionStepsReadWeightCopiesThatAreNeverStale) {
 
   vars.assign("w", w0);
   run_and_check("after assign");
-  vars.get("w").set(4, 2.0);
+  vars.get_mutable("w").set(4, 2.0);
   run_and_check("after a write through get");
   auto f32 = Executable::compile(*g, vars);
   f32->run(feeds);

@@ -41,7 +41,7 @@ VariableStore::Entry& VariableStore::entry(std::string_view name) {
   return const_cast<Entry&>(static_cast<const VariableStore*>(this)->entry(name));
 }
 
-Tensor& VariableStore::get(std::string_view name) {
+Tensor& VariableStore::get_mutable(std::string_view name) {
   Entry& e = entry(name);
   ++e.version;  // a writable reference: its copies are cast again before they are next read
   return e.value;
@@ -52,7 +52,7 @@ const Tensor& VariableStore::get(std::string_view name) const {
 }
 
 void VariableStore::assign(std::string_view name, const Tensor& value) {
-  Tensor& v = get(name);
+  Tensor& v = get_mutable(name);
   if (v.type() != value.type()) {
     throw_error(ErrorCode::kInvalidArgument, "assign to variable '", name, "': value ",
                 value.type().to_string(), " does not match ", v.type().to_string());
@@ -84,16 +84,24 @@ Tensor& VariableStore::copy(std::string_view name, DType dtype) {
 
 bool VariableStore::refresh_copy(std::string_view name, DType dtype) {
   Entry& e = entry(name);
-  auto it = e.copies.find(dtype);
-  TERN_CHECK_ARG(it != e.copies.end(), "variable '", name, "' has no ", dtype_name(dtype),
+  TERN_CHECK_ARG(e.copies.count(dtype) > 0, "variable '", name, "' has no ", dtype_name(dtype),
                  " copy to refresh");
+  return refresh_copy(e, dtype);
+}
+
+bool VariableStore::refresh_copy(Entry& e, DType dtype) {
+  auto it = e.copies.find(dtype);
+  TERN_CHECK(it != e.copies.end(), "refresh_copy of a ", dtype_name(dtype), " copy never made");
   if (it->second.version == e.version) return false;
   cast_into(e, it->second);
   return true;
 }
 
 void VariableStore::written(std::string_view name, std::span<const DType> with_copies) {
-  Entry& e = entry(name);
+  written(entry(name), with_copies);
+}
+
+void VariableStore::written(Entry& e, std::span<const DType> with_copies) {
   ++e.version;
   for (DType d : with_copies) {
     auto it = e.copies.find(d);

@@ -7,12 +7,12 @@
 // 16-bit copies: copy(name, bf16) is the store's bf16 copy of an f32 variable, which mixed-
 // precision executables read instead of casting the weight on every run (amp), and which the
 // optimizer update that writes the weight writes too (its attribute `copies`, from the chunk it
-// just updated). The store keeps a version per variable: create, assign, the non-const get
-// (whoever takes a writable reference is taken to write through it) and written() bump it, and
+// just updated). The store keeps a version per variable: create, assign, get_mutable (whoever
+// takes a writable reference is taken to write through it) and written() bump it, and
 // refresh_copy() casts a copy again when its variable's version moved on: after a checkpoint
 // restore, set_weights, a data-parallel broadcast or a step that updates the weight without
 // writing its copy. A write through a Tensor handle taken before the executable's last run is the
-// one write the store cannot see: write through assign() or a fresh get().
+// one write the store cannot see: write through assign() or a fresh get_mutable().
 #pragma once
 
 #include <cstdint>
@@ -32,9 +32,10 @@ class VariableStore {
   // exists with the same type).
   Tensor& create(std::string_view name, const Tensor& initial);
   bool has(std::string_view name) const { return vars_.count(name) > 0; }
-  // NotFound naming the variable and the closest name.
-  Tensor& get(std::string_view name);
+  // NotFound naming the variable and the closest name. Reading never makes a copy stale.
   const Tensor& get(std::string_view name) const;
+  // The variable to write through: its copies are cast again before they are next read.
+  Tensor& get_mutable(std::string_view name);
   // Copies `value` into the existing variable (same dtype and shape required).
   void assign(std::string_view name, const Tensor& value);
   // Variable names, without the copies (they are not variables: checkpoints never hold them).
@@ -51,6 +52,14 @@ class VariableStore {
   // How many times a copy was cast from its variable (first use and refreshes).
   int64_t copy_casts() const { return copy_casts_; }
 
+  // A variable's record (its tensor, version and copies) at a fixed address for the store's life:
+  // an executable resolves its variables once at compile time and then pays no name lookup per
+  // run. Only the store reads or writes its fields.
+  class Entry;
+  Entry& entry(std::string_view name);  // NotFound as get()
+  bool refresh_copy(Entry& e, DType dtype);
+  void written(Entry& e, std::span<const DType> with_copies = {});
+
   // Moves every variable `device` cannot read into its memory (a copy each, once) and creates
   // later ones there; a no-op for a host-accessible device (the CPU reads host variables).
   // Executables compiled before a move keep the old tensors: place, then compile.
@@ -65,12 +74,6 @@ class VariableStore {
     Tensor value;
     uint64_t version = 0;  // the variable's version the copy equals
   };
-  struct Entry {
-    Tensor value;
-    uint64_t version = 0;
-    std::map<DType, Copy> copies;
-  };
-  Entry& entry(std::string_view name);
   const Entry& entry(std::string_view name) const;
   Tensor allocate(const TensorType& type) const;
   void cast_into(const Entry& e, Copy& c);
@@ -78,6 +81,13 @@ class VariableStore {
   std::map<std::string, Entry, std::less<>> vars_;
   DeviceBackend* device_ = nullptr;
   int64_t copy_casts_ = 0;
+};
+
+class VariableStore::Entry {
+  friend class VariableStore;
+  Tensor value;
+  uint64_t version = 0;
+  std::map<DType, Copy> copies;
 };
 
 }  // namespace tern::runtime

@@ -75,7 +75,7 @@ void agree_on_model(nn::Model& model, TrainingState& state) {
              " started from other initial values than rank 0; using rank 0's everywhere");
   }
   for (const auto& n : names) {
-    Tensor& t = store.get(n);
+    Tensor& t = store.get_mutable(n);
     Tensor host = t.to_host();
     dp.comm().broadcast(host.raw_data(), host.nbytes(), 0);
     if (host.raw_data() != t.raw_data()) t.copy_from(host);
@@ -126,7 +126,7 @@ void average_non_trainable(nn::Model& model, TrainingState& state) {
   if (state.non_trainable_synced_step == state.progress.global_step) return;
   state.non_trainable_synced_step = state.progress.global_step;
   for (const auto& w : model.non_trainable_weights()) {
-    Tensor& t = model.variables().get(w.name);
+    Tensor& t = model.variables().get_mutable(w.name);
     if (t.dtype() != DType::kF32 && t.dtype() != DType::kF64) continue;
     Tensor host = t.to_host();
     dp.comm().all_reduce_sum(host.raw_data(), host.num_elements(), host.dtype(),

@@ -51,7 +51,7 @@ TEST(ModelWeights, SaveThenLoadRestoresEveryWeight) {
 TEST(ModelWeights, HashDependsOnValuesNotNames) {
   auto a = mlp(5), b = mlp(5);
   EXPECT_EQ(train::weights_sha256(*a), train::weights_sha256(*b));
-  Tensor& w = b->variables().get(b->weights()[0].name);
+  Tensor& w = b->variables().get_mutable(b->weights()[0].name);
   w.set(0, w.get(0) + 1);
   EXPECT_NE(train::weights_sha256(*a), train::weights_sha256(*b));
   EXPECT_EQ(train::weights_sha256(*a).size(), 64u);

@@ -102,7 +102,7 @@ RunResult train(const Table& data, const RunOptions& o) {
   std::mt19937 gen(99);
   std::uniform_real_distribution<float> u(-0.3f, 0.3f);
   for (const auto& w : model->trainable_weights()) {
-    Tensor& v = model->variables().get(w.name);
+    Tensor& v = model->variables().get_mutable(w.name);
     for (int64_t i = 0; i < v.num_elements(); ++i) v.data<float>()[i] = u(gen);
   }
   std::shared_ptr<dist::DataParallel> dp;
