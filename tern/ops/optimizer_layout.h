@@ -48,6 +48,12 @@ struct OptimizerLayout {
   }
 };
 
+// Whether `op` is one of the fused updates this layout describes (not `assign`).
+inline bool is_optimizer_update(std::string_view op) {
+  return op == "sgd_update" || op == "adam_update" || op == "adamw_update" ||
+         op == "rmsprop_update";
+}
+
 // The layout of `op` ("sgd_update", ...) for a node's attributes (defaults filled in).
 // Slot lists that an attribute switches off (momentum = 0, amsgrad = false, centered = false)
 // are absent, not zero-filled.

@@ -283,7 +283,7 @@ class Rewriter {
       int param = -1;
       auto w = writers.find(var);
       if (w != writers.end()) {
-        if (w->second.size() != 1 || !is_optimizer_update(*w->second[0])) continue;
+        if (w->second.size() != 1 || !ops::is_optimizer_update(w->second[0]->op_name())) continue;
         update = w->second[0];
         param = param_index(*update, var);
         if (param < 0) continue;
@@ -327,12 +327,6 @@ class Rewriter {
     }
     for (ir::Node* u : updates) add_copies(u, update_copies[u]);
     return changed;
-  }
-
-  static bool is_optimizer_update(const ir::Node& n) {
-    const std::string& op = n.op_name();
-    return op == "sgd_update" || op == "adam_update" || op == "adamw_update" ||
-           op == "rmsprop_update";
   }
 
   // The parameter index at which `var` is an input of `update`, or -1 unless it is exactly one

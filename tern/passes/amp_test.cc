@@ -434,6 +434,30 @@ TEST(Amp, UpdatedWeightsReadTheStoresCopyTheUpdateWrites) {
   }
 }
 
+// A graph that only reads its weights (evaluation) reads the copies as they are (the store casts
+// them again whenever the weight changed); without variable_copies it casts.
+TEST(Amp, ReadOnlyWeightsReadTheStoresCopy) {
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[8, 16]}
+    %w = variable() {dtype=f32, name="w", shape=[16, 4]}
+    %y = matmul(%x, %w)
+    return {"y": %y}
+  })";
+  auto g = parse(text);
+  AmpOptions o{DType::kBF16, {}};
+  o.variable_copies = true;
+  AutoMixedPrecision pass(o);
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node* copy = only_node(*g, "variable_copy");
+  ASSERT_NE(copy, nullptr);
+  EXPECT_EQ(copy->attrs().get_string("name"), "w");
+  EXPECT_EQ(copy->output()->uses().size(), 1u);
+  EXPECT_EQ(copy->output()->uses()[0].node->op_name(), "matmul");
+  const ir::Node* w = only_node(*g, "variable");  // nothing reads the f32 weight any more
+  ASSERT_NE(w, nullptr);
+  EXPECT_TRUE(w->output()->uses().empty());
+}
+
 // A reader of a weight's cast that runs after the update must see the weight as it was: the cast
 // stays (the copy would already hold the updated weight).
 TEST(Amp, CastReadAfterTheUpdateStays) {

@@ -14,6 +14,7 @@
 #include "tern/ops/registry.h"
 #include "tern/runtime/eager.h"
 #include "tern/runtime/runtime.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::runtime {
 namespace {
@@ -356,6 +357,30 @@ TEST(Executable, MixedPrecisionStepsReadWeightCopiesThatAreNeverStale) {
   run_and_check("after an f32 executable updated the weight");
   run_graph_eager(*g, feeds, &vars);
   run_and_check("after the eager path updated the weight");
+}
+
+// A graph's variable_copy must name an f32 variable of its shape in the store.
+TEST(Executable, VariableCopiesThatDoNotMatchTheStoreAreErrors) {
+  VariableStore vars;
+  vars.create("w", iota(Shape({2, 3}), 0.0f));
+  vars.create("steps", Tensor(DType::kI64, Shape({})));
+  auto graph = [](const char* name, const char* shape) {
+    return ir::parse_graph(str_cat(R"(graph @g {
+      %c = variable_copy() {dtype=bf16, name=")",
+                                   name, R"(", shape=)", shape, R"(}
+      %y = cast(%c) {dtype=f32}
+      return {"y": %y}
+    })"));
+  };
+  EXPECT_TERN_ERROR(Executable::compile(*graph("w", "[3, 2]"), vars), ErrorCode::kInvalidArgument,
+                    "the bf16 copy of variable 'w' is bf16[2, 3] but the graph expects bf16[3, 2]");
+  EXPECT_TERN_ERROR(Executable::compile(*graph("steps", "[]"), vars), ErrorCode::kInvalidArgument,
+                    "variable 'steps' is i64[]: only an f32 variable has a 16-bit copy");
+  EXPECT_TERN_ERROR(Executable::compile(*graph("v", "[2, 3]"), vars), ErrorCode::kNotFound,
+                    "variable 'v' is not in the store");
+  // The matching one reads the copy.
+  auto exe = Executable::compile(*graph("w", "[2, 3]"), vars);
+  EXPECT_EQ(exe->run({})[0].get(5), 5.0);
 }
 
 }  // namespace

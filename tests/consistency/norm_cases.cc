@@ -292,4 +292,18 @@ TEST(NormErrors, BatchNormActivation) {
                     kBad, "op 'batch_norm_grad'");
 }
 
+TEST(NormErrors, BatchNormResidual) {
+  auto t = [](Shape s, DType d = DType::kF32) { return random_tensor(d, s, 1); };
+  constexpr ErrorCode kBad = ErrorCode::kInvalidArgument;
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t({4, 3}), t({3}), t({3}), t({4, 2})}), kBad,
+      "inputs 0 and 3 have different shapes ([4, 3] vs [4, 2])");
+  EXPECT_TERN_ERROR(runtime::eager_call("batch_norm_training",
+                                        {t({4, 3}), t({3}), t({3}), t({4, 3}, DType::kF64)}),
+                    kBad, "inputs 0 and 3 have different dtypes (f32 vs f64)");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("batch_norm_training", {t({4, 3}), t({3}), t({3}), t({4, 3}), t({4, 3})}),
+      kBad, "3 inputs (x, gamma, beta) or 4 (x, gamma, beta, residual), got 5");
+}
+
 }  // namespace tern::testing

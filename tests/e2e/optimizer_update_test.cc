@@ -173,6 +173,38 @@ TEST(OptimizerOps, InferenceRejectsBadCountsScalarsAndAttrs) {
                     ErrorCode::kInvalidArgument, "value f32[1] does not match variable f32[2]");
 }
 
+// The 16-bit copies an update writes (attribute copies): listed ascending, one per listed
+// parameter after the slots, bf16 or f16 of the f32 parameter's shape.
+TEST(OptimizerOps, InferenceRejectsBadCopies) {
+  auto bf16 = [](std::vector<double> v) { return vec(std::move(v)).cast(DType::kBF16); };
+  auto copies = [](std::vector<int64_t> c) {
+    return ops::Attrs{{"num_params", int64_t{2}}, {"copies", std::move(c)}};
+  };
+  const Tensor p = vec({1, 2}), g = vec({1, 1});
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, bf16({1, 2})}, copies({1, 0})),
+      ErrorCode::kInvalidArgument,
+      "expects lr, then 2 lists (params, grads) of num_params = 2 "
+      "tensors each, then 2 copies: 7 inputs, got 6");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, bf16({1, 2}), bf16({1, 2})},
+                          copies({1, 0})),
+      ErrorCode::kInvalidArgument,
+      "attribute copies must list ascending parameter indices in [0, 2), got 0 at "
+      "position 1");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, bf16({1, 2})}, copies({2})),
+      ErrorCode::kInvalidArgument, "got 2 at position 0");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, vec({1, 2})}, copies({1})),
+      ErrorCode::kInvalidArgument,
+      "copy 0 (input 5) of parameter 1 is f32[2]: a copy is bf16 or f16 of an f32 "
+      "parameter's shape");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, bf16({1, 2, 3})}, copies({0})),
+      ErrorCode::kInvalidArgument, "copy 0 (input 5) of parameter 0 is bf16[3]");
+}
+
 TEST(OptimizerOps, AdamStepBelowOneIsAnErrorOnEveryKernel) {
   for (std::string kernel : {"ref", "cpu_vec"}) {
     runtime::EagerOptions o;
