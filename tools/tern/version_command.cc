@@ -1,7 +1,9 @@
 // `tern --version`: tern's version, the oneDNN it was built with and runs with, the compiler, the
-// build type and CPU flags, and the instructions the vectorized kernels use on this CPU.
+// build type and CPU flags, the instructions the vectorized kernels use on this CPU, and how bf16
+// matmuls run.
 #include <cstring>
 #include <iostream>
+#include <string>
 
 #include "tern/backends/cpu/cpu_backend.h"
 #include "tern/base/version.h"
@@ -15,13 +17,15 @@ int cmd_version(int argc, char** argv) {
     return 2;
   }
   const BuildInfo b = build_info();
+  const std::string bf16_matmuls = cpu::bf16_matmul_mode();  // may throw (TERN_BF16_MATMUL)
   std::cout << "tern " << version() << "\n"
             << "oneDNN " << cpu::onednn_version_loaded() << " (built with "
             << cpu::onednn_version_built() << ")\n"
             << "compiler: " << b.compiler << "\n"
             << "build: " << b.build_type << ", " << b.libraries << " libraries, " << b.cpu_flags
             << "\n"
-            << "vectorized kernels: " << cpu::vector_kernels_isa() << "\n";
+            << "vectorized kernels: " << cpu::vector_kernels_isa() << "\n"
+            << "bf16 matmuls: " << bf16_matmuls << "\n";
   return 0;
 }
 

@@ -19,7 +19,7 @@ TEST(VersionCommand, NamesTernOneDnnCompilerBuildAndKernels) {
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(out.rfind(std::string("tern ") + tern::version() + "\n", 0), 0u) << out;
   for (const char* want : {"\noneDNN ", " (built with ", "\ncompiler: ", "\nbuild: ",
-                           " libraries, ", "\nvectorized kernels: x86-64"}) {
+                           " libraries, ", "\nvectorized kernels: x86-64", "\nbf16 matmuls: "}) {
     EXPECT_NE(out.find(want), std::string::npos) << want << " in:\n" << out;
   }
 }

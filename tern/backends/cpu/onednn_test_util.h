@@ -28,12 +28,13 @@ inline double max_rel_error(const Tensor& got, const Tensor& want) {
   return worst;
 }
 
-// Runs `op` with the oneDNN kernel and the reference kernel; expects every output to agree
-// within `tol` (relative to 1 + |ref|).
+// Runs `op` with the oneDNN kernel (or the candidate `kernel`) and the reference kernel; expects
+// every output to agree within `tol` (relative to 1 + |ref|).
 inline void expect_onednn_matches_ref(std::string_view op, const std::vector<Tensor>& inputs,
-                                      const ops::Attrs& attrs, double tol) {
+                                      const ops::Attrs& attrs, double tol,
+                                      const std::string& kernel = "onednn") {
   runtime::EagerOptions fast, ref;
-  fast.kernel = "onednn";
+  fast.kernel = kernel;
   ref.kernel = "ref";
   std::vector<Tensor> got = runtime::eager_call(op, inputs, attrs, fast);
   std::vector<Tensor> want = runtime::eager_call(op, inputs, attrs, ref);
