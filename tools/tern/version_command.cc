@@ -1,6 +1,6 @@
 // `tern --version`: tern's version, the oneDNN it was built with and runs with, the compiler, the
 // build type and CPU flags, the instructions the vectorized kernels use on this CPU, and how bf16
-// matmuls run.
+// matmuls and convolutions run.
 #include <cstring>
 #include <iostream>
 #include <string>
@@ -17,7 +17,8 @@ int cmd_version(int argc, char** argv) {
     return 2;
   }
   const BuildInfo b = build_info();
-  const std::string bf16_matmuls = cpu::bf16_matmul_mode();  // may throw (TERN_BF16_MATMUL)
+  // May throw (a bad TERN_BF16_CONTRACTIONS): before anything is printed.
+  const std::string bf16 = cpu::bf16_contractions_mode();
   std::cout << "tern " << version() << "\n"
             << "oneDNN " << cpu::onednn_version_loaded() << " (built with "
             << cpu::onednn_version_built() << ")\n"
@@ -25,7 +26,7 @@ int cmd_version(int argc, char** argv) {
             << "build: " << b.build_type << ", " << b.libraries << " libraries, " << b.cpu_flags
             << "\n"
             << "vectorized kernels: " << cpu::vector_kernels_isa() << "\n"
-            << "bf16 matmuls: " << bf16_matmuls << "\n";
+            << "bf16 matmuls and convolutions: " << bf16 << "\n";
   return 0;
 }
 

@@ -18,8 +18,9 @@ TEST(VersionCommand, NamesTernOneDnnCompilerBuildAndKernels) {
   std::string out = ::testing::internal::GetCapturedStdout();
   EXPECT_EQ(rc, 0);
   EXPECT_EQ(out.rfind(std::string("tern ") + tern::version() + "\n", 0), 0u) << out;
-  for (const char* want : {"\noneDNN ", " (built with ", "\ncompiler: ", "\nbuild: ",
-                           " libraries, ", "\nvectorized kernels: x86-64", "\nbf16 matmuls: "}) {
+  for (const char* want :
+       {"\noneDNN ", " (built with ", "\ncompiler: ", "\nbuild: ", " libraries, ",
+        "\nvectorized kernels: x86-64", "\nbf16 matmuls and convolutions: "}) {
     EXPECT_NE(out.find(want), std::string::npos) << want << " in:\n" << out;
   }
 }

@@ -19,10 +19,10 @@ std::string onednn_version_loaded();
 // The instructions the vectorized kernels use on this CPU: "x86-64-v3", or "x86-64" when the
 // CPU (or TERN_CPU_ISA) rules them out and ref kernels run instead (cpu_isa.h).
 std::string vector_kernels_isa();
-// How bf16 matmuls run: "bf16 (AMX)" on oneDNN's bf16 kernels, "widened to f32 (no AMX)" on its
-// f32 ones (onednn_matmul.cc), with "(TERN_BF16_MATMUL)" where the environment chose, or
-// "reference kernels (no AVX-512)". An invalid
-// TERN_BF16_MATMUL is an InvalidArgument error naming the variable.
-std::string bf16_matmul_mode();
+// How bf16 matmuls and convolutions run: "bf16 (AMX)" on oneDNN's bf16 kernels, "widened to f32
+// (no AMX)" on its f32 ones (onednn_widen.cc), with "(TERN_BF16_CONTRACTIONS)" where the
+// environment chose, or "reference kernels (no AVX-512)". An invalid TERN_BF16_CONTRACTIONS is an
+// InvalidArgument error naming the variable.
+std::string bf16_contractions_mode();
 
 }  // namespace tern::cpu

@@ -10,6 +10,7 @@ namespace tern::cpu {
 void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_onednn_matmul(r);
   register_onednn_conv(r);
+  register_onednn_widened(r);
   register_onednn_pool(r);
   register_onednn_batch_norm(r);
   register_onednn_softmax(r);

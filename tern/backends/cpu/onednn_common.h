@@ -154,8 +154,9 @@ class Reorder {
 // distinct slots for what must coexist): slots 0-2 hold activations in a primitive's layout
 // (ActivationReorder), kPatchesSlot and kGemmResultSlot the im2col patches and the GEMM result of
 // the convolutions run as GEMMs (onednn_conv_gemm.cc; kPatchesSlot also holds the flipped filter
-// of an input gradient run as a forward convolution). A slot grows to the largest request.
-constexpr int kLayoutSlots = 5;
+// of an input gradient run as a forward convolution); slots 5-10 the f32 forms of a widened
+// kernel's bf16 tensors (onednn_widen.cc). A slot grows to the largest request.
+constexpr int kLayoutSlots = 11;
 constexpr int kPatchesSlot = 3, kGemmResultSlot = 4;
 void* layout_slot(int slot, size_t bytes);
 

@@ -309,6 +309,39 @@ TEST_P(OneDnnConv, FusedEpiloguesMatchRef) {
 INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnConv, ::testing::Values(DType::kF32, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
+// Widened to f32 (onednn_widen.cc): each direction is the f32 kernel on the bf16 values, bit for
+// bit (with the forward's epilogue, and the filter gradient's f32 result as mixed precision
+// compiles it).
+TEST(OneDnnConvWidened, IsTheF32KernelOnTheBf16Values) {
+  if (!cpu_supports_bf16()) GTEST_SKIP() << "this CPU has no AVX-512: oneDNN declines bf16";
+  uint64_t seed = 50;
+  for (const ConvCase& c : conv_cases()) {
+    SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));
+    Tensor x = random_tensor(DType::kBF16, c.x, seed++);
+    Tensor f = random_tensor(DType::kBF16, c.filter, seed++);
+    expect_widened_is_f32_kernel("conv2d", {x, f}, c.attrs);
+    Tensor y = runtime::eager_call1("conv2d", {x, f}, c.attrs);
+    Tensor dy = random_tensor(DType::kBF16, y.shape(), seed++);
+    ops::Attrs in_attrs = c.attrs;
+    in_attrs.set("input_shape", c.x.dims());
+    expect_widened_is_f32_kernel("conv2d_backprop_input", {dy, f}, in_attrs);
+    ops::Attrs filter_attrs = c.attrs;
+    filter_attrs.set("filter_shape", c.filter.dims());
+    expect_widened_is_f32_kernel("conv2d_backprop_filter", {x, dy}, filter_attrs);
+    filter_attrs.set("dfilter_dtype", std::string("f32"));
+    expect_widened_is_f32_kernel("conv2d_backprop_filter", {x, dy}, filter_attrs);
+  }
+  Tensor x = random_tensor(DType::kBF16, {2, 8, 8, 16}, seed++);
+  Tensor f = random_tensor(DType::kBF16, {3, 3, 16, 16}, seed++);
+  Tensor bias = random_tensor(DType::kBF16, {16}, seed++);
+  Tensor res = random_tensor(DType::kBF16, {2, 8, 8, 16}, seed++);
+  expect_widened_is_f32_kernel("fused_conv2d", {x, f, bias, res},
+                               {{"padding", std::string("SAME")},
+                                {"activation", std::string("relu")},
+                                {"has_bias", true},
+                                {"has_residual", true}});
+}
+
 TEST(OneDnnConvSelect, PickedAndDeclines) {
   EXPECT_EQ(selected_kernel("conv2d", {{DType::kF32, {1, 8, 8, 4}}, {DType::kF32, {3, 3, 4, 8}}}),
             "onednn");

@@ -12,5 +12,7 @@ void register_onednn_pool(kernels::KernelRegistry& r);        // max/avg/global 
 void register_onednn_batch_norm(kernels::KernelRegistry& r);  // training, inference, grad
 void register_onednn_softmax(kernels::KernelRegistry& r);     // (log_)softmax and their grads
 void register_onednn_eltwise(kernels::KernelRegistry& r);     // unary ops oneDNN runs faster
+// bf16 matmuls and convolutions widened to f32 ("onednn_f32"); after the matmul and conv families.
+void register_onednn_widened(kernels::KernelRegistry& r);
 
 }  // namespace tern::cpu

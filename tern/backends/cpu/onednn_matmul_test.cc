@@ -13,14 +13,7 @@ struct MatmulShape {
   bool ta = false, tb = false;
 };
 
-class OneDnnMatmul : public OneDnnDTypeTest {
- protected:
-  // The candidates to check for this dtype: bf16 also runs widened to f32.
-  std::vector<std::string> kernels() const {
-    if (GetParam() == DType::kBF16) return {"onednn", "onednn_f32"};
-    return {"onednn"};
-  }
-};
+class OneDnnMatmul : public OneDnnDTypeTest {};
 
 TEST_P(OneDnnMatmul, MatchesRef) {
   DType d = GetParam();
@@ -42,11 +35,8 @@ TEST_P(OneDnnMatmul, MatchesRef) {
     SCOPED_TRACE(str_cat("a ", s.a, " b ", s.b, " ta ", s.ta, " tb ", s.tb));
     Tensor a = random_tensor(d, s.a, seed++);
     Tensor b = random_tensor(d, s.b, seed++);
-    for (const std::string& k : kernels()) {
-      SCOPED_TRACE(k);
-      expect_onednn_matches_ref("matmul", {a, b}, {{"transpose_a", s.ta}, {"transpose_b", s.tb}},
-                                tol, k);
-    }
+    expect_onednn_matches_ref("matmul", {a, b}, {{"transpose_a", s.ta}, {"transpose_b", s.tb}},
+                              tol);
   }
 }
 
@@ -62,15 +52,12 @@ TEST_P(OneDnnMatmul, FusedEpiloguesMatchRef) {
                                 random_tensor(d, {17, 33}, seed++)};
       if (has_bias) in.push_back(random_tensor(d, {17}, seed++));
       if (has_residual) in.push_back(random_tensor(d, {2, 6, 17}, seed++));
-      for (const std::string& k : kernels()) {
-        SCOPED_TRACE(k);
-        expect_onednn_matches_ref("fused_matmul", in,
-                                  {{"transpose_b", true},
-                                   {"activation", std::string(act)},
-                                   {"has_bias", has_bias},
-                                   {"has_residual", has_residual}},
-                                  tol, k);
-      }
+      expect_onednn_matches_ref("fused_matmul", in,
+                                {{"transpose_b", true},
+                                 {"activation", std::string(act)},
+                                 {"has_bias", has_bias},
+                                 {"has_residual", has_residual}},
+                                tol);
     }
   }
 }
@@ -78,53 +65,34 @@ TEST_P(OneDnnMatmul, FusedEpiloguesMatchRef) {
 INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnMatmul, ::testing::Values(DType::kF32, DType::kBF16),
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
-// The widened kernel is the f32 product of the bf16 operands, rounded once: within one bf16 ulp
-// of that, and (with an f32 result) equal to it up to f32 summation order. The native kernel's
-// products are exact in f32 too, so the two forms agree as closely.
-TEST(OneDnnMatmulWidened, IsTheF32ProductOfTheBf16Operands) {
+// The widened kernel is the f32 kernel run on the bf16 values: bit for bit that result, rounded
+// once to bf16 (or kept, with out_dtype = "f32").
+TEST(OneDnnMatmulWidened, IsTheF32KernelOnTheBf16Values) {
   if (!cpu_supports_bf16()) GTEST_SKIP() << "this CPU has no AVX-512: oneDNN declines bf16";
-  runtime::EagerOptions widened, f32;
-  widened.kernel = "onednn_f32";
-  f32.kernel = "onednn";
   for (bool ta : {false, true}) {
     SCOPED_TRACE(str_cat("transpose_a ", ta));
     Tensor a = random_tensor(DType::kBF16, ta ? Shape{300, 67} : Shape{67, 300}, 1);
     Tensor b = random_tensor(DType::kBF16, {300, 129}, 2);
-    ops::Attrs attrs = {{"transpose_a", ta}};
-    Tensor exact =
-        runtime::eager_call1("matmul",
-                             {runtime::eager_call1("cast", {a}, {{"dtype", DType::kF32}}),
-                              runtime::eager_call1("cast", {b}, {{"dtype", DType::kF32}})},
-                             attrs, f32);
-    Tensor rounded = runtime::eager_call1("cast", {exact}, {{"dtype", DType::kBF16}});
-    Tensor got = runtime::eager_call1("matmul", {a, b}, attrs, widened);
-    ASSERT_EQ(got.dtype(), DType::kBF16);
-    EXPECT_LE(max_rel_error(got, rounded), 1.0 / 128);  // one bf16 ulp, relative to 1 + |x|
-    ops::Attrs f32_out = attrs;
-    f32_out.set("out_dtype", std::string("f32"));
-    Tensor got_f32 = runtime::eager_call1("matmul", {a, b}, f32_out, widened);
-    ASSERT_EQ(got_f32.dtype(), DType::kF32);
-    EXPECT_LE(max_rel_error(got_f32, exact), 1e-5);
-    Tensor native = runtime::eager_call1("matmul", {a, b}, f32_out, f32);
-    EXPECT_LE(max_rel_error(native, exact), 1e-5);
+    expect_widened_is_f32_kernel("matmul", {a, b}, {{"transpose_a", ta}});
+    expect_widened_is_f32_kernel("matmul", {a, b},
+                                 {{"transpose_a", ta}, {"out_dtype", std::string("f32")}});
   }
+  Tensor x = random_tensor(DType::kBF16, {2, 5, 33}, 3),
+         w = random_tensor(DType::kBF16, {17, 33}, 4);
+  Tensor bias = random_tensor(DType::kBF16, {17}, 5),
+         res = random_tensor(DType::kBF16, {2, 5, 17}, 6);
+  expect_widened_is_f32_kernel("fused_matmul", {x, w, bias, res},
+                               {{"transpose_b", true},
+                                {"activation", std::string("gelu_erf")},
+                                {"has_bias", true},
+                                {"has_residual", true}});
 }
 
 TEST(OneDnnMatmulSelect, PickedForF32AndBF16) {
   EXPECT_EQ(selected_kernel("matmul", {{DType::kF32, {8, 16}}, {DType::kF32, {16, 4}}}), "onednn");
   std::vector<TensorType> bf16 = {{DType::kBF16, {2, 8, 16}}, {DType::kBF16, {16, 4}}};
-  if (!cpu_supports_bf16()) {
-    expect_onednn_picked_for_bf16("matmul", bf16);
-    return;
-  }
-  // bf16 widened to f32 where oneDNN has no AMX (or TERN_BF16_MATMUL=f32), natively elsewhere.
-  const std::string mode = cpu::bf16_matmul_mode();
-  const bool widened = mode.rfind("widened to f32", 0) == 0;
-  EXPECT_TRUE(widened || mode.rfind("bf16", 0) == 0) << mode;
-  EXPECT_EQ(selected_kernel("matmul", bf16), widened ? "onednn_f32" : "onednn") << mode;
-  EXPECT_EQ(selected_kernel("fused_matmul", bf16, {{"activation", std::string("relu")}}),
-            widened ? "onednn_f32" : "onednn")
-      << mode;
+  expect_onednn_picked_for_bf16("matmul", bf16);
+  expect_onednn_picked_for_bf16("fused_matmul", bf16, {{"activation", std::string("relu")}});
 }
 
 TEST(OneDnnMatmulSelect, DeclinesWithReasons) {

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "tern/backends/cpu/cpu_backend.h"
 #include "tern/device/device.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
@@ -28,20 +29,61 @@ inline double max_rel_error(const Tensor& got, const Tensor& want) {
   return worst;
 }
 
-// Runs `op` with the oneDNN kernel (or the candidate `kernel`) and the reference kernel; expects
-// every output to agree within `tol` (relative to 1 + |ref|).
+// Whether `op` has a CPU candidate called `name`.
+inline bool has_candidate(std::string_view op, std::string_view name) {
+  runtime::initialize();
+  for (const kernels::KernelCandidate* c :
+       kernels::KernelRegistry::global().candidates(op, DeviceType::kCPU)) {
+    if (c->name == name) return true;
+  }
+  return false;
+}
+
+// Runs `op` with the oneDNN kernel and the reference kernel; expects every output to agree
+// within `tol` (relative to 1 + |ref|). With bf16 inputs, the widened kernel ("onednn_f32", bf16
+// computed in f32; onednn_widen.cc) is checked the same way where the op has one.
 inline void expect_onednn_matches_ref(std::string_view op, const std::vector<Tensor>& inputs,
-                                      const ops::Attrs& attrs, double tol,
-                                      const std::string& kernel = "onednn") {
-  runtime::EagerOptions fast, ref;
-  fast.kernel = kernel;
+                                      const ops::Attrs& attrs, double tol) {
+  std::vector<std::string> kernels = {"onednn"};
+  if (!inputs.empty() && inputs[0].dtype() == DType::kBF16 && has_candidate(op, "onednn_f32")) {
+    kernels.push_back("onednn_f32");
+  }
+  runtime::EagerOptions ref;
   ref.kernel = "ref";
-  std::vector<Tensor> got = runtime::eager_call(op, inputs, attrs, fast);
   std::vector<Tensor> want = runtime::eager_call(op, inputs, attrs, ref);
+  for (const std::string& k : kernels) {
+    runtime::EagerOptions fast;
+    fast.kernel = k;
+    std::vector<Tensor> got = runtime::eager_call(op, inputs, attrs, fast);
+    ASSERT_EQ(got.size(), want.size()) << k;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].type(), want[i].type()) << op << " output " << i << " (" << k << ")";
+      EXPECT_LE(max_rel_error(got[i], want[i]), tol) << op << " output " << i << " (" << k << ")";
+    }
+  }
+}
+
+// The widened kernel ("onednn_f32") on bf16 `inputs` is bit for bit the f32 "onednn" kernel on
+// their f32 values, with each output that is bf16 rounded once (the cast kernel's rounding).
+inline void expect_widened_is_f32_kernel(std::string_view op, const std::vector<Tensor>& inputs,
+                                         const ops::Attrs& attrs) {
+  runtime::EagerOptions widened, f32;
+  widened.kernel = "onednn_f32";
+  f32.kernel = "onednn";
+  std::vector<Tensor> wide;
+  for (const Tensor& t : inputs) {
+    wide.push_back(runtime::eager_call1("cast", {t}, {{"dtype", DType::kF32}}));
+  }
+  std::vector<Tensor> got = runtime::eager_call(op, inputs, attrs, widened);
+  std::vector<Tensor> want = runtime::eager_call(op, wide, attrs, f32);
   ASSERT_EQ(got.size(), want.size());
   for (size_t i = 0; i < got.size(); ++i) {
-    ASSERT_EQ(got[i].type(), want[i].type()) << op << " output " << i;
-    EXPECT_LE(max_rel_error(got[i], want[i]), tol) << op << " output " << i;
+    Tensor w = want[i];
+    if (got[i].dtype() == DType::kBF16) {
+      w = runtime::eager_call1("cast", {w}, {{"dtype", DType::kBF16}});
+    }
+    ASSERT_EQ(got[i].type(), w.type()) << op << " output " << i;
+    EXPECT_EQ(max_rel_error(got[i], w), 0.0) << op << " output " << i;
   }
 }
 
@@ -89,12 +131,21 @@ inline std::string onednn_decline_reason(std::string_view op, const std::vector<
   return "no onednn candidate";
 }
 
-// bf16 goes to oneDNN where the CPU supports it; elsewhere oneDNN declines and says why.
+// Whether bf16 matmuls and convolutions run widened to f32 here (no AMX, or
+// TERN_BF16_CONTRACTIONS=f32).
+inline bool bf16_contractions_widened() {
+  return cpu::bf16_contractions_mode().rfind("widened to f32", 0) == 0;
+}
+
+// bf16 goes to oneDNN where the CPU supports it (to the widened kernel where the op has one and
+// this CPU prefers it); elsewhere oneDNN declines and says why.
 inline void expect_onednn_picked_for_bf16(std::string_view op,
                                           const std::vector<TensorType>& inputs,
                                           ops::Attrs attrs = {}) {
   if (cpu_supports_bf16()) {
-    EXPECT_EQ(selected_kernel(op, inputs, attrs), "onednn") << op;
+    const bool widened = bf16_contractions_widened() && has_candidate(op, "onednn_f32");
+    EXPECT_EQ(selected_kernel(op, inputs, attrs), widened ? "onednn_f32" : "onednn")
+        << op << " (" << cpu::bf16_contractions_mode() << ")";
   } else {
     EXPECT_NE(onednn_decline_reason(op, inputs, attrs).find("needs AVX-512"), std::string::npos)
         << op;

@@ -1,0 +1,183 @@
+// bf16 matmuls and convolutions widened to f32: a second candidate, "onednn_f32", for each op of
+// the oneDNN matmul and convolution families. It widens the bf16 inputs to f32 (per-thread
+// slots), runs that op's f32 "onednn" kernel on them and rounds the bf16 outputs back; f32
+// outputs (a weight gradient's dfilter_dtype / out_dtype "f32") are written directly.
+//
+// Why: on a CPU without AMX, oneDNN 2.6's bf16 kernels are its avx512_core_bf16 ones (vdpbf16ps,
+// or an emulation where AVX512_BF16 is missing too), which the 2-core machine kind without AMX ran
+// at ~150 GFLOP/s on a 2048^3 matmul and ~180 on a 3x3 convolution, against ~260 and 380-670 in
+// f32 (bench/benchmarks_notes.md). There the widened form is preferred; with AMX the native one
+// is. The numbers agree: bf16 products are exact in f32 and both forms accumulate in f32, so the
+// widened result is the f32 computation on the bf16 values, rounded once.
+// TERN_BF16_CONTRACTIONS=native|f32 overrides the choice (read once).
+#include <cstdlib>
+#include <string_view>
+
+#include "tern/backends/cpu/cpu_backend.h"
+#include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/onednn_common.h"
+#include "tern/backends/cpu/onednn_kernels.h"
+
+namespace tern::cpu {
+namespace {
+
+using namespace onednn;
+
+struct Choice {
+  bool widen = false, from_env = false;
+};
+
+const Choice& choice() {
+  static const Choice c = [] {
+    Choice r;
+    const char* v = std::getenv("TERN_BF16_CONTRACTIONS");
+    if (v == nullptr || *v == '\0') {
+      r.widen = dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core_amx;
+      return r;
+    }
+    std::string_view s(v);
+    TERN_CHECK_ARG(s == "native" || s == "f32", "TERN_BF16_CONTRACTIONS='", s,
+                   "': expected native (oneDNN's bf16 kernels) or f32 (widened to f32)");
+    r.widen = s == "f32";
+    r.from_env = true;
+    return r;
+  }();
+  return c;
+}
+
+// The per-thread slots of the widened tensors: after the ones the wrapped kernels use.
+constexpr int kFirstSlot = kPatchesSlot + 2;
+constexpr int kMaxTensors = kLayoutSlots - kFirstSlot;
+
+// `sig` with every bf16 tensor as f32; no input counts as constant (the widened copy lives in a
+// slot that other kernels reuse).
+kernels::KernelSignature widened(const kernels::KernelSignature& sig) {
+  kernels::KernelSignature w = sig;
+  for (auto* types : {&w.inputs, &w.outputs}) {
+    for (TensorType& t : *types) {
+      if (t.dtype == DType::kBF16) t.dtype = DType::kF32;
+    }
+  }
+  w.constant_inputs.clear();
+  return w;
+}
+
+// The "onednn" candidate of `op` in `r` (registered before this family).
+const kernels::KernelCandidate* native_candidate(const kernels::KernelRegistry& r,
+                                                 std::string_view op) {
+  for (const kernels::KernelCandidate* c : r.candidates(op, DeviceType::kCPU)) {
+    if (c->name == "onednn") return c;
+  }
+  return nullptr;
+}
+
+std::string decline(const kernels::KernelRegistry& r, std::string_view op,
+                    const kernels::KernelSignature& sig) {
+  if (std::string why = dtype_support(DType::kBF16); !why.empty()) return why;
+  if (sig.inputs.size() + sig.outputs.size() > kMaxTensors) {
+    return str_cat("more than ", kMaxTensors, " tensors");
+  }
+  const kernels::KernelCandidate* native = native_candidate(r, op);
+  if (native == nullptr) return "no f32 oneDNN kernel";
+  kernels::KernelSignature w = widened(sig);
+  if (native->decline) {
+    if (std::string why = native->decline(w); !why.empty()) return "f32: " + why;
+  }
+  return "";
+}
+
+// A flat conversion of `t`'s elements.
+Reorder conversion(const TensorType& t, DType from, DType to) {
+  dnnl_dims n{t.shape.num_elements()};
+  return Reorder(dense_desc(n, from), dense_desc(n, to));
+}
+
+class WidenedKernel {
+ public:
+  WidenedKernel(const kernels::KernelRegistry& r, std::string_view op,
+                const kernels::KernelSignature& sig) {
+    kernels::KernelSignature w = widened(sig);
+    inner_ = native_candidate(r, op)->create(w);
+    guarded(str_cat("oneDNN conversions of ", sig.to_string()), [&] {
+      for (size_t i = 0; i < sig.inputs.size(); ++i) {
+        inputs_.push_back(widening(sig.inputs[i], DType::kBF16, DType::kF32));
+      }
+      for (size_t i = 0; i < sig.outputs.size(); ++i) {
+        outputs_.push_back(widening(sig.outputs[i], DType::kF32, DType::kBF16));
+      }
+    });
+  }
+
+  void run(kernels::KernelContext& ctx) {
+    int slot = kFirstSlot;
+    std::vector<Tensor> in(ctx.inputs.begin(), ctx.inputs.end());
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (!inputs_[i].convert.defined()) continue;
+      void* f32 = layout_slot(slot++, inputs_[i].bytes);
+      inputs_[i].convert.run(in[i].raw_data(), f32);
+      in[i] = Tensor(DType::kF32, in[i].shape(), Storage::wrap(f32, inputs_[i].bytes));
+    }
+    std::vector<Tensor> out(ctx.outputs.begin(), ctx.outputs.end());
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (!outputs_[i].convert.defined()) continue;
+      void* f32 = layout_slot(slot++, outputs_[i].bytes);
+      out[i] = Tensor(DType::kF32, out[i].shape(), Storage::wrap(f32, outputs_[i].bytes));
+    }
+    kernels::KernelContext inner{in, out, ctx.attrs, ctx.stream};
+    inner_->run(inner);
+    for (size_t i = 0; i < out.size(); ++i) {
+      if (outputs_[i].convert.defined())
+        outputs_[i].convert.run(out[i].raw_data(), ctx.outputs[i].raw_data());
+    }
+  }
+
+ private:
+  struct Conversion {
+    Reorder convert;   // undefined: the tensor is not bf16
+    size_t bytes = 0;  // of the f32 form
+  };
+
+  static Conversion widening(const TensorType& t, DType from, DType to) {
+    Conversion c;
+    if (t.dtype != DType::kBF16) return c;
+    c.convert = conversion(t, from, to);
+    c.bytes = static_cast<size_t>(t.shape.num_elements()) * sizeof(float);
+    return c;
+  }
+
+  std::unique_ptr<kernels::Kernel> inner_;
+  std::vector<Conversion> inputs_, outputs_;
+};
+
+}  // namespace
+
+void register_onednn_widened(kernels::KernelRegistry& r) {
+  initialize_onednn();
+  for (std::string_view op : {"matmul", "fused_matmul", "conv2d", "fused_conv2d",
+                              "conv2d_backprop_input", "conv2d_backprop_filter"}) {
+    kernels::KernelCandidate c;
+    c.name = "onednn_f32";
+    c.dtypes = {DType::kBF16};
+    // Just above or just below the native candidate.
+    c.priority = kOneDnnPriority + (choice().widen ? 1 : -1);
+    const kernels::KernelRegistry* registry = &r;
+    std::string name(op);
+    c.decline = [registry, name](const kernels::KernelSignature& sig) {
+      return decline(*registry, name, sig);
+    };
+    c.create = [registry, name](const kernels::KernelSignature& sig) {
+      return make_kernel<WidenedKernel>(*registry, name, sig);
+    };
+    r.add(op, std::move(c));
+  }
+}
+
+std::string bf16_contractions_mode() {
+  if (!dtype_support(DType::kBF16).empty()) return "reference kernels (no AVX-512)";
+  const Choice& c = choice();
+  return str_cat(c.widen ? "widened to f32" : "bf16", c.from_env ? " (TERN_BF16_CONTRACTIONS)"
+                                                      : c.widen  ? " (no AMX)"
+                                                                 : " (AMX)");
+}
+
+}  // namespace tern::cpu
