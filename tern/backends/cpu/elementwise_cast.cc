@@ -64,6 +64,21 @@ void cast_vec(kernels::KernelContext& ctx) {
 
 }  // namespace
 
+void convert_bf16_f32(const void* in, DType from, void* out, DType to, int64_t n) {
+  TERN_CHECK_ARG(
+      (from == DType::kBF16 && to == DType::kF32) || (from == DType::kF32 && to == DType::kBF16),
+      "convert_bf16_f32: ", dtype_name(from), " -> ", dtype_name(to));
+  parallel_ranges(n, [&](int64_t begin, int64_t end) {
+    if (from == DType::kBF16) {
+      cast_piece(static_cast<const bfloat16*>(in) + begin, static_cast<float*>(out) + begin,
+                 end - begin);
+    } else {
+      cast_piece(static_cast<const float*>(in) + begin, static_cast<bfloat16*>(out) + begin,
+                 end - begin);
+    }
+  });
+}
+
 void register_elementwise_cast_kernels(kernels::KernelRegistry& r) {
   kernels::add_fn_kernel(r, "cast", "vec", {DType::kF32, DType::kBF16, DType::kF16},
                          kVectorPriority, cast_vec,

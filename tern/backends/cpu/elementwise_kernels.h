@@ -17,4 +17,8 @@ void register_elementwise_binary_kernels(kernels::KernelRegistry& r);
 // equal ... greater_equal on every dtype (elementwise_compare.cc).
 void register_elementwise_compare_kernels(kernels::KernelRegistry& r);
 
+// Converts `n` elements between bf16 and f32 (either way; the cast kernel's rounding), split over
+// OpenMP threads. x86-64-v3 code: only where cpu_isa() is kX86_64_v3 (elementwise_cast.cc).
+void convert_bf16_f32(const void* in, DType from, void* out, DType to, int64_t n);
+
 }  // namespace tern::cpu

@@ -138,7 +138,8 @@ inline bool bf16_contractions_widened() {
 }
 
 // bf16 goes to oneDNN where the CPU supports it (to the widened kernel where the op has one and
-// this CPU prefers it); elsewhere oneDNN declines and says why.
+// this CPU prefers it); elsewhere oneDNN's bf16 kernels decline and say why, and matmuls and
+// convolutions go to the widened kernel.
 inline void expect_onednn_picked_for_bf16(std::string_view op,
                                           const std::vector<TensorType>& inputs,
                                           ops::Attrs attrs = {}) {
@@ -149,6 +150,11 @@ inline void expect_onednn_picked_for_bf16(std::string_view op,
   } else {
     EXPECT_NE(onednn_decline_reason(op, inputs, attrs).find("needs AVX-512"), std::string::npos)
         << op;
+    // Matmuls and convolutions still run fast: widened to f32.
+    if (has_candidate(op, "onednn_f32")) {
+      EXPECT_EQ(selected_kernel(op, inputs, attrs), "onednn_f32") << op;
+      EXPECT_EQ(cpu::bf16_contractions_mode(), "widened to f32 (no AVX-512)");
+    }
   }
 }
 

@@ -7,14 +7,19 @@
 // or an emulation where AVX512_BF16 is missing too), which the 2-core machine kind without AMX ran
 // at ~150 GFLOP/s on a 2048^3 matmul and ~180 on a 3x3 convolution, against ~260 and 380-670 in
 // f32 (bench/benchmarks_notes.md). There the widened form is preferred; with AMX the native one
-// is. The numbers agree: bf16 products are exact in f32 and both forms accumulate in f32, so the
-// widened result is the f32 computation on the bf16 values, rounded once.
+// is. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the reference kernels
+// (~1 GFLOP/s); the widened form runs there too, converting with tern's x86-64-v3 loops (oneDNN's
+// reorder is a scalar loop on such CPUs; it converts only where tern's loops cannot run, under
+// TERN_CPU_ISA=x86-64). The numbers agree: bf16 products are exact in f32 and both forms accumulate
+// in f32, so the widened result is the f32 computation on the bf16 values, rounded once.
 // TERN_BF16_CONTRACTIONS=native|f32 overrides the choice (read once).
 #include <cstdlib>
 #include <string_view>
 
 #include "tern/backends/cpu/cpu_backend.h"
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/onednn_kernels.h"
 
@@ -73,7 +78,6 @@ const kernels::KernelCandidate* native_candidate(const kernels::KernelRegistry& 
 
 std::string decline(const kernels::KernelRegistry& r, std::string_view op,
                     const kernels::KernelSignature& sig) {
-  if (std::string why = dtype_support(DType::kBF16); !why.empty()) return why;
   if (sig.inputs.size() + sig.outputs.size() > kMaxTensors) {
     return str_cat("more than ", kMaxTensors, " tensors");
   }
@@ -86,11 +90,37 @@ std::string decline(const kernels::KernelRegistry& r, std::string_view op,
   return "";
 }
 
-// A flat conversion of `t`'s elements.
-Reorder conversion(const TensorType& t, DType from, DType to) {
-  dnnl_dims n{t.shape.num_elements()};
-  return Reorder(dense_desc(n, from), dense_desc(n, to));
-}
+// A flat conversion of a tensor's elements between bf16 and f32: tern's vectorized loop where
+// the CPU runs x86-64-v3 (cpu_isa.h), else oneDNN's reorder (which is a scalar loop without
+// AVX-512).
+class Conversion {
+ public:
+  Conversion() = default;
+  Conversion(const TensorType& t, DType from, DType to)
+      : from_(from), to_(to), n_(t.shape.num_elements()) {
+    if (cpu_isa() != CpuIsa::kX86_64_v3) {
+      dnnl_dims n{n_};
+      reorder_ = Reorder(dense_desc(n, from), dense_desc(n, to));
+    }
+    defined_ = true;
+  }
+  bool defined() const { return defined_; }
+  // Bytes of the f32 form.
+  size_t f32_bytes() const { return static_cast<size_t>(n_) * sizeof(float); }
+  void run(const void* in, void* out) {
+    if (reorder_.defined()) {
+      reorder_.run(in, out);
+    } else {
+      convert_bf16_f32(in, from_, out, to_, n_);
+    }
+  }
+
+ private:
+  bool defined_ = false;
+  DType from_ = DType::kBF16, to_ = DType::kF32;
+  int64_t n_ = 0;
+  Reorder reorder_;
+};
 
 class WidenedKernel {
  public:
@@ -112,37 +142,28 @@ class WidenedKernel {
     int slot = kFirstSlot;
     std::vector<Tensor> in(ctx.inputs.begin(), ctx.inputs.end());
     for (size_t i = 0; i < in.size(); ++i) {
-      if (!inputs_[i].convert.defined()) continue;
-      void* f32 = layout_slot(slot++, inputs_[i].bytes);
-      inputs_[i].convert.run(in[i].raw_data(), f32);
-      in[i] = Tensor(DType::kF32, in[i].shape(), Storage::wrap(f32, inputs_[i].bytes));
+      if (!inputs_[i].defined()) continue;
+      void* f32 = layout_slot(slot++, inputs_[i].f32_bytes());
+      inputs_[i].run(in[i].raw_data(), f32);
+      in[i] = Tensor(DType::kF32, in[i].shape(), Storage::wrap(f32, inputs_[i].f32_bytes()));
     }
     std::vector<Tensor> out(ctx.outputs.begin(), ctx.outputs.end());
     for (size_t i = 0; i < out.size(); ++i) {
-      if (!outputs_[i].convert.defined()) continue;
-      void* f32 = layout_slot(slot++, outputs_[i].bytes);
-      out[i] = Tensor(DType::kF32, out[i].shape(), Storage::wrap(f32, outputs_[i].bytes));
+      if (!outputs_[i].defined()) continue;
+      void* f32 = layout_slot(slot++, outputs_[i].f32_bytes());
+      out[i] = Tensor(DType::kF32, out[i].shape(), Storage::wrap(f32, outputs_[i].f32_bytes()));
     }
     kernels::KernelContext inner{in, out, ctx.attrs, ctx.stream};
     inner_->run(inner);
     for (size_t i = 0; i < out.size(); ++i) {
-      if (outputs_[i].convert.defined())
-        outputs_[i].convert.run(out[i].raw_data(), ctx.outputs[i].raw_data());
+      if (outputs_[i].defined()) outputs_[i].run(out[i].raw_data(), ctx.outputs[i].raw_data());
     }
   }
 
  private:
-  struct Conversion {
-    Reorder convert;   // undefined: the tensor is not bf16
-    size_t bytes = 0;  // of the f32 form
-  };
-
+  // Undefined where the tensor is not bf16.
   static Conversion widening(const TensorType& t, DType from, DType to) {
-    Conversion c;
-    if (t.dtype != DType::kBF16) return c;
-    c.convert = conversion(t, from, to);
-    c.bytes = static_cast<size_t>(t.shape.num_elements()) * sizeof(float);
-    return c;
+    return t.dtype == DType::kBF16 ? Conversion(t, from, to) : Conversion();
   }
 
   std::unique_ptr<kernels::Kernel> inner_;
@@ -173,7 +194,8 @@ void register_onednn_widened(kernels::KernelRegistry& r) {
 }
 
 std::string bf16_contractions_mode() {
-  if (!dtype_support(DType::kBF16).empty()) return "reference kernels (no AVX-512)";
+  // Without AVX-512 oneDNN has no bf16 kernels: widening is the only fast form.
+  if (!dtype_support(DType::kBF16).empty()) return "widened to f32 (no AVX-512)";
   const Choice& c = choice();
   return str_cat(c.widen ? "widened to f32" : "bf16", c.from_env ? " (TERN_BF16_CONTRACTIONS)"
                                                       : c.widen  ? " (no AMX)"
