@@ -8,6 +8,7 @@
 #include <cmath>
 #include <functional>
 
+#include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
 #include "tern/kernels/kernel.h"
@@ -128,6 +129,27 @@ TEST(ElementwiseConvert, Bf16MatchesScalarRoundingBitForBit) {
     float want = static_cast<float>(bfloat16(in[i]));
     ASSERT_TRUE(std::bit_cast<uint32_t>(back[i]) == std::bit_cast<uint32_t>(want)) << in[i];
   }
+}
+
+// The widened kernels' conversion (onednn_widen.cc): both ways over OpenMP threads, bit for bit
+// the scalar rounding; any other pair of dtypes is refused.
+TEST(ElementwiseConvert, Bf16F32BothWaysAcrossThreads) {
+  std::vector<float> in;
+  PhiloxStream rng(7);
+  for (int i = 0; i < 300000; ++i) in.push_back(static_cast<float>(rng.next_double() * 8 - 4));
+  for (float f : {0.f, -0.f, INFINITY, -INFINITY, 1e-40f}) in.push_back(f);
+  const auto n = static_cast<int64_t>(in.size());
+  std::vector<bfloat16> rounded(in.size());
+  cpu::convert_bf16_f32(in.data(), DType::kF32, rounded.data(), DType::kBF16, n);
+  std::vector<float> back(in.size());
+  cpu::convert_bf16_f32(rounded.data(), DType::kBF16, back.data(), DType::kF32, n);
+  for (size_t i = 0; i < in.size(); ++i) {
+    ASSERT_EQ(rounded[i].bits, bfloat16(in[i]).bits) << i;
+    ASSERT_EQ(std::bit_cast<uint32_t>(back[i]),
+              std::bit_cast<uint32_t>(static_cast<float>(bfloat16(in[i]))))
+        << i;
+  }
+  EXPECT_THROW(cpu::convert_bf16_f32(in.data(), DType::kF32, back.data(), DType::kF16, 1), Error);
 }
 
 TEST(ElementwiseConvert, F16MatchesScalarConversion) {

@@ -135,32 +135,52 @@ class WidenedKernel {
       for (size_t i = 0; i < sig.outputs.size(); ++i) {
         outputs_.push_back(widening(sig.outputs[i], DType::kF32, DType::kBF16));
       }
+      in_.resize(sig.inputs.size());
+      out_.resize(sig.outputs.size());
     });
   }
 
   void run(kernels::KernelContext& ctx) {
     int slot = kFirstSlot;
-    std::vector<Tensor> in(ctx.inputs.begin(), ctx.inputs.end());
-    for (size_t i = 0; i < in.size(); ++i) {
-      if (!inputs_[i].defined()) continue;
+    for (size_t i = 0; i < in_.size(); ++i) {
+      if (!inputs_[i].defined()) {
+        in_[i] = ctx.inputs[i];
+        continue;
+      }
       void* f32 = layout_slot(slot++, inputs_[i].f32_bytes());
-      inputs_[i].run(in[i].raw_data(), f32);
-      in[i] = Tensor(DType::kF32, in[i].shape(), Storage::wrap(f32, inputs_[i].f32_bytes()));
+      inputs_[i].run(ctx.inputs[i].raw_data(), f32);
+      wrap(in_[i], f32, ctx.inputs[i].shape(), inputs_[i].f32_bytes());
     }
-    std::vector<Tensor> out(ctx.outputs.begin(), ctx.outputs.end());
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (!outputs_[i].defined()) continue;
-      void* f32 = layout_slot(slot++, outputs_[i].f32_bytes());
-      out[i] = Tensor(DType::kF32, out[i].shape(), Storage::wrap(f32, outputs_[i].f32_bytes()));
+    for (size_t i = 0; i < out_.size(); ++i) {
+      if (!outputs_[i].defined()) {
+        out_[i] = ctx.outputs[i];
+        continue;
+      }
+      wrap(out_[i], layout_slot(slot++, outputs_[i].f32_bytes()), ctx.outputs[i].shape(),
+           outputs_[i].f32_bytes());
     }
-    kernels::KernelContext inner{in, out, ctx.attrs, ctx.stream};
+    kernels::KernelContext inner{in_, out_, ctx.attrs, ctx.stream};
     inner_->run(inner);
-    for (size_t i = 0; i < out.size(); ++i) {
-      if (outputs_[i].defined()) outputs_[i].run(out[i].raw_data(), ctx.outputs[i].raw_data());
+    for (size_t i = 0; i < out_.size(); ++i) {
+      if (outputs_[i].defined()) outputs_[i].run(out_[i].raw_data(), ctx.outputs[i].raw_data());
+    }
+    // The caller's tensors are not held past the run (the slots' views are kept).
+    for (size_t i = 0; i < in_.size(); ++i) {
+      if (!inputs_[i].defined()) in_[i] = Tensor();
+    }
+    for (size_t i = 0; i < out_.size(); ++i) {
+      if (!outputs_[i].defined()) out_[i] = Tensor();
     }
   }
 
  private:
+  // `view` as an f32 tensor over a slot, made again only when the slot moved (it grew, or the
+  // kernel runs on another thread): no allocation per run.
+  static void wrap(Tensor& view, void* slot, const Shape& shape, size_t bytes) {
+    if (view.defined() && view.raw_data() == slot) return;
+    view = Tensor(DType::kF32, shape, Storage::wrap(slot, bytes));
+  }
+
   // Undefined where the tensor is not bf16.
   static Conversion widening(const TensorType& t, DType from, DType to) {
     return t.dtype == DType::kBF16 ? Conversion(t, from, to) : Conversion();
@@ -168,6 +188,7 @@ class WidenedKernel {
 
   std::unique_ptr<kernels::Kernel> inner_;
   std::vector<Conversion> inputs_, outputs_;
+  std::vector<Tensor> in_, out_;  // what the f32 kernel runs on
 };
 
 }  // namespace
