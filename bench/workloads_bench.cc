@@ -22,8 +22,8 @@
 //                        [--precision float32|mixed_bfloat16] [--data DIR] [--profile]
 //                        [--epoch-steps N] [--batch N] [--order-out FILE] [--first-steps DIR]
 // --profile (step and inference workloads): afterwards, runs --steps more steps (inference:
-// predict() calls of the model's own predict step) traced and prints the nodes ranked by time to
-// stderr.
+// calls of the served graph, compiled as the servable compiles it) traced and prints the nodes
+// ranked by time to stderr.
 // --epoch-steps N (epoch workloads): stop the epoch after N steps (a quick check of the scripts).
 // --order-out FILE (epoch workloads): write the epoch's sample order (JSON: "order", the training
 // rows in the order fit() sees them for this --seed) and exit; the peers read it (same data order).
@@ -51,9 +51,12 @@
 #include "tern/data/iterator.h"
 #include "tern/io/atomic_file.h"
 #include "tern/ir/graph.h"
+#include "tern/runtime/executable.h"
 #include "tern/runtime/openmp_wait.h"
 #include "tern/runtime/runtime.h"
+#include "tern/runtime/variable_store.h"
 #include "tern/serve/model_dir.h"
+#include "tern/serve/rebatch.h"
 #include "tern/train/training_state.h"
 
 namespace tern::bench {
@@ -365,6 +368,10 @@ void run_inference(const Args& a) {
   std::filesystem::remove_all(dir);
   model->save(dir);
   serve::ServablePtr servable = serve::load_servable(dir);
+  // --profile traces the served graph itself: the saved graph compiled as the servable compiles
+  // it (frozen variables: constants folded, weights in the kernels' layouts).
+  serve::ModelDirContents contents;
+  if (a.profile) contents = serve::read_model_dir(dir);
   std::filesystem::remove_all(dir);
   const serve::Signature& sig = servable->signatures().at(serve::kDefaultSignature);
   TERN_CHECK(sig.inputs.size() == 1, "inference bench: the signature has ", sig.inputs.size(),
@@ -393,15 +400,33 @@ void run_inference(const Args& a) {
       static_cast<long long>(a.batch), median(secs), pct(0.5), pct(0.99),
       static_cast<double>(a.batch * a.steps) / wall, cpu, static_cast<long long>(a.steps));
   print_cost(cost, 1.0);
-  if (a.profile && predict) {
-    // Per node: the model's own predict step (the served graph, compiled without frozen
-    // variables), --steps calls traced.
+  if (a.profile) {
+    // Per node: the served graph at --batch (compiled as LoadedModel compiles it), --steps calls.
+    runtime::VariableStore vars;
+    for (const auto& [name, t] : contents.weights) vars.create(name, t);
+    runtime::CompileOptions options;
+    options.frozen_variables = true;
+    const ir::Graph& g = *contents.graph;
+    std::unique_ptr<runtime::Executable> exe =
+        serve::graph_batch_size(g) == a.batch
+            ? runtime::Executable::compile(g, vars, options)
+            : runtime::Executable::compile(*serve::rebatch(g, a.batch), vars, options);
+    const std::string& input = sig.inputs.begin()->first;
+    const std::string& tensor =
+        contents.signatures.at(serve::kDefaultSignature).input_tensors.at(input);
+    for (int64_t i = 0; i < std::max<int64_t>(a.warmup, 1); ++i) {
+      exe->feed(tensor, x);
+      exe->run();
+    }
     OpTimeSink sink;
     sink.start();
     set_trace_sink(&sink);
-    for (int64_t i = 0; i < a.steps; ++i) model->predict(x, a.batch);
+    for (int64_t i = 0; i < a.steps; ++i) {
+      exe->feed(tensor, x);
+      exe->run();
+    }
     set_trace_sink(nullptr);
-    sink.print(stderr, *predict, a.steps);
+    sink.print(stderr, *exe, a.steps);
   }
 }
 

@@ -15,7 +15,10 @@ bool ConstFold::run(ir::Graph& g) {
   for (ir::Node* n : ir::topo_order(g)) {
     // A node ordered after others through control edges passes that order on to its users;
     // replacing it by a constant would drop it, so such nodes stay.
-    if (!is_pure(*n) || n->num_outputs() == 0 || !n->control_inputs().empty()) continue;
+    if (!is_pure(*n) || n->num_outputs() == 0 || !n->control_inputs().empty() ||
+        std::find(keep_ops_.begin(), keep_ops_.end(), n->op_name()) != keep_ops_.end()) {
+      continue;
+    }
     std::vector<Tensor> inputs;
     size_t in_bytes = 0;
     for (ir::Value* v : n->inputs()) {

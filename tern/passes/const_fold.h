@@ -5,8 +5,11 @@
 // with control inputs (their users would lose that order); fold a node whose output would be
 // larger than max(its inputs, `max_bytes_without_inputs`) (no turning broadcast_to of a scalar
 // into a huge literal); fold when the evaluator throws (the error is left to surface at run
-// time, with its usual context).
+// time, with its usual context), or fold the ops in `keep_ops`.
 #pragma once
+
+#include <string>
+#include <vector>
 
 #include "tern/passes/pass.h"
 
@@ -14,14 +17,18 @@ namespace tern::passes {
 
 class ConstFold final : public Pass {
  public:
-  explicit ConstFold(NodeEvaluator evaluator, size_t max_bytes_without_inputs = 64 << 10)
-      : evaluator_(std::move(evaluator)), max_bytes_(max_bytes_without_inputs) {}
+  explicit ConstFold(NodeEvaluator evaluator, size_t max_bytes_without_inputs = 64 << 10,
+                     std::vector<std::string> keep_ops = {})
+      : evaluator_(std::move(evaluator)),
+        max_bytes_(max_bytes_without_inputs),
+        keep_ops_(std::move(keep_ops)) {}
   std::string name() const override { return "const_fold"; }
   bool run(ir::Graph& g) override;
 
  private:
   NodeEvaluator evaluator_;
   size_t max_bytes_;
+  std::vector<std::string> keep_ops_;  // ops never folded
 };
 
 }  // namespace tern::passes

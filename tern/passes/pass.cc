@@ -10,6 +10,7 @@
 #include "tern/passes/const_fold.h"
 #include "tern/passes/cse.h"
 #include "tern/passes/dce.h"
+#include "tern/passes/fold_batch_norm.h"
 #include "tern/passes/fuse_elementwise.h"
 #include "tern/passes/fuse_epilogue.h"
 #include "tern/passes/fuse_norm_activation.h"
@@ -86,7 +87,12 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
     if (enabled(pass->name())) p.add(std::move(pass));
   };
   add(std::make_unique<Simplify>(options.deterministic));
-  if (options.evaluator) add(std::make_unique<ConstFold>(options.evaluator));
+  if (options.evaluator) {
+    // Folding a batch norm into its weights is worth it only when const_fold computes the new
+    // weights once (and it changes bits, so not in deterministic pipelines).
+    if (!options.deterministic) add(std::make_unique<FoldBatchNorm>());
+    add(std::make_unique<ConstFold>(options.evaluator));
+  }
   add(std::make_unique<Cse>());
   add(std::make_unique<Dce>());
   if (!options.deterministic) {

@@ -56,7 +56,8 @@ struct PipelineOptions {
 };
 
 // The standard optimization pipeline used by Executable::compile:
-//   simplify, const_fold (with an evaluator), cse, dce, fuse_epilogue, fuse_elementwise, dce.
+//   simplify, fold_batch_norm and const_fold (with an evaluator), cse, dce, fuse_norm_activation,
+//   fuse_epilogue, fuse_elementwise, dce.
 // Deterministic mode keeps only rewrites that provably compute the same bits: simplify in its
 // bit-exact form, const_fold (the evaluator runs the same deterministic kernels), cse and dce;
 // the fusions change how float math is evaluated and are left out.

@@ -20,16 +20,17 @@ TEST(Pipeline, DefaultOrderAndDeterministicSubset) {
   o.evaluator = [](const ir::Node&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; };
   EXPECT_EQ(
       default_pipeline(o).names(),
-      (std::vector<std::string>{"simplify", "const_fold", "cse", "dce", "fuse_norm_activation",
-                                "fuse_epilogue", "fuse_elementwise", "dce"}));
+      (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
+                                "fuse_norm_activation", "fuse_epilogue", "fuse_elementwise",
+                                "dce"}));
   o.deterministic = true;
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "const_fold", "cse", "dce"}));
   o.deterministic = false;
   o.disabled = {"fuse_epilogue", "cse"};
   EXPECT_EQ(default_pipeline(o).names(),
-            (std::vector<std::string>{"simplify", "const_fold", "dce", "fuse_norm_activation",
-                                      "fuse_elementwise", "dce"}));
+            (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "dce",
+                                      "fuse_norm_activation", "fuse_elementwise", "dce"}));
 }
 
 constexpr int64_t kBatch = 16, kDim = 12, kHidden = 32;

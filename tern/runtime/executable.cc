@@ -12,7 +12,11 @@
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/ir/clone.h"
 #include "tern/passes/amp.h"
+#include "tern/passes/const_fold.h"
+#include "tern/passes/dce.h"
+#include "tern/passes/fold_batch_norm.h"
 #include "tern/passes/memory_plan.h"
+#include "tern/passes/pass_util.h"
 #include "tern/runtime/placement.h"
 #include "tern/runtime/runtime.h"
 
@@ -49,19 +53,42 @@ void run_amp(ir::Graph& g, const CompileOptions& options, std::vector<passes::Pa
   stats = p.run(g);
 }
 
+// Constant folding runs nodes (on the host) through the same kernels the executable would use.
+passes::NodeEvaluator evaluator(const CompileOptions& options) {
+  EagerOptions eager;
+  eager.kernel = options.force_kernel;
+  eager.deterministic = options.deterministic;
+  return [eager](const ir::Node& n, const std::vector<Tensor>& inputs) {
+    return eager_call(n.op_name(), inputs, n.attrs(), eager);
+  };
+}
+
 void run_optimizations(ir::Graph& g, const CompileOptions& options,
                        std::vector<passes::PassStats>& stats) {
   passes::PipelineOptions po;
   po.deterministic = options.deterministic;
   po.disabled = options.disabled_passes;
-  // Constant folding runs nodes (on the host) through the same kernels this executable would use.
-  EagerOptions eager;
-  eager.kernel = options.force_kernel;
-  eager.deterministic = options.deterministic;
-  po.evaluator = [eager](const ir::Node& n, const std::vector<Tensor>& inputs) {
-    return eager_call(n.op_name(), inputs, n.attrs(), eager);
-  };
+  po.evaluator = evaluator(options);
   for (auto& st : passes::default_pipeline(po).run(g)) stats.push_back(std::move(st));
+}
+
+// fold_frozen_variables' first half: the unwritten variables become constants.
+bool freeze_variables(ir::Graph& g, VariableStore& vars) {
+  std::map<std::string, std::vector<DType>> written;
+  for (ir::Node* n : g.nodes()) add_written_variables(*n, written);
+  const std::unordered_set<const ir::Node*> ordered = passes::control_predecessors(g);
+  bool changed = false;
+  for (ir::Node* n : g.nodes_of("variable")) {
+    const std::string& name = n->attrs().get_string("name");
+    if (written.count(name) || !vars.has(name) || !n->control_inputs().empty() ||
+        ordered.count(n) || vars.get(name).type() != n->output()->type()) {
+      continue;
+    }
+    g.replace_all_uses(n->output(), g.constant(vars.get(name), str_cat(n->name(), "/frozen")));
+    g.remove_node(n);
+    changed = true;
+  }
+  return changed;
 }
 
 // ResourceExhausted when the planned arena does not fit under the device allocator's limit.
@@ -85,6 +112,24 @@ void check_memory_limit(const passes::MemoryPlan& plan, const ir::Graph& g, Allo
 }
 
 }  // namespace
+
+void fold_frozen_variables(ir::Graph& graph, VariableStore& vars, const CompileOptions& options) {
+  if (!freeze_variables(graph, vars)) return;
+  passes::PassPipeline p;
+  auto enabled = [&](const std::string& pass) {
+    return std::find(options.disabled_passes.begin(), options.disabled_passes.end(), pass) ==
+           options.disabled_passes.end();
+  };
+  if (!options.deterministic && enabled("fold_batch_norm"))
+    p.add(std::make_unique<passes::FoldBatchNorm>());
+  // broadcast_to stays: the graph may yet be rebatched (serve/rebatch.h rewrites the batch dim a
+  // broadcast_to creates; a constant would keep the old one).
+  if (enabled("const_fold"))
+    p.add(std::make_unique<passes::ConstFold>(evaluator(options), 64 << 10,
+                                              std::vector<std::string>{"broadcast_to"}));
+  p.add(std::make_unique<passes::Dce>());
+  p.run(graph);
+}
 
 // Binds every value of the compiled graph to a tensor and builds the steps.
 class Executable::Binder {
@@ -292,6 +337,7 @@ std::unique_ptr<Executable> Executable::compile(const ir::Graph& graph, Variable
   exe->graph_ = ir::clone_graph(graph);
   exe->check_numerics_ = options.check_numerics;
   ir::Graph& g = *exe->graph_;
+  if (options.frozen_variables && options.optimize) fold_frozen_variables(g, vars, options);
   if (options.mixed_precision != DType::kF32) run_amp(g, options, exe->pass_stats_);
   if (options.optimize) run_optimizations(g, options, exe->pass_stats_);
   std::vector<ir::Node*> order = ir::live_topo_order(g);

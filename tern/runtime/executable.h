@@ -31,8 +31,9 @@ struct CompileOptions {
   DType mixed_precision = DType::kF32;
   std::string force_kernel;  // e.g. "ref": use only that candidate (tests)
   // The variables the graph reads do not change while the executable lives (nothing assigns
-  // them: a served model). Kernels may then prepare what they derive from them once (oneDNN
-  // convolutions reorder their filter at the first run only). Off for anything that trains.
+  // them: a served model). With optimize, the graph is folded as fold_frozen_variables() does;
+  // kernels may then prepare what they derive from them once (oneDNN convolutions reorder their
+  // filter at the first run only). Off for anything that trains.
   bool frozen_variables = false;
   // Operands that must live in memory the caller owns (a gradient bucket of the all-reduce):
   // pin(node, is_output, index) returns that tensor, or an undefined one. A pinned output is bound
@@ -47,6 +48,18 @@ struct StepInfo {
   std::string kernel;  // the candidate's name; "h2d", "d2h" or "d2d" for a copy
   std::string device;  // where it runs, "cpu:0"
 };
+
+// Turns the variables of `graph` that no node writes into constants holding `vars`' tensors (the
+// same memory, not copies) and folds what then depends on constants alone, once: batch norms into
+// the convolutions and matmuls before them (passes/fold_batch_norm.h), casts and arithmetic of
+// weights (const_fold, through the kernels `options` selects). Executable::compile does this with
+// frozen_variables; a caller that compiles one graph many times (a served model: an executable
+// per batch size and concurrent request) calls it on the graph first, so that its executables
+// share the folded weights instead of each holding its own. A variable whose stored type differs
+// from the graph's, or with control edges, stays a variable (binding reports the mismatch);
+// broadcast_to nodes are not folded (the graph may yet be rebatched at another batch size).
+void fold_frozen_variables(ir::Graph& graph, VariableStore& vars,
+                           const CompileOptions& options = {});
 
 class Executable {
  public:

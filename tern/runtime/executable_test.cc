@@ -6,6 +6,7 @@
 
 #include <cfloat>
 #include <cmath>
+#include <map>
 #include <utility>
 
 #include "tern/base/float_env.h"
@@ -112,6 +113,71 @@ TEST(Executable, FrozenVariablesArePreparedOnceOthersEveryRun) {
                 1e-4 * (1 + std::abs(live_first.get(i))))
         << i;
   }
+}
+
+// A served model's conv -> batch norm -> relu with every weight in a variable: frozen, the
+// variables become constants, the norm folds into the filter and the whole graph is one fused
+// convolution step, computing what the live graph computes; the store's tensors are not touched.
+TEST(Executable, FrozenVariablesFoldBatchNormsIntoConvolutions) {
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 6, 6, 4]}
+    %w = variable() {dtype=f32, name="w", shape=[3, 3, 4, 8]}
+    %gamma = variable() {dtype=f32, name="gamma", shape=[8]}
+    %beta = variable() {dtype=f32, name="beta", shape=[8]}
+    %mean = variable() {dtype=f32, name="mean", shape=[8]}
+    %var = variable() {dtype=f32, name="var", shape=[8]}
+    %c = conv2d(%x, %w) {padding="SAME"}
+    %n = batch_norm_inference(%c, %gamma, %beta, %mean, %var) {epsilon=0.001}
+    %y = relu(%n)
+    return {"y": %y}
+  })");
+  VariableStore vars;
+  vars.create("w", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 4, 8}, 1));
+  vars.create("gamma", tern::testing::random_tensor(DType::kF32, Shape{8}, 2, -1.5, 1.5));
+  vars.create("beta", tern::testing::random_tensor(DType::kF32, Shape{8}, 3));
+  vars.create("mean", tern::testing::random_tensor(DType::kF32, Shape{8}, 4));
+  vars.create("var", tern::testing::random_tensor(DType::kF32, Shape{8}, 5, 0.1, 2.0));
+  std::map<std::string, Tensor> before;
+  for (const char* v : {"w", "gamma", "beta", "mean", "var"}) before[v] = vars.get(v).clone();
+  Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 6, 6, 4}, 6)}};
+  std::vector<Tensor> want = Executable::compile(*g, vars, {})->run(feeds);
+  CompileOptions frozen;
+  frozen.frozen_variables = true;
+  auto exe = Executable::compile(*g, vars, frozen);
+  std::vector<Tensor> got = exe->run(feeds);
+  EXPECT_TRUE(allclose(got[0], want[0], 1e-5, 1e-5)) << max_abs_diff(got[0], want[0]);
+  ASSERT_EQ(exe->steps().size(), 1u);
+  EXPECT_EQ(exe->steps()[0].op, "fused_conv2d");
+  EXPECT_TRUE(exe->graph().nodes_of("variable").empty());
+  for (const auto& [name, t] : before) EXPECT_TRUE(bitwise_equal(vars.get(name), t)) << name;
+}
+
+// fold_frozen_variables leaves variables a node writes, keeps broadcast_to (the graph may be
+// rebatched after) and shares the store's memory with the constants it makes.
+TEST(Executable, FoldFrozenVariablesKeepsWrittenVariablesAndBroadcasts) {
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[4, 3]}
+    %p = variable() {dtype=f32, name="p", shape=[3]}
+    %q = variable() {dtype=f32, name="q", shape=[3]}
+    %r = variable() {dtype=f32, name="r", shape=[3]}
+    %b = broadcast_to(%r) {shape=[4, 3]}
+    %s = add(%x, %b)
+    %t = mul(%s, %q)
+    %u = add(%t, %p)
+    %v = input() {dtype=f32, name="v", shape=[3]}
+    %a = assign(%p, %v) after(%u)
+    return {"u": %u}
+  })");
+  VariableStore vars;
+  for (const char* v : {"p", "q", "r"})
+    vars.create(v, tern::testing::random_tensor(DType::kF32, Shape{3}, 7));
+  fold_frozen_variables(*g, vars);
+  ASSERT_EQ(g->nodes_of("variable").size(), 1u);
+  EXPECT_EQ(g->nodes_of("variable")[0]->attrs().get_string("name"), "p");
+  ASSERT_EQ(g->nodes_of("broadcast_to").size(), 1u);
+  const ir::Node* r = g->nodes_of("broadcast_to")[0]->input(0)->node();
+  ASSERT_EQ(r->op_name(), "constant");
+  EXPECT_EQ(r->attrs().get_tensor("value").data<float>(), vars.get("r").data<float>());
 }
 
 TEST(Executable, ReshapeOfAComputedValueStaysAStep) {

@@ -79,6 +79,37 @@ INSTANTIATE_TEST_SUITE_P(Zoo, RebatchZoo, ::testing::Range(0, 4), [](const auto&
   return zoo_cases()[static_cast<size_t>(info.param)].name;
 });
 
+// Served, each zoo model computes what Model::predict computes at batch 1 and 3 (its graph was
+// folded once at load, then rebatched): batch norms folded into the layers before them (the mlp's
+// and the ResNet's), nothing left reading a variable, the transformer's broadcasts kept.
+TEST_P(RebatchZoo, ServedFoldedModelMatchesPredict) {
+  ZooCase c = zoo_cases()[static_cast<size_t>(GetParam())];
+  auto model = models::build_model(c.name, c.input, 5, c.args);
+  ExportOptions o;
+  o.classifier = true;
+  std::string dir = temp_dir(str_cat("served_", c.name, "/1"));
+  export_model(*model, o, dir);
+  ServablePtr s = load(dir);
+  auto* loaded = dynamic_cast<const LoadedModel*>(s.get());
+  ASSERT_NE(loaded, nullptr);
+  const ir::Graph& g = *loaded->contents().graph;
+  EXPECT_TRUE(g.nodes_of("variable").empty()) << c.name;
+  EXPECT_TRUE(g.nodes_of("batch_norm_inference").empty()) << c.name << "\n" << ir::print_graph(g);
+  const std::string& alias = s->signatures().at(kDefaultSignature).inputs.begin()->first;
+  for (int64_t batch : {1, 3}) {
+    std::vector<int64_t> dims = {batch};
+    for (int64_t d : c.input.dims()) dims.push_back(d);
+    Tensor x = c.name == "transformer_classifier"
+                   ? tern::testing::random_tensor(DType::kI64, Shape(dims), 7, 0, 10)
+                   : tern::testing::random_tensor(DType::kF32, Shape(dims), 7);
+    Tensor want = model->predict(x, batch);
+    TensorMap out = s->run(kDefaultSignature, {{alias, TensorValue::from_tensor(x)}});
+    const Tensor& got = out.at("logits").numbers;
+    EXPECT_TRUE(allclose(got, want, 1e-4, 1e-5))
+        << c.name << " batch " << batch << ": " << max_abs_diff(got, want);
+  }
+}
+
 // A layer that writes the batch into its reshape (what nn::reshape_batch_dim avoids).
 class BatchBakingLayer : public nn::Layer {
  public:

@@ -55,6 +55,9 @@ void store_value(Tensor& t, int64_t i, double x, const std::string& what) {
 LoadedModel::LoadedModel(ModelDirContents contents) : contents_(std::move(contents)) {
   runtime::initialize();
   for (const auto& [name, t] : contents_.weights) vars_.create(name, t);
+  // The weights never change: fold them into the graph once (batch norms into convolutions,
+  // ...), so that every executable compiled from it shares the folded tensors.
+  runtime::fold_frozen_variables(*contents_.graph, vars_);
   for (const auto& [name, s] : contents_.signatures) signatures_[name] = s.signature;
   const auto& outs = contents_.graph->outputs();
   for (size_t i = 0; i < outs.size(); ++i) output_index_[outs[i].name] = i;

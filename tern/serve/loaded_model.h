@@ -1,12 +1,13 @@
 // LoadedModel: a model directory (model_dir.h) as a Servable. The graph is stored at one batch
-// size; the first request of another size compiles rebatch(graph, n) (rebatch.h) into an
-// Executable. A signature that feeds only some of the graph's inputs runs its own part of the
-// graph (prune_to_outputs). Executables are kept per (graph, batch size) (at most kMaxBatchSizes
-// of them, the least recently used dropped first), each with a small pool so concurrent run()
-// calls never share one (at most kMaxIdlePerSize kept idle). DT_STRING inputs with a decoder are
-// decoded on the host before the graph (tf.Example features, JPEG / PNG images, categorical
-// strings to their i64 fingerprint64); label outputs are class names from an asset file, one row
-// per example.
+// size, its variables folded in once as constants (runtime::fold_frozen_variables: batch norms
+// into the convolutions before them); the first request of another size compiles rebatch(graph, n)
+// (rebatch.h) into an Executable. A signature that feeds only some of the graph's inputs runs its
+// own part of the graph (prune_to_outputs). Executables are kept per (graph, batch size) (at most
+// kMaxBatchSizes of them, the least recently used dropped first), each with a small pool so
+// concurrent run() calls never share one (at most kMaxIdlePerSize kept idle). DT_STRING inputs with
+// a decoder are decoded on the host before the graph (tf.Example features, JPEG / PNG images,
+// categorical strings to their i64 fingerprint64); label outputs are class names from an asset
+// file, one row per example.
 #pragma once
 
 #include <cstdint>

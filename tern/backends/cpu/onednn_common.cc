@@ -241,14 +241,15 @@ void PrimitiveRunner::execute() {
 // --- ActivationReorder ---
 
 ActivationReorder::ActivationReorder(const dnnl::memory::desc& user,
-                                     const dnnl::memory::desc& primitive, int slot)
+                                     const dnnl::memory::desc& primitive, int slot,
+                                     bool add_to_user)
     : slot_(slot), bytes_(primitive.get_size()) {
   if (slot < 0 || slot >= kLayoutSlots) {
     throw_error(ErrorCode::kInternal, "ActivationReorder: slot ", slot, " out of range");
   }
   if (user == primitive) return;
   to_primitive_ = Reorder(user, primitive);
-  to_user_ = Reorder(primitive, user);
+  to_user_ = Reorder(primitive, user, add_to_user);
 }
 
 void* ActivationReorder::buffer(void* user) const {
@@ -281,10 +282,16 @@ void AlignedBuffer::Free::operator()(void* p) const {
 
 // --- Reorder ---
 
-Reorder::Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to) {
+Reorder::Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to, bool accumulate) {
   from_ = dnnl::memory(from, engine(), DNNL_MEMORY_NONE);
   to_ = dnnl::memory(to, engine(), DNNL_MEMORY_NONE);
-  prim_ = dnnl::reorder(from_, to_);
+  dnnl::primitive_attr attr;
+  if (accumulate) {
+    dnnl::post_ops ops;
+    ops.append_sum(1.0f);
+    attr.set_post_ops(ops);
+  }
+  prim_ = dnnl::reorder(from_, to_, attr);
   defined_ = true;
 }
 

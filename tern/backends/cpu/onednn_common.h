@@ -140,7 +140,8 @@ class AlignedBuffer {
 class Reorder {
  public:
   Reorder() = default;
-  Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to);
+  // accumulate: `to` += the reordered `from` (oneDNN's sum post-op) instead of `to` = it.
+  Reorder(const dnnl::memory::desc& from, const dnnl::memory::desc& to, bool accumulate = false);
   bool defined() const { return defined_; }
   void run(const void* from, void* to);
 
@@ -167,13 +168,15 @@ void* layout_slot(int slot, size_t bytes);
 class ActivationReorder {
  public:
   ActivationReorder() = default;
-  ActivationReorder(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive, int slot);
+  // add_to_user: to_user() adds the primitive's result to what the user's memory holds.
+  ActivationReorder(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive, int slot,
+                    bool add_to_user = false);
   bool needed() const { return to_primitive_.defined(); }
   // The memory the primitive uses for this argument: the slot, or `user` when not needed.
   void* buffer(void* user) const;
   // user -> primitive layout (in the slot); returns buffer(user).
   void* to_primitive(const void* user);
-  // primitive layout (the slot) -> user.
+  // primitive layout (the slot) -> user (+= with add_to_user).
   void to_user(void* user);
 
  private:

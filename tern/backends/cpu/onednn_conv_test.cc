@@ -226,7 +226,8 @@ TEST_P(OneDnnConv, SmallImagesAsGemmMatchRef) {
 }
 
 // Winograd keeps src/dst in blocked layouts: the nhwc reorders in and out, and the residual
-// reordered into the dst layout before the sum post-op, against ref.
+// added by the reorder out (relu or no activation) or reordered into the dst layout before the
+// primitive's sum post-op (an activation that must see the sum: tanh), against ref.
 TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
   DType d = GetParam();
   uint64_t seed = 90;
@@ -236,12 +237,15 @@ TEST_P(OneDnnConv, WinogradShapesWithEpiloguesMatchRef) {
         random_tensor(d, {2, hw, hw, 16}, seed++), random_tensor(d, {3, 3, 16, 32}, seed++),
         random_tensor(d, {32}, seed++), random_tensor(d, {2, hw, hw, 32}, seed++)};
     ConvCase c{{2, hw, hw, 16}, {3, 3, 16, 32}, {{"padding", std::string("SAME")}}};
-    expect_onednn_matches_ref("fused_conv2d", in,
-                              {{"padding", std::string("SAME")},
-                               {"activation", std::string("relu")},
-                               {"has_bias", true},
-                               {"has_residual", true}},
-                              tol(c));
+    for (const char* act : {"relu", "none", "tanh"}) {
+      SCOPED_TRACE(act);
+      expect_onednn_matches_ref("fused_conv2d", in,
+                                {{"padding", std::string("SAME")},
+                                 {"activation", std::string(act)},
+                                 {"has_bias", true},
+                                 {"has_residual", true}},
+                                tol(c));
+    }
     ops::Attrs valid = {{"padding", std::string("VALID")}};
     expect_onednn_matches_ref("conv2d", {in[0], in[1]}, valid, tol(c));
   }
