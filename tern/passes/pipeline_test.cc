@@ -18,11 +18,10 @@ TEST(Pipeline, DefaultOrderAndDeterministicSubset) {
             (std::vector<std::string>{"simplify", "cse", "dce", "fuse_norm_activation",
                                       "fuse_epilogue", "fuse_elementwise", "dce"}));
   o.evaluator = [](const ir::Node&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; };
-  EXPECT_EQ(
-      default_pipeline(o).names(),
-      (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
-                                "fuse_norm_activation", "fuse_epilogue", "fuse_elementwise",
-                                "dce"}));
+  EXPECT_EQ(default_pipeline(o).names(),
+            (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
+                                      "fuse_norm_activation", "fuse_epilogue", "fuse_elementwise",
+                                      "dce"}));
   o.deterministic = true;
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "const_fold", "cse", "dce"}));
