@@ -323,6 +323,26 @@ TEST(Executable, KernelsFlushDenormalsOnEveryThreadAndTheCallerKeepsItsMode) {
 
 // The store's 16-bit copies: cast from the variable on first use, kept fresh by the update that
 // writes them with the variable, cast again after any write the store sees without them.
+TEST(VariableStore, EraseDropsTheVariableAndNamesAMissingOne) {
+  VariableStore vars;
+  vars.create("kernel", iota(Shape({2, 3}), 1.0f));
+  vars.copy("kernel", DType::kBF16);
+  Tensor alias = vars.get("kernel");  // shares its memory
+  vars.erase("kernel");
+  EXPECT_FALSE(vars.has("kernel"));
+  EXPECT_EQ(vars.size(), 0u);
+  EXPECT_EQ(alias.get(5), 6.0);  // still alive through the alias
+  try {
+    vars.erase("kernal");
+    FAIL() << "erased a missing variable";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kNotFound);
+    EXPECT_NE(e.message().find("'kernal'"), std::string::npos) << e.message();
+  }
+  vars.create("kernel", iota(Shape({2}), 0.0f));  // the name is free again, with another type
+  EXPECT_EQ(vars.get("kernel").shape(), Shape({2}));
+}
+
 TEST(VariableStore, CopiesFollowTheirVariablesVersions) {
   VariableStore vars;
   vars.create("w", iota(Shape({2, 3}), 0.5f));

@@ -27,6 +27,11 @@ Tensor& VariableStore::create(std::string_view name, const Tensor& initial) {
   return vars_.emplace(std::string(name), std::move(e)).first->second.value;
 }
 
+void VariableStore::erase(std::string_view name) {
+  entry(name);  // NotFound with the closest name
+  vars_.erase(vars_.find(name));
+}
+
 const VariableStore::Entry& VariableStore::entry(std::string_view name) const {
   auto it = vars_.find(name);
   if (it == vars_.end()) {

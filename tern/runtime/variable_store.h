@@ -38,6 +38,9 @@ class VariableStore {
   Tensor& get_mutable(std::string_view name);
   // Copies `value` into the existing variable (same dtype and shape required).
   void assign(std::string_view name, const Tensor& value);
+  // Removes variable `name` and its copies (NotFound naming it if absent). No executable compiled
+  // against the store may still read it. Tensors sharing its memory keep that memory alive.
+  void erase(std::string_view name);
   // Variable names, without the copies (they are not variables: checkpoints never hold them).
   std::vector<std::string> names() const;
   size_t size() const { return vars_.size(); }

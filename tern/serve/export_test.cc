@@ -94,6 +94,7 @@ TEST_P(RebatchZoo, ServedFoldedModelMatchesPredict) {
   ASSERT_NE(loaded, nullptr);
   const ir::Graph& g = *loaded->contents().graph;
   EXPECT_TRUE(g.nodes_of("variable").empty()) << c.name;
+  EXPECT_TRUE(loaded->contents().weights.empty()) << c.name;  // held once, by the constants
   EXPECT_TRUE(g.nodes_of("batch_norm_inference").empty()) << c.name << "\n" << ir::print_graph(g);
   const std::string& alias = s->signatures().at(kDefaultSignature).inputs.begin()->first;
   for (int64_t batch : {1, 3}) {

@@ -35,6 +35,8 @@ class LoadedModel : public Servable {
   TensorMap run(const std::string& signature, const TensorMap& inputs) const override;
   std::string fingerprint() const override { return contents_.fingerprint; }
 
+  // The directory's contents as loaded: the graph with its weights folded in as constants (the
+  // weights list itself is then empty).
   const ModelDirContents& contents() const { return contents_; }
   // Batch sizes with compiled executables right now (tests).
   size_t compiled_batch_sizes() const;
