@@ -36,10 +36,8 @@ bool FoldBatchNorm::run(ir::Graph& g) {
   const std::unordered_set<const ir::Node*> preds = control_predecessors(g);
   for (ir::Node* bn : ir::topo_order(g)) {
     if (bn->op_name() != "batch_norm_inference" || has_control_edges(*bn, preds)) continue;
-    bool params_constant = true;
-    for (int i = 0; i < bn->num_inputs(); ++i) {
-      if (i > 0 && !is_f32_constant(bn->input(i))) params_constant = false;
-    }
+    bool params_constant = true;  // gamma, beta, mean, var
+    for (int i = 1; i < bn->num_inputs(); ++i) params_constant &= is_f32_constant(bn->input(i));
     if (!params_constant || bn->input(0)->dtype() != DType::kF32) continue;
     // [add(producer, b)] -> bn, each value read by the next node only.
     ir::Node* producer = bn->input(0)->node();

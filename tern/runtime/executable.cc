@@ -81,7 +81,8 @@ bool freeze_variables(ir::Graph& g, VariableStore& vars) {
   for (ir::Node* n : g.nodes_of("variable")) {
     const std::string& name = n->attrs().get_string("name");
     if (written.count(name) || !vars.has(name) || !n->control_inputs().empty() ||
-        ordered.count(n) || vars.get(name).type() != n->output()->type()) {
+        ordered.count(n) || vars.get(name).type() != n->output()->type() ||
+        !vars.get(name).is_host_accessible()) {  // const_fold evaluates on the host
       continue;
     }
     g.replace_all_uses(n->output(), g.constant(vars.get(name), str_cat(n->name(), "/frozen")));

@@ -56,7 +56,8 @@ struct StepInfo {
 // frozen_variables; a caller that compiles one graph many times (a served model: an executable
 // per batch size and concurrent request) calls it on the graph first, so that its executables
 // share the folded weights instead of each holding its own. A variable whose stored type differs
-// from the graph's, or with control edges, stays a variable (binding reports the mismatch);
+// from the graph's, with control edges, or in memory the host cannot read stays a variable
+// (binding reports a mismatch);
 // broadcast_to nodes are not folded (the graph may yet be rebatched at another batch size).
 void fold_frozen_variables(ir::Graph& graph, VariableStore& vars,
                            const CompileOptions& options = {});
