@@ -357,21 +357,30 @@ void run_inference(const Args& a) {
   std::mt19937_64 rng(static_cast<uint64_t>(a.seed));
   std::uniform_real_distribution<float> unit(0.0f, 1.0f);
   for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = unit(rng);
-  // The work of one call for the floor: the same forward pass compiled as predict() compiles it.
-  config::compile_model(*model, c, 1);
-  model->predict(x, a.batch);
-  const runtime::Executable* predict = compiled_step(*model, "predict_step");
-  const GraphCost cost = predict ? graph_cost(predict->graph()) : GraphCost{};
   std::string dir = (std::filesystem::temp_directory_path() /
                      str_cat("tern_infer_bench_", getpid(), "_", a.workload))
                         .string();
   std::filesystem::remove_all(dir);
   model->save(dir);
+  // The served graph compiled as the servable compiles it (its variables frozen and folded:
+  // batch norms into the convolutions, weights in the kernels' layouts): the work of one call
+  // for the floor, and what --profile traces. Dropped before the servable loads unless
+  // profiling, so the reported peak RSS is the servable's.
+  auto contents = std::make_unique<serve::ModelDirContents>(serve::read_model_dir(dir));
+  auto vars = std::make_unique<runtime::VariableStore>();
+  for (const auto& [name, t] : contents->weights) vars->create(name, t);
+  runtime::CompileOptions options;
+  options.frozen_variables = true;
+  const ir::Graph& g = *contents->graph;
+  std::unique_ptr<runtime::Executable> exe =
+      serve::graph_batch_size(g) == a.batch
+          ? runtime::Executable::compile(g, *vars, options)
+          : runtime::Executable::compile(*serve::rebatch(g, a.batch), *vars, options);
+  const GraphCost cost = graph_cost(exe->graph());
+  const std::string input_tensor =
+      contents->signatures.at(serve::kDefaultSignature).input_tensors.begin()->second;
+  if (!a.profile) exe.reset(), vars.reset(), contents.reset();
   serve::ServablePtr servable = serve::load_servable(dir);
-  // --profile traces the served graph itself: the saved graph compiled as the servable compiles
-  // it (frozen variables: constants folded, weights in the kernels' layouts).
-  serve::ModelDirContents contents;
-  if (a.profile) contents = serve::read_model_dir(dir);
   std::filesystem::remove_all(dir);
   const serve::Signature& sig = servable->signatures().at(serve::kDefaultSignature);
   TERN_CHECK(sig.inputs.size() == 1, "inference bench: the signature has ", sig.inputs.size(),
@@ -401,19 +410,8 @@ void run_inference(const Args& a) {
       static_cast<double>(a.batch * a.steps) / wall, cpu, static_cast<long long>(a.steps));
   print_cost(cost, 1.0);
   if (a.profile) {
-    // Per node: the served graph at --batch (compiled as LoadedModel compiles it), --steps calls.
-    runtime::VariableStore vars;
-    for (const auto& [name, t] : contents.weights) vars.create(name, t);
-    runtime::CompileOptions options;
-    options.frozen_variables = true;
-    const ir::Graph& g = *contents.graph;
-    std::unique_ptr<runtime::Executable> exe =
-        serve::graph_batch_size(g) == a.batch
-            ? runtime::Executable::compile(g, vars, options)
-            : runtime::Executable::compile(*serve::rebatch(g, a.batch), vars, options);
-    const std::string& input = sig.inputs.begin()->first;
-    const std::string& tensor =
-        contents.signatures.at(serve::kDefaultSignature).input_tensors.at(input);
+    // Per node: the served graph at --batch, --steps calls.
+    const std::string& tensor = input_tensor;
     for (int64_t i = 0; i < std::max<int64_t>(a.warmup, 1); ++i) {
       exe->feed(tensor, x);
       exe->run();
