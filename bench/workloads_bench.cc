@@ -411,16 +411,15 @@ void run_inference(const Args& a) {
   print_cost(cost, 1.0);
   if (a.profile) {
     // Per node: the served graph at --batch, --steps calls.
-    const std::string& tensor = input_tensor;
     for (int64_t i = 0; i < std::max<int64_t>(a.warmup, 1); ++i) {
-      exe->feed(tensor, x);
+      exe->feed(input_tensor, x);
       exe->run();
     }
     OpTimeSink sink;
     sink.start();
     set_trace_sink(&sink);
     for (int64_t i = 0; i < a.steps; ++i) {
-      exe->feed(tensor, x);
+      exe->feed(input_tensor, x);
       exe->run();
     }
     set_trace_sink(nullptr);

@@ -17,7 +17,8 @@ namespace tern::passes {
 
 class ConstFold final : public Pass {
  public:
-  explicit ConstFold(NodeEvaluator evaluator, size_t max_bytes_without_inputs = 64 << 10,
+  static constexpr size_t kDefaultMaxBytes = 64 << 10;
+  explicit ConstFold(NodeEvaluator evaluator, size_t max_bytes_without_inputs = kDefaultMaxBytes,
                      std::vector<std::string> keep_ops = {})
       : evaluator_(std::move(evaluator)),
         max_bytes_(max_bytes_without_inputs),

@@ -77,15 +77,19 @@ std::vector<std::string> PassPipeline::names() const {
   return out;
 }
 
+namespace {
+
+// Adds `pass` to `p` unless `options` disables it by name.
+void add_enabled(PassPipeline& p, const PipelineOptions& options, std::unique_ptr<Pass> pass) {
+  const std::vector<std::string>& off = options.disabled;
+  if (std::find(off.begin(), off.end(), pass->name()) == off.end()) p.add(std::move(pass));
+}
+
+}  // namespace
+
 PassPipeline default_pipeline(const PipelineOptions& options) {
   PassPipeline p;
-  auto enabled = [&](const std::string& name) {
-    return std::find(options.disabled.begin(), options.disabled.end(), name) ==
-           options.disabled.end();
-  };
-  auto add = [&](std::unique_ptr<Pass> pass) {
-    if (enabled(pass->name())) p.add(std::move(pass));
-  };
+  auto add = [&](std::unique_ptr<Pass> pass) { add_enabled(p, options, std::move(pass)); };
   add(std::make_unique<Simplify>(options.deterministic));
   if (options.evaluator) {
     // Folding a batch norm into its weights is worth it only when const_fold computes the new
@@ -101,6 +105,18 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
     add(std::make_unique<FuseElementwise>());
     add(std::make_unique<Dce>());
   }
+  return p;
+}
+
+PassPipeline frozen_weights_pipeline(const PipelineOptions& options) {
+  PassPipeline p;
+  auto add = [&](std::unique_ptr<Pass> pass) { add_enabled(p, options, std::move(pass)); };
+  if (!options.deterministic) add(std::make_unique<FoldBatchNorm>());
+  if (options.evaluator) {
+    add(std::make_unique<ConstFold>(options.evaluator, ConstFold::kDefaultMaxBytes,
+                                    std::vector<std::string>{"broadcast_to"}));
+  }
+  add(std::make_unique<Dce>());
   return p;
 }
 

@@ -63,4 +63,10 @@ struct PipelineOptions {
 // the fusions change how float math is evaluated and are left out.
 PassPipeline default_pipeline(const PipelineOptions& options = {});
 
+// What runtime::fold_frozen_variables runs once on a graph whose weights became constants, before
+// the graph is rebatched and compiled: fold_batch_norm (not deterministic), const_fold (with an
+// evaluator) leaving broadcast_to alone (rebatch rewrites the batch dim a broadcast_to creates;
+// a constant would keep the old one), dce.
+PassPipeline frozen_weights_pipeline(const PipelineOptions& options);
+
 }  // namespace tern::passes

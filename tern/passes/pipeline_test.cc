@@ -32,6 +32,18 @@ TEST(Pipeline, DefaultOrderAndDeterministicSubset) {
                                       "fuse_norm_activation", "fuse_elementwise", "dce"}));
 }
 
+TEST(Pipeline, FrozenWeightsPipeline) {
+  PipelineOptions o;
+  o.evaluator = [](const ir::Node&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; };
+  EXPECT_EQ(frozen_weights_pipeline(o).names(),
+            (std::vector<std::string>{"fold_batch_norm", "const_fold", "dce"}));
+  o.deterministic = true;
+  EXPECT_EQ(frozen_weights_pipeline(o).names(), (std::vector<std::string>{"const_fold", "dce"}));
+  o.deterministic = false;
+  o.disabled = {"fold_batch_norm"};
+  EXPECT_EQ(frozen_weights_pipeline(o).names(), (std::vector<std::string>{"const_fold", "dce"}));
+}
+
 constexpr int64_t kBatch = 16, kDim = 12, kHidden = 32;
 
 // One SGD step of y = tanh(gelu(x W1 + b1) W2 + b2 + x Wr) * 0.5 + 0.1, loss = mean(y^2), with

@@ -12,9 +12,6 @@
 #include "tern/ir/analysis/topo_order.h"
 #include "tern/ir/clone.h"
 #include "tern/passes/amp.h"
-#include "tern/passes/const_fold.h"
-#include "tern/passes/dce.h"
-#include "tern/passes/fold_batch_norm.h"
 #include "tern/passes/memory_plan.h"
 #include "tern/passes/pass_util.h"
 #include "tern/runtime/placement.h"
@@ -116,20 +113,11 @@ void check_memory_limit(const passes::MemoryPlan& plan, const ir::Graph& g, Allo
 
 void fold_frozen_variables(ir::Graph& graph, VariableStore& vars, const CompileOptions& options) {
   if (!freeze_variables(graph, vars)) return;
-  passes::PassPipeline p;
-  auto enabled = [&](const std::string& pass) {
-    return std::find(options.disabled_passes.begin(), options.disabled_passes.end(), pass) ==
-           options.disabled_passes.end();
-  };
-  if (!options.deterministic && enabled("fold_batch_norm"))
-    p.add(std::make_unique<passes::FoldBatchNorm>());
-  // broadcast_to stays: the graph may yet be rebatched (serve/rebatch.h rewrites the batch dim a
-  // broadcast_to creates; a constant would keep the old one).
-  if (enabled("const_fold"))
-    p.add(std::make_unique<passes::ConstFold>(evaluator(options), 64 << 10,
-                                              std::vector<std::string>{"broadcast_to"}));
-  p.add(std::make_unique<passes::Dce>());
-  p.run(graph);
+  passes::PipelineOptions po;
+  po.deterministic = options.deterministic;
+  po.disabled = options.disabled_passes;
+  po.evaluator = evaluator(options);
+  passes::frozen_weights_pipeline(po).run(graph);
 }
 
 // Binds every value of the compiled graph to a tensor and builds the steps.

@@ -180,6 +180,30 @@ TEST(Executable, FoldFrozenVariablesKeepsWrittenVariablesAndBroadcasts) {
   EXPECT_EQ(r->attrs().get_tensor("value").data<float>(), vars.get("r").data<float>());
 }
 
+// A variable stored with another type than the graph declares is not frozen into a constant of
+// the wrong type: it stays a variable, and compiling names it.
+TEST(Executable, FrozenVariableOfTheWrongTypeIsNamedAtCompile) {
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[3]}
+    %w = variable() {dtype=f32, name="w", shape=[3]}
+    %y = mul(%x, %w)
+    return {"y": %y}
+  })");
+  VariableStore vars;
+  vars.create("w", iota(Shape({4}), 0.0f));
+  fold_frozen_variables(*g, vars);
+  EXPECT_EQ(g->nodes_of("variable").size(), 1u);
+  CompileOptions frozen;
+  frozen.frozen_variables = true;
+  try {
+    Executable::compile(*g, vars, frozen);
+    FAIL() << "compiled a graph whose variable has the wrong shape";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ErrorCode::kInvalidArgument);
+    EXPECT_NE(e.message().find("variable 'w' is f32[4]"), std::string::npos) << e.message();
+  }
+}
+
 TEST(Executable, ReshapeOfAComputedValueStaysAStep) {
   auto g = ir::parse_graph(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[2, 3]}
