@@ -84,6 +84,23 @@ TEST(Device, RefKernelsAreNotOfferedToADeviceTheHostCannotRead) {
   }
 }
 
+// fold_frozen_variables evaluates on the host: weights in memory the host cannot read stay
+// variables (on the CPU the same graph's weight becomes a constant).
+TEST(Device, FrozenWeightsTheHostCannotReadStayVariables) {
+  emu();
+  Tensor w = testing::random_tensor(DType::kF32, Shape({16, 4}), 1);
+  VariableStore cpu_vars, emu_vars;
+  create_on_both("w", w, cpu_vars, emu_vars);
+  auto on_emu = ir::parse_graph(kMlp);
+  auto on_cpu = ir::parse_graph(kMlp);
+  const size_t before = on_emu->nodes_of("variable").size();
+  ASSERT_GT(before, 0u);
+  fold_frozen_variables(*on_emu, emu_vars);
+  EXPECT_EQ(on_emu->nodes_of("variable").size(), before);
+  fold_frozen_variables(*on_cpu, cpu_vars);
+  EXPECT_TRUE(on_cpu->nodes_of("variable").empty());
+}
+
 TEST(Device, AGraphOnTheEmulatedDeviceMatchesTheCpuWithOnlyTheCopiesItNeeds) {
   EmulatedDevice& device = emu();
   Tensor w = testing::random_tensor(DType::kF32, Shape({16, 4}), 1);
