@@ -165,6 +165,16 @@ TERN_OP_CASES(shape_index) {
        {},
        1e-5,
        "2d-indices"},
+      // The embedding gradient of W6 in small: repeated rows, rows never hit (zero), and an
+      // inner size that is not a multiple of the fast kernel's 64-column blocks and splits over
+      // threads (the updates 40 x 200 > its parallel threshold of 32k elements).
+      {"scatter_add",
+       {Idx({40, 4}, 0, 50), In({40, 4, 200})},
+       {{"shape", Ints{50, 200}}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "embedding-grad"},
       {"one_hot", {Idx({5}, -1, 5)}, {{"depth", int64_t{4}}}, false, {DType::kF32}, 1e-5, "f32"},
       {"one_hot",
        {Idx({2, 3}, 0, 3, DType::kI32)},
