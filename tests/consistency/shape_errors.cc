@@ -88,7 +88,14 @@ TEST(ShapeErrors, GatherIndexOutOfRange) {
 TEST(ShapeErrors, ScatterAddIndexOutOfRange) {
   Tensor idx = Tensor::from_values(DType::kI64, {2}, {0, 4});
   EXPECT_TERN_ERROR(runtime::eager_call("scatter_add", {idx, f32({2, 3})}, {{"shape", Ints{4, 3}}}),
-                    kBad, "op 'scatter_add': index 4");
+                    kBad,
+                    "op 'scatter_add': index 4 at position 1 of indices [2] is out of range [0, 4) "
+                    "for axis 0 of output shape [4, 3]");
+  // i32 indices, a negative one, through the vectorized f32 kernel (the same check as ref's).
+  Tensor neg = Tensor::from_values(DType::kI32, {3}, {1, 0, -1});
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("scatter_add", {neg, f32({3, 200})}, {{"shape", Ints{2, 200}}}), kBad,
+      "index -1 at position 2 of indices [3] is out of range [0, 2)");
   EXPECT_TERN_ERROR(runtime::eager_call("scatter_add", {idx, f32({2, 2})}, {{"shape", Ints{4, 3}}}),
                     kBad, "updates must have shape");
 }

@@ -9,6 +9,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/kernels/index_check.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -21,18 +22,6 @@ using kernels::KernelContext;
 constexpr int64_t kParallelThreshold = 1 << 15;
 // Columns per task: a block of every touched output row stays in L2 while the updates stream.
 constexpr int64_t kColBlock = 64;
-
-template <typename I>
-void check_rows(const I* idx, int64_t n, int64_t rows, const Tensor& indices, const Shape& out) {
-  for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = static_cast<int64_t>(idx[i]);
-    if (v < 0 || v >= rows) {
-      throw_error(ErrorCode::kInvalidArgument, "op 'scatter_add': index ", v, " at position ", i,
-                  " of indices ", indices.shape(), " is out of range [0, ", rows,
-                  ") for axis 0 of output shape ", out);
-    }
-  }
-}
 
 template <typename I>
 void scatter_rows(const I* idx, int64_t n, const float* u, int64_t inner, float* y) {
@@ -57,12 +46,8 @@ class ScatterAddKernel final : public kernels::Kernel {
     Tensor& y = ctx.outputs[0];
     const int64_t rows = y.shape()[0], n = indices.num_elements();
     const int64_t inner = rows == 0 ? 0 : y.num_elements() / rows;
-    const bool i32 = indices.dtype() == DType::kI32;
-    if (i32) {
-      check_rows(indices.data<int32_t>(), n, rows, indices, y.shape());
-    } else {
-      check_rows(indices.data<int64_t>(), n, rows, indices, y.shape());
-    }
+    kernels::check_indices("scatter_add", indices, rows,
+                           [&] { return str_cat("axis 0 of output shape ", y.shape()); });
     float* py = y.data<float>();
     const int64_t total = y.num_elements();
     const int64_t chunks = total >= kParallelThreshold ? 2 * omp_get_max_threads() : 1;
@@ -72,7 +57,7 @@ class ScatterAddKernel final : public kernels::Kernel {
       std::memset(py + begin, 0, static_cast<size_t>(end - begin) * sizeof(float));
     }
     if (n == 0 || inner == 0) return;
-    if (i32) {
+    if (indices.dtype() == DType::kI32) {
       scatter_rows(indices.data<int32_t>(), n, updates.data<float>(), inner, py);
     } else {
       scatter_rows(indices.data<int64_t>(), n, updates.data<float>(), inner, py);
@@ -85,15 +70,9 @@ class ScatterAddKernel final : public kernels::Kernel {
 void register_scatter_add_kernels(kernels::KernelRegistry& r) {
   r.add("scatter_add",
         {.name = "cpu_vec",
-         .dtypes = {DType::kF32},
+         .dtypes = {DType::kF32},  // the updates' dtype (scatter_add's key input)
          .priority = kVectorPriority,
          .deterministic = true,
-         .decline = [](const kernels::KernelSignature& sig) -> std::string {
-           if (sig.inputs[1].dtype != DType::kF32) {
-             return str_cat("updates are ", dtype_name(sig.inputs[1].dtype), ": f32 here");
-           }
-           return std::string();
-         },
          .create = [](const kernels::KernelSignature&) -> std::unique_ptr<kernels::Kernel> {
            return std::make_unique<ScatterAddKernel>();
          }});

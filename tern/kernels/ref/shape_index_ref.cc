@@ -5,6 +5,7 @@
 #include <numeric>
 #include <type_traits>
 
+#include "tern/kernels/index_check.h"
 #include "tern/kernels/ref/ref.h"
 #include "tern/kernels/ref/strided_copy.h"
 #include "tern/ops/infer.h"
@@ -12,11 +13,6 @@
 
 namespace tern::kernels::ref {
 namespace {
-
-// Index i of an i32/i64 tensor as int64.
-int64_t index_at(const Tensor& indices, int64_t i) {
-  return indices.dtype() == DType::kI32 ? indices.data<int32_t>()[i] : indices.data<int64_t>()[i];
-}
 
 // Fills `t` with `value` converted to its dtype.
 void fill_value(Tensor& t, double value) {
@@ -92,23 +88,13 @@ void pad_ref(KernelContext& ctx) {
   window_copy(x, y, dims, true);
 }
 
-// Checks every index against [0, limit); InvalidArgument naming the op, the index and where.
-void check_indices(const char* op, const Tensor& indices, int64_t limit, const std::string& what) {
-  for (int64_t i = 0; i < indices.num_elements(); ++i) {
-    int64_t v = index_at(indices, i);
-    if (v < 0 || v >= limit) {
-      throw_error(ErrorCode::kInvalidArgument, "op '", op, "': index ", v, " at position ", i,
-                  " of indices ", indices.shape(), " is out of range [0, ", limit, ") for ", what);
-    }
-  }
-}
-
 void gather_ref(KernelContext& ctx) {
   const Tensor& params = ctx.inputs[0];
   const Tensor& indices = ctx.inputs[1];
   int axis = params.shape().normalize_axis(ctx.attrs.get_int("axis"), "gather axis");
   int64_t n = params.shape()[axis];
-  check_indices("gather", indices, n, str_cat("axis ", axis, " of params ", params.shape()));
+  check_indices("gather", indices, n,
+                [&] { return str_cat("axis ", axis, " of params ", params.shape()); });
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < axis; ++i) outer *= params.shape()[i];
   for (int i = axis + 1; i < params.rank(); ++i) inner *= params.shape()[i];
@@ -132,7 +118,8 @@ void scatter_add_ref(KernelContext& ctx) {
   const Tensor& updates = ctx.inputs[1];
   Tensor& y = ctx.outputs[0];
   int64_t rows = y.shape()[0];
-  check_indices("scatter_add", indices, rows, str_cat("axis 0 of output shape ", y.shape()));
+  check_indices("scatter_add", indices, rows,
+                [&] { return str_cat("axis 0 of output shape ", y.shape()); });
   int64_t inner = rows == 0 ? 0 : y.num_elements() / rows;
   fill_value(y, 0.0);
   // Update rows in index order (stable): each output row is summed in double, in input order.
