@@ -48,6 +48,14 @@ inline GraphCost graph_cost(const ir::Graph& g) {
       int64_t k = ta ? a.dim(a.rank() - 2) : a.dim(a.rank() - 1);
       c.matmul_flops +=
           2.0 * static_cast<double>(n->output()->shape().num_elements()) * static_cast<double>(k);
+    } else if ((op == "attention" || op == "attention_grad") && has_output) {
+      // The matmuls the op does per (batch, head): q k^T and probs v forward; the gradient's
+      // dout v^T, probs^T dout, ds k and ds^T q.
+      const int q = op == "attention" ? 0 : 1;
+      const Shape &qs = n->input(q)->shape(), &vs = n->input(q + 2)->shape();
+      const double pairs = static_cast<double>(qs.dim(0) * qs.dim(2) * qs.dim(1) * vs.dim(1));
+      const double d = static_cast<double>(qs.dim(3)), dv = static_cast<double>(vs.dim(3));
+      c.matmul_flops += 2.0 * pairs * (op == "attention" ? d + dv : 2.0 * (d + dv));
     } else if ((op == "conv2d" || op == "fused_conv2d" || op == "conv2d_backprop_input" ||
                 op == "conv2d_backprop_filter") &&
                has_output && n->num_inputs() >= 2) {

@@ -69,6 +69,7 @@ GradRegistry& GradRegistry::global() {
     register_matmul_grads(*r);
     register_shape_grads(*r);
     register_softmax_grads(*r);
+    register_attention_grads(*r);
     register_conv_grads(*r);
     register_norm_grads(*r);
     register_nn_misc_grads(*r);

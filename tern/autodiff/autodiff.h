@@ -74,6 +74,7 @@ void register_reduce_grads(GradRegistry& r);
 void register_matmul_grads(GradRegistry& r);
 void register_shape_grads(GradRegistry& r);
 void register_softmax_grads(GradRegistry& r);
+void register_attention_grads(GradRegistry& r);
 void register_conv_grads(GradRegistry& r);
 void register_norm_grads(GradRegistry& r);
 void register_nn_misc_grads(GradRegistry& r);

@@ -101,8 +101,71 @@ ir::Value* MultiHeadAttentionLayer::project_in(ir::Graph& g, const LayerContext&
     y = g.add("add", {y, reshape(g, ctx.read(p.bias), {num_heads_ * dim}, scope + "/bias_1d")}, {},
               scope + "/bias_add");
   }
-  y = reshape(g, y, {reshape_batch_dim(b), len, num_heads_, dim}, scope + "/heads");
-  return g.add("transpose", {y}, {{"perm", Dims{0, 2, 1, 3}}}, scope + "/transpose");
+  return reshape(g, y, {reshape_batch_dim(b), len, num_heads_, dim}, scope + "/heads");
+}
+
+ir::Value* MultiHeadAttentionLayer::combined_mask(ir::Graph& g, ir::Value* mask, int64_t t,
+                                                  int64_t s) const {
+  if (!options_.use_causal_mask) return mask;
+  Tensor causal(DType::kBool, Shape{t, s});
+  for (int64_t i = 0; i < t; ++i) {
+    for (int64_t j = 0; j < s; ++j) causal.set(i * s + j, i >= j ? 1 : 0);
+  }
+  ir::Value* c = g.constant(causal, name() + "/causal_mask");
+  return mask ? g.add("logical_and", {mask, c}, {}, name() + "/combined_mask") : c;
+}
+
+// The fused form: one attention op on the [B, L, H, dim] heads, its output [B, T, H, V].
+ir::Value* MultiHeadAttentionLayer::attend_fused(LayerContext& ctx, ir::Value* q, ir::Value* k,
+                                                 ir::Value* v, ir::Value* mask) const {
+  ir::Graph& g = ctx.graph;
+  const bool dropout = ctx.training && options_.dropout > 0;
+  TERN_CHECK_ARG(!dropout || ctx.rng_offset != nullptr, "MultiHeadAttention layer '", name(),
+                 "': training graph has no rng offset");
+  std::vector<ir::Value*> in = {q, k, v, dropout ? ctx.rng_offset : g.scalar(DType::kI64, 0)};
+  if (mask) in.push_back(mask);
+  return g.add("attention", in,
+               {{"scale", 1.0 / std::sqrt(static_cast<double>(key_dim_))},
+                {"rate", dropout ? options_.dropout : 0.0},
+                {"seed", options_.seed},
+                {"causal", options_.use_causal_mask},
+                {"save_probs", ctx.training}},
+               name() + "/attention");
+}
+
+// The unfused form: heads transposed to [B, H, L, dim], matmuls, where, softmax, dropout, and the
+// result transposed back to [B, T, H, V].
+ir::Value* MultiHeadAttentionLayer::attend_unfused(LayerContext& ctx, ir::Value* q, ir::Value* k,
+                                                   ir::Value* v, ir::Value* mask) const {
+  ir::Graph& g = ctx.graph;
+  const int64_t b = q->shape().dim(0), t = q->shape().dim(1), s = k->shape().dim(1);
+  auto heads_first = [&](ir::Value* x, const char* tag) {
+    return g.add("transpose", {x}, {{"perm", Dims{0, 2, 1, 3}}}, name() + "/" + tag + "/transpose");
+  };
+  q = heads_first(q, "query");
+  k = heads_first(k, "key");
+  v = heads_first(v, "value");
+  q = g.add("mul", {q, g.scalar(q->dtype(), 1.0 / std::sqrt(static_cast<double>(key_dim_)))}, {},
+            name() + "/scale");
+  // [B, H, T, K] x [B, H, S, K]^T -> [B, H, T, S]
+  ir::Value* scores = g.add("matmul", {q, k}, {{"transpose_b", true}}, name() + "/scores");
+  if (mask) {  // [B, T, S] -> [B, 1, T, S]; a causal-only [T, S] mask broadcasts as it is
+    if (mask->shape().rank() == 3) {
+      mask = reshape(g, mask, {reshape_batch_dim(b), 1, t, s}, name() + "/mask");
+    }
+    scores =
+        g.add("where", {mask, scores, g.scalar(scores->dtype(), -1e9)}, {}, name() + "/masked");
+  }
+  ir::Value* probs = g.add("softmax", {scores}, {{"axis", int64_t{-1}}}, name() + "/softmax");
+  if (ctx.training && options_.dropout > 0) {
+    TERN_CHECK_ARG(ctx.rng_offset != nullptr, "MultiHeadAttention layer '", name(),
+                   "': training graph has no rng offset");
+    probs = g.add("dropout", {probs, ctx.rng_offset},
+                  {{"rate", options_.dropout}, {"seed", options_.seed}}, name() + "/dropout");
+  }
+  // [B, H, T, S] x [B, H, S, V] -> [B, H, T, V] -> [B, T, H, V]
+  ir::Value* o = g.add("matmul", {probs, v}, {}, name() + "/context");
+  return g.add("transpose", {o}, {{"perm", Dims{0, 2, 1, 3}}}, name() + "/merge_transpose");
 }
 
 std::vector<ir::Value*> MultiHeadAttentionLayer::call(LayerContext& ctx,
@@ -127,10 +190,6 @@ std::vector<ir::Value*> MultiHeadAttentionLayer::call(LayerContext& ctx,
   ir::Value* q = project_in(g, ctx, query, query_, key_dim_, "query");
   ir::Value* k = project_in(g, ctx, key, key_, key_dim_, "key");
   ir::Value* v = project_in(g, ctx, value, value_, value_dim_, "value");
-  q = g.add("mul", {q, g.scalar(q->dtype(), 1.0 / std::sqrt(static_cast<double>(key_dim_)))}, {},
-            name() + "/scale");
-  // [B, H, T, K] x [B, H, S, K]^T -> [B, H, T, S]
-  ir::Value* scores = g.add("matmul", {q, k}, {{"transpose_b", true}}, name() + "/scores");
   ir::Value* mask = nullptr;
   if (pos.mask >= 0) {
     mask = inputs[static_cast<size_t>(pos.mask)];
@@ -139,30 +198,13 @@ std::vector<ir::Value*> MultiHeadAttentionLayer::call(LayerContext& ctx,
                   "': attention_mask must be bool ", Shape{b, t, s}, " [batch, T, S], got ",
                   mask->shape());
     }
-    mask = reshape(g, mask, {reshape_batch_dim(b), 1, t, s}, name() + "/mask");
   }
-  if (options_.use_causal_mask) {
-    Tensor causal(DType::kBool, Shape{t, s});
-    for (int64_t i = 0; i < t; ++i) {
-      for (int64_t j = 0; j < s; ++j) causal.set(i * s + j, i >= j ? 1 : 0);
-    }
-    ir::Value* c = g.constant(causal, name() + "/causal_mask");
-    mask = mask ? g.add("logical_and", {mask, c}, {}, name() + "/combined_mask") : c;
+  ir::Value* o;
+  if (options_.fused) {  // the causal mask is the op's attribute
+    o = attend_fused(ctx, q, k, v, mask);
+  } else {
+    o = attend_unfused(ctx, q, k, v, combined_mask(g, mask, t, s));
   }
-  if (mask) {
-    scores =
-        g.add("where", {mask, scores, g.scalar(scores->dtype(), -1e9)}, {}, name() + "/masked");
-  }
-  ir::Value* probs = g.add("softmax", {scores}, {{"axis", int64_t{-1}}}, name() + "/softmax");
-  if (ctx.training && options_.dropout > 0) {
-    TERN_CHECK_ARG(ctx.rng_offset != nullptr, "MultiHeadAttention layer '", name(),
-                   "': training graph has no rng offset");
-    probs = g.add("dropout", {probs, ctx.rng_offset},
-                  {{"rate", options_.dropout}, {"seed", options_.seed}}, name() + "/dropout");
-  }
-  // [B, H, T, S] x [B, H, S, V] -> [B, H, T, V] -> [B, T, H * V]
-  ir::Value* o = g.add("matmul", {probs, v}, {}, name() + "/context");
-  o = g.add("transpose", {o}, {{"perm", Dims{0, 2, 1, 3}}}, name() + "/merge_transpose");
   o = reshape(g, o, {reshape_batch_dim(b * t), num_heads_ * value_dim_}, name() + "/merge_heads");
   ir::Value* wo = reshape(g, ctx.read(output_.kernel), {num_heads_ * value_dim_, output_dim_},
                           name() + "/attention_output/kernel_2d");

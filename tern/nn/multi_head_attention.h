@@ -11,7 +11,10 @@
 // Per head h: q_h = query Wq_h / sqrt(K), k_h = key Wk_h, v_h = value Wv_h,
 //   p_h = softmax(q_h k_h^T) over S (masked scores set to -1e9, as Keras' masked softmax),
 //   o_h = dropout(p_h) v_h;  output = concat_h(o_h) Wo + bo.
-// Built from matmul / reshape / transpose / softmax (+ where, dropout) ops.
+// The scores, softmax, dropout and the probabilities' product with v run as one `attention` op
+// (tern/ops/attention_ops.cc), which reads the heads in the projections' [batch, L, H, dim] layout;
+// with `fused = false` the layer builds the same computation from matmul / transpose / softmax
+// (+ where, dropout) ops instead (same dropout mask; for comparison).
 #pragma once
 
 #include "tern/nn/model.h"
@@ -27,6 +30,7 @@ struct MultiHeadAttentionOptions {
   std::string kernel_initializer = "glorot_uniform";
   std::string bias_initializer = "zeros";
   int64_t seed = -1;  // dropout seed; < 0: derived from the layer name
+  bool fused = true;  // one attention op; false: matmul / softmax / dropout ops
   std::string name = "";
 };
 
@@ -50,9 +54,16 @@ class MultiHeadAttentionLayer : public Layer {
   Positions positions(size_t n, bool last_is_bool) const;
   Projection add_projection(WeightBuilder& w, const std::string& scope, const Shape& kernel,
                             const Shape& bias);
-  // x [B, L, d] -> [B, heads, L, dim] through an input projection.
+  // x [B, L, d] -> [B, L, heads, dim] through an input projection.
   ir::Value* project_in(ir::Graph& g, const LayerContext& ctx, ir::Value* x, const Projection& p,
                         int64_t dim, const std::string& tag) const;
+  // The user's mask and'ed with the causal one (use_causal_mask), as a bool [T, S] or [B, T, S].
+  ir::Value* combined_mask(ir::Graph& g, ir::Value* mask, int64_t t, int64_t s) const;
+  // q [B, T, H, K], k [B, S, H, K], v [B, S, H, V], mask [B, T, S] or null -> [B, T, H, V].
+  ir::Value* attend_fused(LayerContext& ctx, ir::Value* q, ir::Value* k, ir::Value* v,
+                          ir::Value* mask) const;
+  ir::Value* attend_unfused(LayerContext& ctx, ir::Value* q, ir::Value* k, ir::Value* v,
+                            ir::Value* mask) const;
 
   int64_t num_heads_, key_dim_, value_dim_;
   MultiHeadAttentionOptions options_;

@@ -202,6 +202,35 @@ TEST(MultiHeadAttentionLayer, DropoutOnlyInTraining) {
   EXPECT_GT(diff, 1e-3);
 }
 
+// The layer's one attention op and the unfused graph (fused = false) give the same output in
+// training, dropout mask included, with a mask and the causal mask.
+TEST(MultiHeadAttentionLayer, FusedAndUnfusedAgreeInTraining) {
+  auto x = Input({kT, kDq}), mk = Input({kT, kT}, DType::kBool);
+  auto build = [&](bool fused, const char* name) {
+    auto m = std::make_unique<Model>(
+        std::vector<SymbolicTensor>{x, mk},
+        std::vector<SymbolicTensor>{MultiHeadAttention(
+            kH, kK,
+            {.dropout = 0.3, .use_causal_mask = true, .seed = 5, .fused = fused, .name = name})(
+            {x, x, x, mk})});
+    m->build();
+    randomize(*m, 500);
+    return m;
+  };
+  auto fused = build(true, "mha_f"), plain = build(false, "mha_u");
+  Tensor query = ::tern::testing::random_tensor(DType::kF32, {kB, kT, kDq}, 10);
+  Tensor mask(DType::kBool, {kB, kT, kT});
+  for (int64_t i = 0; i < mask.num_elements(); ++i) mask.set(i, i % 4 != 1);
+  for (int64_t step : {1, 2}) {
+    Tensor a = testing::run_model(*fused, {query, mask}, /*training=*/true, step).at(0);
+    Tensor b = testing::run_model(*plain, {query, mask}, /*training=*/true, step).at(0);
+    testing::expect_close(a, b, 1e-5);
+  }
+  Tensor eval = testing::run_model(*fused, {query, mask}).at(0);
+  EXPECT_GT(max_abs_diff(eval, testing::run_model(*fused, {query, mask}, true, 1).at(0)), 1e-3)
+      << "dropout must act in training";
+}
+
 TEST(MultiHeadAttentionLayer, Errors) {
   EXPECT_TERN_ERROR(MultiHeadAttention(0, 4), ErrorCode::kInvalidArgument, "must be positive");
   auto q = Input({kT, kDq}), v = Input({kS, kDv}), bad_mask = Input({kT, kT}, DType::kBool);

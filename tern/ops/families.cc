@@ -13,6 +13,7 @@ void register_builtin_ops(OpRegistry& r) {
   register_matmul_ops(r);
   register_shape_ops(r);
   register_softmax_ops(r);
+  register_attention_ops(r);
   register_conv_ops(r);
   register_norm_ops(r);
   register_nn_misc_ops(r);

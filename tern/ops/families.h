@@ -13,6 +13,7 @@ void register_reduce_ops(OpRegistry& r);     // sum, mean, max, argmax, variance
 void register_matmul_ops(OpRegistry& r);     // matmul (batched, transposes)
 void register_shape_ops(OpRegistry& r);      // reshape, transpose, concat, gather, pad, ...
 void register_softmax_ops(OpRegistry& r);    // softmax, log_softmax, cross-entropies
+void register_attention_ops(OpRegistry& r);  // attention (scaled dot-product, heads) + grad
 void register_conv_ops(OpRegistry& r);       // conv2d, pooling (+ gradients)
 void register_norm_ops(OpRegistry& r);       // batch_norm, layer_norm (+ gradients)
 void register_nn_misc_ops(OpRegistry& r);    // dropout, embedding

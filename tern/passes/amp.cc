@@ -19,7 +19,8 @@ namespace {
 const std::unordered_set<std::string_view>& allow_list() {
   static const std::unordered_set<std::string_view> ops = {
       "matmul",       "fused_matmul",          "conv2d",
-      "fused_conv2d", "conv2d_backprop_input", "conv2d_backprop_filter"};
+      "fused_conv2d", "conv2d_backprop_input", "conv2d_backprop_filter",
+      "attention",    "attention_grad"};
   return ops;
 }
 
@@ -51,14 +52,18 @@ const std::unordered_map<std::string_view, std::pair<int, int>>& mixed_list() {
   return ops;
 }
 
-// Whether input `i` of `n` is cast down when `n` is converted.
+// Whether input `i` of `n` is cast down when `n` is converted. attention_grad reads the softmax
+// attention saved (f32 for 16-bit inputs) as it is.
 bool low_input(const ir::Node& n, int i) {
+  if (n.op_name() == "attention_grad" && i == 4) return false;
   auto it = mixed_list().find(n.op_name());
   return it == mixed_list().end() || i < it->second.first || i > it->second.second;
 }
 
-// Whether output `k` of `n` is 16-bit once `n` is converted.
+// Whether output `k` of `n` is 16-bit once `n` is converted (attention: only its result, not
+// the f32 softmax it saves).
 bool low_output(const ir::Node& n, int k) {
+  if (n.op_name() == "attention") return k == 0;
   return !mixed_list().count(n.op_name()) || k == 0;
 }
 

@@ -1,8 +1,9 @@
 // amp: automatic mixed precision. Rewrites an f32 graph so that its compute-heavy ops run in a
 // 16-bit float type (bf16 for the Keras-style policy "mixed_bfloat16", f16 for "mixed_float16")
 // while variables, the optimizer update, losses, reductions and normalizations stay f32:
-//   - allow list (always converted): matmul, conv2d, conv2d_backprop_input and their fused forms:
-//     f32 inputs are cast down, the op runs in 16 bits, its result is cast back up.
+//   - allow list (always converted): matmul, conv2d, conv2d_backprop_input and their fused forms,
+//     attention and attention_grad: f32 inputs are cast down, the op runs in 16 bits, its result
+//     is cast back up (attention's saved softmax stays f32, and attention_grad reads it as such).
 //     conv2d_backprop_filter takes 16-bit inputs and produces its weight gradient in f32
 //     (dfilter_dtype = "f32": accumulated and stored in f32, no cast): oneDNN's bf16
 //     backward-weights kernel with an f32 result runs at its bf16 speed (3x3x64 at 32x32, batch

@@ -67,6 +67,36 @@ TEST(Amp, MatmulChainRunsInBf16WithCastsOnlyAtTheEdges) {
   EXPECT_EQ(count_ops(*f16, "cast"), 3u);
 }
 
+// attention and its gradient run in bf16 on bf16 heads, but the softmax attention saves for its
+// gradient stays f32 (no cast between the two) and so do the mask's words.
+TEST(Amp, AttentionRunsInBf16AndItsSavedSoftmaxStaysF32) {
+  auto g = parse(R"(graph @g {
+    %q = input() {dtype=f32, name="q", shape=[2, 8, 2, 4]}
+    %k = input() {dtype=f32, name="k", shape=[2, 8, 2, 4]}
+    %v = input() {dtype=f32, name="v", shape=[2, 8, 2, 4]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 8, 2, 4]}
+    %o = input() {dtype=i64, name="o", shape=[]}
+    %a = attention(%q, %k, %v, %o) {scale=0.5, rate=0.1}
+    %g = attention_grad(%dy, %q, %k, %v, %a#1, %a#2) {scale=0.5, rate=0.1}
+    return {"y": %a, "dq": %g, "dk": %g#1, "dv": %g#2}
+  })");
+  AutoMixedPrecision pass({DType::kBF16, {}});
+  EXPECT_TRUE(run_pass(pass, *g));
+  ASSERT_EQ(g->nodes_of("attention").size(), 1u);
+  ASSERT_EQ(g->nodes_of("attention_grad").size(), 1u);
+  const ir::Node& fwd = *g->nodes_of("attention")[0];
+  const ir::Node& bwd = *g->nodes_of("attention_grad")[0];
+  EXPECT_EQ(fwd.input(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(fwd.output(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(fwd.output(1)->dtype(), DType::kF32);
+  EXPECT_EQ(bwd.input(4), fwd.output(1)) << "the saved softmax is read as it is, not cast";
+  EXPECT_EQ(bwd.input(5), fwd.output(2));
+  EXPECT_EQ(bwd.input(0)->dtype(), DType::kBF16);
+  EXPECT_EQ(bwd.output(0)->dtype(), DType::kBF16);
+  // Casts: q, k, v, dy down; y, dq, dk, dv up.
+  EXPECT_EQ(count_ops(*g, "cast"), 8u);
+}
+
 TEST(Amp, FollowOpsOutsideAllowChainsStayF32) {
   // The moving-average style update reads a matmul result but feeds no allow-listed op: it stays
   // f32; the relu feeding only a reduction stays f32 too.

@@ -21,6 +21,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
     register_optimizer_kernels(r);
     register_softmax_xent_kernels(r);
     register_dropout_kernels(r);
+    register_attention_kernels(r);
     register_max_pool_kernels(r);
     register_max_pool_grad_kernels(r);
     register_reduce_kernels(r);

@@ -16,6 +16,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r);
 void register_optimizer_kernels(kernels::KernelRegistry& r);          // optimizer_update.cc
 void register_softmax_xent_kernels(kernels::KernelRegistry& r);       // softmax_xent_cpu.cc
 void register_dropout_kernels(kernels::KernelRegistry& r);            // dropout_cpu.cc
+void register_attention_kernels(kernels::KernelRegistry& r);          // attention_cpu.cc
 void register_reduce_kernels(kernels::KernelRegistry& r);             // reduce_sum.cc
 void register_transpose_kernels(kernels::KernelRegistry& r);          // transpose_vec.cc
 void register_scatter_add_kernels(kernels::KernelRegistry& r);        // scatter_add_cpu.cc

@@ -16,6 +16,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/dropout_words.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -162,6 +163,21 @@ __attribute__((target("arch=x86-64-v4"), flatten)) void dropout_tiles_v4(const D
   dropout_tiles_body<T, true>(a, t0, t1);
 }
 
+// Whole tiles' words for dropout_words: tiles [t0, t1) into out (64 words per tile).
+void words_tiles_v3(uint64_t seed, uint64_t offset, int64_t t0, int64_t t1, uint32_t* out) {
+  for (int64_t t = t0; t < t1; ++t) {
+    philox_tile_body(seed, static_cast<uint64_t>(t * kLanes), offset, out + (t - t0) * kTile);
+  }
+}
+
+__attribute__((target("arch=x86-64-v4"), flatten)) void words_tiles_v4(uint64_t seed,
+                                                                       uint64_t offset, int64_t t0,
+                                                                       int64_t t1, uint32_t* out) {
+  for (int64_t t = t0; t < t1; ++t) {
+    philox_tile_body(seed, static_cast<uint64_t>(t * kLanes), offset, out + (t - t0) * kTile);
+  }
+}
+
 constexpr int64_t kTilesPerTask = 16;  // 1024 elements per OpenMP iteration
 
 template <typename T>
@@ -247,6 +263,24 @@ void dropout_cpu(KernelContext& ctx) {
 }
 
 }  // namespace
+
+void dropout_words(uint64_t seed, uint64_t offset, int64_t first, int64_t n, uint32_t* out) {
+  static const bool v4 = cpu_runs_v4_variants();
+  const int64_t t0 = first / kTile, whole = n / kTile;
+  if (v4) {
+    words_tiles_v4(seed, offset, t0, t0 + whole, out);
+  } else {
+    words_tiles_v3(seed, offset, t0, t0 + whole, out);
+  }
+  if (n % kTile == 0) return;
+  alignas(64) uint32_t last[kTile];
+  if (v4) {
+    words_tiles_v4(seed, offset, t0 + whole, t0 + whole + 1, last);
+  } else {
+    words_tiles_v3(seed, offset, t0 + whole, t0 + whole + 1, last);
+  }
+  std::copy(last, last + n % kTile, out + whole * kTile);
+}
 
 void register_dropout_kernels(kernels::KernelRegistry& r) {
   kernels::add_fn_kernel(r, "dropout", "cpu_vec", {DType::kF32, DType::kF64, DType::kBF16},

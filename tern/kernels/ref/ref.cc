@@ -12,6 +12,7 @@ void register_ref_kernels(KernelRegistry& r) {
   register_matmul_ref(r);
   register_shape_ref(r);
   register_softmax_ref(r);
+  register_attention_ref(r);
   register_conv_ref(r);
   register_norm_ref(r);
   register_nn_misc_ref(r);

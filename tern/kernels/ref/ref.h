@@ -17,6 +17,7 @@ void register_reduce_ref(KernelRegistry& r);
 void register_matmul_ref(KernelRegistry& r);
 void register_shape_ref(KernelRegistry& r);
 void register_softmax_ref(KernelRegistry& r);
+void register_attention_ref(KernelRegistry& r);
 void register_conv_ref(KernelRegistry& r);
 void register_norm_ref(KernelRegistry& r);
 void register_nn_misc_ref(KernelRegistry& r);

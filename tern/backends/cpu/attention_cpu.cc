@@ -1,0 +1,355 @@
+// Fast attention / attention_grad (tern/ops/attention_ops.cc) for f32 and bf16 heads: one
+// (batch, head) pair per task, spread over OpenMP threads, each pair's [T, S] block computed and
+// used while it is in the thread's cache. Forward: scores = scale q k^T (small_gemm on k^T packed
+// once per pair), masked, a softmax per row (written to the saved-probabilities output, the
+// block's only trip to memory), dropout with the dropout op's own Philox words, then the product
+// with v, stored straight into [B, T, H, Dv]. Backward: dv = pd^T dout, dpd = dout v^T, the
+// softmax's gradient per row, dq = scale ds k, dk = scale ds^T q, each into its [B, ., H, .]
+// place. q, k, v and dout are read in place in f32 (strided rows of H * D) and converted per pair
+// in bf16, whose results are rounded once. Each pair is one thread's work in a fixed order, so
+// results do not depend on the thread count.
+// Declines: a dropout whose per-pair block (T * S) is not a multiple of 64 elements (the Philox
+// tiles and the mask's words would straddle pairs); ref runs those.
+#include <omp.h>
+#include <algorithm>
+#include <cmath>
+#include <type_traits>
+#include <vector>
+
+#include "tern/backends/cpu/cpu_isa.h"
+#include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/dropout_words.h"
+#include "tern/backends/cpu/elementwise_math.h"
+#include "tern/backends/cpu/small_gemm.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
+
+namespace tern::cpu {
+namespace {
+
+using kernels::KernelContext;
+
+// Shapes, attributes and the mask input of one call; q is input `first`.
+struct Geometry {
+  int64_t b, t, s, h, d, dv;
+  float scale;
+  double rate;
+  float inv_keep;
+  uint32_t threshold;
+  bool causal;
+  const bool* mask = nullptr;  // [B, T, S] or null
+
+  Geometry(const KernelContext& ctx, size_t first, size_t mask_input) {
+    const Shape &q = ctx.inputs[first].shape(), &v = ctx.inputs[first + 2].shape();
+    b = q[0], t = q[1], h = q[2], d = q[3], s = v[1], dv = v[3];
+    scale = static_cast<float>(ctx.attrs.get_float("scale"));
+    rate = ctx.attrs.get_float("rate");
+    inv_keep = static_cast<float>(1.0 / (1.0 - rate));
+    threshold = static_cast<uint32_t>(std::floor(rate * 4294967296.0));
+    causal = ctx.attrs.get_bool("causal");
+    if (ctx.inputs.size() > mask_input) mask = ctx.inputs[mask_input].data<bool>();
+  }
+  int64_t pairs() const { return b * h; }
+  int64_t block() const { return t * s; }
+};
+
+// One head of a [B, L, H, W] tensor: rows of W elements, H * W apart.
+template <typename T>
+struct Head {
+  const T* p;
+  int64_t ld;
+};
+
+// The head as f32 rows: f32 is read in place, bf16 converted into `buf` (rows x width).
+template <typename T>
+Head<float> as_f32(Head<T> x, int64_t rows, int64_t width, std::vector<float>& buf) {
+  if constexpr (std::is_same_v<T, float>) {
+    return x;
+  } else {
+    buf.resize(static_cast<size_t>(rows * width));
+    for (int64_t r = 0; r < rows; ++r) {
+      const T* src = x.p + r * x.ld;
+      float* dst = buf.data() + r * width;
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) dst[c] = static_cast<float>(src[c]);
+    }
+    return {buf.data(), width};
+  }
+}
+
+// rows x width f32 (ld `width`) into a head of the output, rounded once for bf16.
+template <typename T>
+void store_head(const float* src, int64_t rows, int64_t width, T* dst, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* in = src + r * width;
+    T* out = dst + r * ld;
+    if constexpr (std::is_same_v<T, float>) {
+      std::copy(in, in + width, out);
+    } else {
+#pragma omp simd
+      for (int64_t c = 0; c < width; ++c) out[c].bits = bfloat16::from_float(in[c]);
+    }
+  }
+}
+
+// Where f32 results go: straight into an f32 output's head, or a buffer stored afterwards.
+template <typename T>
+struct Sink {
+  float* p;
+  int64_t ld;
+};
+
+template <typename T>
+Sink<T> sink(T* head, int64_t ld, int64_t rows, int64_t width, std::vector<float>& buf) {
+  if constexpr (std::is_same_v<T, float>) {
+    return {head, ld};
+  } else {
+    buf.resize(static_cast<size_t>(rows * width));
+    return {buf.data(), width};
+  }
+}
+
+template <typename T>
+void flush(const Sink<T>& s, T* head, int64_t ld, int64_t rows, int64_t width) {
+  if constexpr (!std::is_same_v<T, float>) store_head(s.p, rows, width, head, ld);
+}
+
+// Replaces the scores of row i of pair (n, .) by -1e9 where the mask or causality forbids them.
+[[gnu::always_inline]] inline void mask_row(const Geometry& g, int64_t n, int64_t i, float* row) {
+  if (g.causal) {
+    for (int64_t j = i + 1; j < g.s; ++j) row[j] = -1e9f;
+  }
+  if (g.mask) {
+    const bool* m = g.mask + (n * g.t + i) * g.s;
+#pragma omp simd
+    for (int64_t j = 0; j < g.s; ++j) row[j] = vmath::select(m[j], row[j], -1e9f);
+  }
+}
+
+// The row's maximum: sixteen running maxima (a loop GCC vectorizes, where a reduction over
+// std::max stays scalar), then the tail. A NaN is skipped here and spreads through exp below.
+[[gnu::always_inline]] inline float row_max(const float* row, int64_t s) {
+  float lanes[16];
+  std::fill(lanes, lanes + 16, -INFINITY);
+  int64_t j = 0;
+  for (; j + 16 <= s; j += 16) {
+    for (int l = 0; l < 16; ++l) lanes[l] = row[j + l] > lanes[l] ? row[j + l] : lanes[l];
+  }
+  float max = -INFINITY;
+  for (int l = 0; l < 16; ++l) max = std::max(max, lanes[l]);
+  for (; j < s; ++j) max = std::max(max, row[j]);
+  return max;
+}
+
+// Masks and normalizes the T rows of one pair's scores in place.
+[[gnu::always_inline]] inline void softmax_rows_body(const Geometry& g, int64_t n, float* p) {
+  for (int64_t i = 0; i < g.t; ++i) {
+    float* row = p + i * g.s;
+    mask_row(g, n, i, row);
+    const float max = row_max(row, g.s);
+    float sum = 0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < g.s; ++j) {
+      row[j] = vmath::exp(row[j] - max);
+      sum += row[j];
+    }
+    const float inv = 1.0f / sum;
+#pragma omp simd
+    for (int64_t j = 0; j < g.s; ++j) row[j] *= inv;
+  }
+}
+
+void softmax_rows_v3(const Geometry& g, int64_t n, float* p) {
+  softmax_rows_body(g, n, p);
+}
+
+// The same for AVX-512 (16 lanes per exp).
+__attribute__((target("arch=x86-64-v4"), flatten)) void softmax_rows_v4(const Geometry& g,
+                                                                        int64_t n, float* p) {
+  softmax_rows_body(g, n, p);
+}
+
+void softmax_rows(const Geometry& g, int64_t n, float* p) {
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4) {
+    softmax_rows_v4(g, n, p);
+  } else {
+    softmax_rows_v3(g, n, p);
+  }
+}
+
+// Bit j of the result: words[j] >= threshold, j < 32.
+inline uint32_t pack_kept(const uint32_t* words, uint32_t threshold) {
+  uint32_t bits = 0;
+#pragma omp simd reduction(| : bits)
+  for (int j = 0; j < 32; ++j) bits |= static_cast<uint32_t>(words[j] >= threshold) << j;
+  return bits;
+}
+
+// pd = p * inv_keep where bit e of `words` is set, else 0, for e < n (n a multiple of 32).
+void apply_bits(const float* p, const uint32_t* bits, int64_t n, float inv_keep, float* pd) {
+  for (int64_t w = 0; w < n / 32; ++w) {
+    const uint32_t word = bits[w];
+    const float* in = p + 32 * w;
+    float* out = pd + 32 * w;
+#pragma omp simd
+    for (int e = 0; e < 32; ++e) out[e] = vmath::select((word >> e) & 1u, in[e] * inv_keep, 0.f);
+  }
+}
+
+template <typename T>
+void attention_typed(KernelContext& ctx) {
+  const Geometry g(ctx, 0, 4);
+  const T *q = ctx.inputs[0].data<T>(), *k = ctx.inputs[1].data<T>(), *v = ctx.inputs[2].data<T>();
+  const uint64_t offset = static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0]);
+  const uint64_t seed = static_cast<uint64_t>(ctx.attrs.get_int("seed"));
+  T* out = ctx.outputs[0].data<T>();
+  const bool save = ctx.attrs.get_bool("save_probs");
+  float* probs = save ? ctx.outputs[1].data<float>() : nullptr;
+  uint32_t* mask_words =
+      save && g.rate > 0 ? reinterpret_cast<uint32_t*>(ctx.outputs[2].data<int32_t>()) : nullptr;
+  const int64_t blk = g.block();
+#pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
+  {
+    std::vector<float> qb, kb, vb, ob, kt(static_cast<size_t>(g.d * g.s)), work, pd;
+    std::vector<uint32_t> words;
+    if (!save) work.resize(static_cast<size_t>(blk));
+    if (g.rate > 0) {
+      pd.resize(static_cast<size_t>(blk));
+      words.resize(static_cast<size_t>(blk));
+    }
+#pragma omp for schedule(static)
+    for (int64_t pair = 0; pair < g.pairs(); ++pair) {
+      const int64_t n = pair / g.h, hd = pair % g.h;
+      const Head<float> qh =
+          as_f32(Head<T>{q + (n * g.t * g.h + hd) * g.d, g.h * g.d}, g.t, g.d, qb);
+      const Head<float> kh =
+          as_f32(Head<T>{k + (n * g.s * g.h + hd) * g.d, g.h * g.d}, g.s, g.d, kb);
+      const Head<float> vh =
+          as_f32(Head<T>{v + (n * g.s * g.h + hd) * g.dv, g.h * g.dv}, g.s, g.dv, vb);
+      transpose_f32(g.s, g.d, kh.p, kh.ld, kt.data(), g.s);
+      float* p = save ? probs + pair * blk : work.data();
+      small_gemm(false, g.t, g.s, g.d, g.scale, qh.p, qh.ld, kt.data(), g.s, p, g.s);
+      softmax_rows(g, n, p);
+      const float* a = p;
+      if (g.rate > 0) {
+        dropout_words(seed, offset, pair * blk, blk, words.data());
+        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : words.data();
+        // (Without a mask output the words are packed in place: word w is read before written.)
+        for (int64_t w = 0; w < blk / 32; ++w)
+          bits[w] = pack_kept(words.data() + 32 * w, g.threshold);
+        apply_bits(p, bits, blk, g.inv_keep, pd.data());
+        a = pd.data();
+      }
+      T* o = out + (n * g.t * g.h + hd) * g.dv;
+      Sink<T> dst = sink(o, g.h * g.dv, g.t, g.dv, ob);
+      small_gemm(false, g.t, g.dv, g.s, 1.0f, a, g.s, vh.p, vh.ld, dst.p, dst.ld);
+      flush(dst, o, g.h * g.dv, g.t, g.dv);
+    }
+  }
+}
+
+template <typename T>
+void attention_grad_typed(KernelContext& ctx) {
+  const Geometry g(ctx, 1, 6);
+  const T* dout = ctx.inputs[0].data<T>();
+  const T *q = ctx.inputs[1].data<T>(), *k = ctx.inputs[2].data<T>(), *v = ctx.inputs[3].data<T>();
+  const float* probs = ctx.inputs[4].data<float>();
+  const uint32_t* mask_words = reinterpret_cast<const uint32_t*>(ctx.inputs[5].data<int32_t>());
+  T *dq = ctx.outputs[0].data<T>(), *dk = ctx.outputs[1].data<T>(), *dv = ctx.outputs[2].data<T>();
+  const int64_t blk = g.block();
+#pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
+  {
+    std::vector<float> ob, qb, kb, vb, vt(static_cast<size_t>(g.dv * g.s)), pd,
+        ds(static_cast<size_t>(blk)), rq, rk, rv;
+    if (g.rate > 0) pd.resize(static_cast<size_t>(blk));
+#pragma omp for schedule(static)
+    for (int64_t pair = 0; pair < g.pairs(); ++pair) {
+      const int64_t n = pair / g.h, hd = pair % g.h;
+      const int64_t at_t = (n * g.t * g.h + hd), at_s = (n * g.s * g.h + hd);
+      const Head<float> oh = as_f32(Head<T>{dout + at_t * g.dv, g.h * g.dv}, g.t, g.dv, ob);
+      const Head<float> qh = as_f32(Head<T>{q + at_t * g.d, g.h * g.d}, g.t, g.d, qb);
+      const Head<float> kh = as_f32(Head<T>{k + at_s * g.d, g.h * g.d}, g.s, g.d, kb);
+      const Head<float> vh = as_f32(Head<T>{v + at_s * g.dv, g.h * g.dv}, g.s, g.dv, vb);
+      const float* p = probs + pair * blk;
+      const float* a = p;
+      if (g.rate > 0) {
+        apply_bits(p, mask_words + pair * blk / 32, blk, g.inv_keep, pd.data());
+        a = pd.data();
+      }
+      // dv = pd^T dout
+      T* dvh = dv + at_s * g.dv;
+      Sink<T> dv_dst = sink(dvh, g.h * g.dv, g.s, g.dv, rv);
+      small_gemm(true, g.s, g.dv, g.t, 1.0f, a, g.s, oh.p, oh.ld, dv_dst.p, dv_dst.ld);
+      flush(dv_dst, dvh, g.h * g.dv, g.s, g.dv);
+      // dpd = dout v^T, then the dropout's and the softmax's gradients in place: ds.
+      transpose_f32(g.s, g.dv, vh.p, vh.ld, vt.data(), g.s);
+      small_gemm(false, g.t, g.s, g.dv, 1.0f, oh.p, oh.ld, vt.data(), g.s, ds.data(), g.s);
+      if (g.rate > 0)
+        apply_bits(ds.data(), mask_words + pair * blk / 32, blk, g.inv_keep, ds.data());
+      for (int64_t i = 0; i < g.t; ++i) {
+        float* row = ds.data() + i * g.s;
+        const float* pr = p + i * g.s;
+        float dot = 0;
+#pragma omp simd reduction(+ : dot)
+        for (int64_t j = 0; j < g.s; ++j) dot += row[j] * pr[j];
+#pragma omp simd
+        for (int64_t j = 0; j < g.s; ++j) row[j] = pr[j] * (row[j] - dot);
+        // Masked-out scores get no gradient (where's gradient), even in an all-masked row.
+        if (g.causal) std::fill(row + std::min(i + 1, g.s), row + g.s, 0.f);
+        if (g.mask) {
+          const bool* m = g.mask + (n * g.t + i) * g.s;
+#pragma omp simd
+          for (int64_t j = 0; j < g.s; ++j) row[j] = vmath::select(m[j], row[j], 0.f);
+        }
+      }
+      // dq = scale ds k, dk = scale ds^T q
+      T* dqh = dq + at_t * g.d;
+      Sink<T> dq_dst = sink(dqh, g.h * g.d, g.t, g.d, rq);
+      small_gemm(false, g.t, g.d, g.s, g.scale, ds.data(), g.s, kh.p, kh.ld, dq_dst.p, dq_dst.ld);
+      flush(dq_dst, dqh, g.h * g.d, g.t, g.d);
+      T* dkh = dk + at_s * g.d;
+      Sink<T> dk_dst = sink(dkh, g.h * g.d, g.s, g.d, rk);
+      small_gemm(true, g.s, g.d, g.t, g.scale, ds.data(), g.s, qh.p, qh.ld, dk_dst.p, dk_dst.ld);
+      flush(dk_dst, dkh, g.h * g.d, g.s, g.d);
+    }
+  }
+}
+
+std::string decline_attention(const kernels::KernelSignature& sig) {
+  const bool grad = sig.op->name == "attention_grad";
+  const Shape& q = sig.inputs[grad ? 1 : 0].shape;
+  const Shape& v = sig.inputs[grad ? 3 : 2].shape;
+  if (sig.attrs->get_float("rate") > 0 && (q[1] * v[1]) % 64 != 0) {
+    return "dropout over a [T, S] block that is not a multiple of 64 elements";
+  }
+  return "";
+}
+
+template <typename Fn>
+void by_dtype(DType dtype, Fn fn) {
+  if (dtype == DType::kBF16) return fn(bfloat16{});
+  return fn(float{});
+}
+
+}  // namespace
+
+void register_attention_kernels(kernels::KernelRegistry& r) {
+  kernels::add_fn_kernel(
+      r, "attention", "cpu_vec", {DType::kF32, DType::kBF16}, kVectorPriority,
+      [](KernelContext& ctx) {
+        by_dtype(ctx.inputs[0].dtype(), [&](auto tag) { attention_typed<decltype(tag)>(ctx); });
+      },
+      decline_attention);
+  kernels::add_fn_kernel(
+      r, "attention_grad", "cpu_vec", {DType::kF32, DType::kBF16}, kVectorPriority,
+      [](KernelContext& ctx) {
+        by_dtype(ctx.inputs[1].dtype(),
+                 [&](auto tag) { attention_grad_typed<decltype(tag)>(ctx); });
+      },
+      decline_attention);
+}
+
+}  // namespace tern::cpu
+
+TERN_CPU_V3_END

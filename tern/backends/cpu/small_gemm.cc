@@ -1,0 +1,358 @@
+// small_gemm and transpose_f32 (small_gemm.h): the per-head products of attention, one thread.
+//
+// AVX-512 (x86-64-v4, chosen at run time): C is cut into 6 x 64 tiles whose 24 accumulators stay
+// in zmm registers over the whole k loop; each k step loads 4 vectors of one B row and broadcasts
+// op(A)'s 6 elements of that column (contiguous with trans_a): 24 FMAs. Column blocks are the
+// outer loop, so a k x 64 panel of B stays in L1 while the row tiles go by. Tails: masked
+// loads/stores for the last columns, a smaller row count as a template argument. 155-170 GFLOP/s
+// on one Emerald Rapids core at 128x128x64 and 128x64x128 (its FMA peak: 179). No packing (not
+// tried): at these sizes A and B stay L1/L2 resident and the tiles already run near that peak.
+// The x86-64-v3 build: the same idea in 6 x 16 AVX2 tiles, the edges in plain loops (45-70
+// GFLOP/s on the same core, whose ymm FMA peak is 82).
+#include "tern/backends/cpu/small_gemm.h"
+
+#include <immintrin.h>
+
+#include <algorithm>
+
+#include "tern/backends/cpu/cpu_isa.h"
+#include "tern/base/error.h"
+
+TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
+
+namespace tern::cpu {
+namespace {
+
+// The AVX-512 functions (the rest of the file is x86-64-v3); #undef at the end of the file.
+#define TERN_V4 __attribute__((target("arch=x86-64-v4")))
+
+// --- AVX-512 (x86-64-v4) ---
+
+// Rows of a C tile and zmm vectors (16 columns each) of its rows: 24 accumulators, 4 of B, 1
+// broadcast. Also measured: 8x32, 12x32, 14x32, 8x48 and 4x64 (up to 8% slower on one of the
+// attention shapes each), 16x16 and 28x16 (up to 25% slower).
+constexpr int kMr = 6;
+constexpr int kNv = 4;
+
+// The tile C[rows MR, columns NV * 16] = alpha * op(A) B from a = op(A)'s (0, 0) and b = B's
+// (0, 0); with kMasked the last vector's columns are those of `last`. MR * NV + NV + 1 zmm.
+template <int MR, int NV, bool kTransA, bool kMasked>
+TERN_V4 inline void tile_v4(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
+                            int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+  __m512 acc[MR][NV];
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+  }
+  for (int64_t p = 0; p < k; ++p) {
+    const float* bp = b + p * ldb;
+    __m512 bv[NV];
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      bv[v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(last, bp + 16 * v)
+                                     : _mm512_loadu_ps(bp + 16 * v);
+    }
+#pragma GCC unroll 32
+    for (int r = 0; r < MR; ++r) {
+      const __m512 ar = _mm512_set1_ps(kTransA ? a[p * lda + r] : a[r * lda + p]);
+#pragma GCC unroll 8
+      for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_fmadd_ps(ar, bv[v], acc[r][v]);
+    }
+  }
+  const __m512 al = _mm512_set1_ps(alpha);
+#pragma GCC unroll 32
+  for (int r = 0; r < MR; ++r) {
+#pragma GCC unroll 8
+    for (int v = 0; v < NV; ++v) {
+      float* cr = c + r * ldc + 16 * v;
+      if (kMasked && v == NV - 1) {
+        _mm512_mask_storeu_ps(cr, last, _mm512_mul_ps(acc[r][v], al));
+      } else {
+        _mm512_storeu_ps(cr, _mm512_mul_ps(acc[r][v], al));
+      }
+    }
+  }
+}
+
+// The last rows (< kMr) of a column block: tile_v4 with MR = rows.
+template <int MR, int NV, bool kTransA, bool kMasked>
+TERN_V4 void row_tail_v4(int rows, int64_t k, float alpha, const float* a, int64_t lda,
+                         const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+  if constexpr (MR > 1) {
+    if (rows < MR) {
+      return row_tail_v4<MR - 1, NV, kTransA, kMasked>(rows, k, alpha, a, lda, b, ldb, c, ldc,
+                                                       last);
+    }
+  }
+  tile_v4<MR, NV, kTransA, kMasked>(k, alpha, a, lda, b, ldb, c, ldc, last);
+}
+
+// C's column block [0, NV * 16) (the last vector's columns `last` with kMasked), all m rows.
+template <int NV, bool kTransA, bool kMasked>
+TERN_V4 void column_block_v4(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
+                             const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+  const int64_t a_row = kTransA ? 1 : lda;  // a's step between rows of op(A)
+  int64_t i = 0;
+  for (; i + kMr <= m; i += kMr) {
+    tile_v4<kMr, NV, kTransA, kMasked>(k, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc,
+                                       last);
+  }
+  if (i < m) {
+    row_tail_v4<kMr - 1, NV, kTransA, kMasked>(static_cast<int>(m - i), k, alpha, a + i * a_row,
+                                               lda, b, ldb, c + i * ldc, ldc, last);
+  }
+}
+
+// The last columns (< 16 kNv): NV = their vector count, the last one masked.
+template <int NV, bool kTransA>
+TERN_V4 void column_tail_v4(int vectors, int64_t m, int64_t k, float alpha, const float* a,
+                            int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
+                            __mmask16 last) {
+  if constexpr (NV > 1) {
+    if (vectors < NV) {
+      return column_tail_v4<NV - 1, kTransA>(vectors, m, k, alpha, a, lda, b, ldb, c, ldc, last);
+    }
+  }
+  column_block_v4<NV, kTransA, true>(m, k, alpha, a, lda, b, ldb, c, ldc, last);
+}
+
+template <bool kTransA>
+TERN_V4 void gemm_v4(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+                     const float* b, int64_t ldb, float* c, int64_t ldc) {
+  constexpr int64_t kNr = 16 * kNv;
+  int64_t j = 0;
+  for (; j + kNr <= n; j += kNr) {
+    column_block_v4<kNv, kTransA, false>(m, k, alpha, a, lda, b + j, ldb, c + j, ldc, 0xFFFF);
+  }
+  if (j < n) {
+    const int vectors = static_cast<int>((n - j + 15) / 16);
+    const int lanes = static_cast<int>(n - j) - 16 * (vectors - 1);  // in [1, 16]
+    const auto last = static_cast<__mmask16>((1u << lanes) - 1u);
+    column_tail_v4<kNv, kTransA>(vectors, m, k, alpha, a, lda, b + j, ldb, c + j, ldc, last);
+  }
+}
+
+// --- x86-64-v3 (AVX2): 6 x 16 tiles, the edges in plain loops ---
+
+constexpr int kMrV3 = 6;   // 12 ymm accumulators, 2 of B, 1 broadcast
+constexpr int kNrV3 = 16;  // two ymm
+
+// C = alpha op(A) B by plain loops (the edges the tiles leave): one row of C at a time,
+// accumulated in C over k; GCC vectorizes the j loop.
+void gemm_loops_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  for (int64_t i = 0; i < m; ++i) {
+    float* ci = c + i * ldc;
+    std::fill(ci, ci + n, 0.0f);
+    for (int64_t p = 0; p < k; ++p) {
+      const float aip = trans_a ? a[p * lda + i] : a[i * lda + p];
+      const float* bp = b + p * ldb;
+#pragma omp simd
+      for (int64_t j = 0; j < n; ++j) ci[j] += aip * bp[j];
+    }
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) ci[j] *= alpha;
+  }
+}
+
+// tile_v4's loop in ymm registers, for a full kMrV3 x kNrV3 tile.
+template <bool kTransA>
+void tile_v3(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
+             float* c, int64_t ldc) {
+  __m256 acc[kMrV3][2];
+#pragma GCC unroll 8
+  for (int r = 0; r < kMrV3; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int64_t p = 0; p < k; ++p) {
+    const __m256 b0 = _mm256_loadu_ps(b + p * ldb), b1 = _mm256_loadu_ps(b + p * ldb + 8);
+#pragma GCC unroll 8
+    for (int r = 0; r < kMrV3; ++r) {
+      const __m256 ar = _mm256_set1_ps(kTransA ? a[p * lda + r] : a[r * lda + p]);
+      acc[r][0] = _mm256_fmadd_ps(ar, b0, acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(ar, b1, acc[r][1]);
+    }
+  }
+  const __m256 al = _mm256_set1_ps(alpha);
+#pragma GCC unroll 8
+  for (int r = 0; r < kMrV3; ++r) {
+    _mm256_storeu_ps(c + r * ldc, _mm256_mul_ps(acc[r][0], al));
+    _mm256_storeu_ps(c + r * ldc + 8, _mm256_mul_ps(acc[r][1], al));
+  }
+}
+
+template <bool kTransA>
+void gemm_v3(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float* c, int64_t ldc) {
+  const int64_t a_row = kTransA ? 1 : lda;
+  const int64_t m_tiled = m / kMrV3 * kMrV3, n_tiled = n / kNrV3 * kNrV3;
+  for (int64_t j = 0; j < n_tiled; j += kNrV3) {
+    for (int64_t i = 0; i < m_tiled; i += kMrV3) {
+      tile_v3<kTransA>(k, alpha, a + i * a_row, lda, b + j, ldb, c + i * ldc + j, ldc);
+    }
+  }
+  // The right strip (all rows), then the bottom one (the tiled columns).
+  gemm_loops_v3(kTransA, m, n - n_tiled, k, alpha, a, lda, b + n_tiled, ldb, c + n_tiled, ldc);
+  gemm_loops_v3(kTransA, m - m_tiled, n_tiled, k, alpha, a + m_tiled * a_row, lda, b, ldb,
+                c + m_tiled * ldc, ldc);
+}
+
+// --- transposes ---
+
+// Rows i < rows, columns j < cols of a block of at most 16 x 16, through one register transpose
+// (masked loads and stores for a partial block).
+TERN_V4 void transpose_block_v4(int rows, int cols, const float* src, int64_t lds, float* dst,
+                                int64_t ldd) {
+  const auto col_mask = static_cast<__mmask16>((1u << cols) - 1u);
+  const auto row_mask = static_cast<__mmask16>((1u << rows) - 1u);
+  __m512 r[16], t[16];
+#pragma GCC unroll 16
+  for (int i = 0; i < 16; ++i) {
+    r[i] = i < rows ? _mm512_maskz_loadu_ps(col_mask, src + i * lds) : _mm512_setzero_ps();
+  }
+  // The maskz forms with every lane on are the plain instructions; the plain intrinsics trip GCC
+  // 12's -Wmaybe-uninitialized (their _mm512_undefined_ps).
+  constexpr __mmask16 kAll = 0xFFFF;
+  // Within each 128-bit lane, 4x4 transposes (unpack pairs of rows, then shuffle pairs of
+  // pairs): r[4g + s] then holds, in lane l, column 4l + s of rows 4g..4g+3.
+#pragma GCC unroll 8
+  for (int i = 0; i < 16; i += 2) {
+    t[i] = _mm512_maskz_unpacklo_ps(kAll, r[i], r[i + 1]);
+    t[i + 1] = _mm512_maskz_unpackhi_ps(kAll, r[i], r[i + 1]);
+  }
+#pragma GCC unroll 4
+  for (int i = 0; i < 16; i += 4) {
+    r[i] = _mm512_maskz_shuffle_ps(kAll, t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm512_maskz_shuffle_ps(kAll, t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm512_maskz_shuffle_ps(kAll, t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm512_maskz_shuffle_ps(kAll, t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+  // Then the lanes themselves, a 4x4 transpose of r[s], r[4 + s], r[8 + s], r[12 + s] in two
+  // rounds of shuffle_f32x4 (0x88: lanes 0, 2 of each source; 0xDD: lanes 1, 3).
+#pragma GCC unroll 2
+  for (int h = 0; h < 16; h += 8) {
+#pragma GCC unroll 4
+    for (int s = 0; s < 4; ++s) {
+      t[h + s] = _mm512_maskz_shuffle_f32x4(kAll, r[h + s], r[h + 4 + s], 0x88);
+      t[h + 4 + s] = _mm512_maskz_shuffle_f32x4(kAll, r[h + s], r[h + 4 + s], 0xDD);
+    }
+  }
+#pragma GCC unroll 8
+  for (int s = 0; s < 8; ++s) {
+    r[s] = _mm512_maskz_shuffle_f32x4(kAll, t[s], t[8 + s], 0x88);
+    r[8 + s] = _mm512_maskz_shuffle_f32x4(kAll, t[s], t[8 + s], 0xDD);
+  }
+#pragma GCC unroll 16
+  for (int j = 0; j < 16; ++j) {
+    if (j < cols) _mm512_mask_storeu_ps(dst + j * ldd, row_mask, r[j]);
+  }
+}
+
+// dst[j * ds + i] = src[i * ss + j] for an 8 x 8 block (AVX).
+inline void transpose8x8_v3(const float* s, int64_t ss, float* d, int64_t ds) {
+  __m256 r[8], t[8];
+#pragma GCC unroll 8
+  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ss);
+#pragma GCC unroll 4
+  for (int i = 0; i < 8; i += 2) {
+    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+  }
+#pragma GCC unroll 2
+  for (int i = 0; i < 8; i += 4) {
+    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
+    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
+    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
+  }
+#pragma GCC unroll 4
+  for (int s = 0; s < 4; ++s) {
+    _mm256_storeu_ps(d + s * ds, _mm256_permute2f128_ps(r[s], r[4 + s], 0x20));
+    _mm256_storeu_ps(d + (4 + s) * ds, _mm256_permute2f128_ps(r[s], r[4 + s], 0x31));
+  }
+}
+
+void check_gemm_args(bool trans_a, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
+                     int64_t ldc) {
+  TERN_CHECK(m >= 0 && n >= 0 && k >= 0, "small_gemm ", m, "x", n, "x", k);
+  TERN_CHECK(lda >= (trans_a ? m : k) && ldb >= n && ldc >= n, "small_gemm leading dims ", lda, " ",
+             ldb, " ", ldc);
+}
+
+}  // namespace
+
+namespace detail {
+
+void small_gemm_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (trans_a) {
+    gemm_v3<true>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  } else {
+    gemm_v3<false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  }
+}
+
+TERN_V4 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha,
+                           const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                           int64_t ldc) {
+  if (trans_a) {
+    gemm_v4<true>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  } else {
+    gemm_v4<false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  }
+}
+
+void transpose_f32_v3(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                      int64_t ldd) {
+  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
+  for (int64_t i = 0; i < rows8; i += 8) {
+    for (int64_t j = 0; j < cols8; j += 8) {
+      transpose8x8_v3(src + i * lds + j, lds, dst + j * ldd + i, ldd);
+    }
+  }
+  // The right strip (all rows, columns past cols8) and the bottom one (rows past rows8).
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int64_t j = i < rows8 ? cols8 : 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
+  }
+}
+
+TERN_V4 void transpose_f32_v4(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                              int64_t ldd) {
+  for (int64_t i = 0; i < rows; i += 16) {
+    const int rb = static_cast<int>(std::min<int64_t>(16, rows - i));
+    for (int64_t j = 0; j < cols; j += 16) {
+      const int cb = static_cast<int>(std::min<int64_t>(16, cols - j));
+      transpose_block_v4(rb, cb, src + i * lds + j, lds, dst + j * ldd + i, ldd);
+    }
+  }
+}
+
+}  // namespace detail
+
+void small_gemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
+                int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  check_gemm_args(trans_a, m, n, k, lda, ldb, ldc);
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4) {
+    detail::small_gemm_v4(trans_a, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  } else {
+    detail::small_gemm_v3(trans_a, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  }
+}
+
+void transpose_f32(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                   int64_t ldd) {
+  TERN_CHECK(rows >= 0 && cols >= 0 && lds >= cols && ldd >= rows, "transpose_f32 ", rows, "x",
+             cols, " ", lds, " ", ldd);
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4) {
+    detail::transpose_f32_v4(rows, cols, src, lds, dst, ldd);
+  } else {
+    detail::transpose_f32_v3(rows, cols, src, lds, dst, ldd);
+  }
+}
+
+#undef TERN_V4
+
+}  // namespace tern::cpu
+
+TERN_CPU_V3_END
