@@ -14,6 +14,7 @@
 // gradient is then good to ~1e-7 relative), and dropout's packed mask (bit e % 32 of word e / 32
 // set iff element e was kept; empty without dropout). Without save_probs both are empty.
 // attention_grad(dout, q, k, v, probs, dropout_mask[, mask]) -> dq, dk, dv.
+#include "tern/ops/attention_geometry.h"
 #include "tern/ops/families.h"
 #include "tern/ops/infer.h"
 #include "tern/ops/registry.h"
@@ -21,28 +22,23 @@
 namespace tern::ops {
 namespace {
 
-struct Dims {
-  int64_t b, t, s, h, d, dv;
-};
-
 // The shared checks of q, k, v (inputs 0-2 of attention, 1-3 of attention_grad) and the mask.
-Dims check_heads(const InferContext& ctx, size_t first) {
+AttentionGeometry check_heads(const InferContext& ctx, size_t first) {
   const TensorType &q = ctx.input(first), &k = ctx.input(first + 1), &v = ctx.input(first + 2);
   for (size_t i = first; i < first + 3; ++i) require_rank(ctx, i, 4);
   require_same_dtype(ctx, first, first + 1);
   require_same_dtype(ctx, first, first + 2);
-  Dims d{q.shape[0], q.shape[1], k.shape[1], q.shape[2], q.shape[3], v.shape[3]};
-  if (k.shape[0] != d.b || v.shape[0] != d.b || k.shape[2] != d.h || v.shape[2] != d.h ||
-      k.shape[3] != d.d || v.shape[1] != d.s) {
+  if (k.shape[0] != q.shape[0] || v.shape[0] != q.shape[0] || k.shape[2] != q.shape[2] ||
+      v.shape[2] != q.shape[2] || k.shape[3] != q.shape[3] || v.shape[1] != k.shape[1]) {
     ctx.fail("q [B, T, H, D], k [B, S, H, D] and v [B, S, H, Dv] must agree on B, H, D and S, got ",
              q.shape, ", ", k.shape, " and ", v.shape);
   }
-  double rate = ctx.attrs.get_float("rate");
-  if (!(rate >= 0.0 && rate < 1.0)) ctx.fail("rate must be in [0, 1), got ", rate);
-  return d;
+  AttentionGeometry g(q.shape, v.shape, ctx.attrs);
+  if (!(g.rate >= 0.0 && g.rate < 1.0)) ctx.fail("rate must be in [0, 1), got ", g.rate);
+  return g;
 }
 
-void check_mask(const InferContext& ctx, size_t i, const Dims& d) {
+void check_mask(const InferContext& ctx, size_t i, const AttentionGeometry& d) {
   if (ctx.inputs.size() <= i) return;
   if (ctx.inputs.size() > i + 1) ctx.fail("takes at most ", i + 1, " inputs");
   const TensorType want{DType::kBool, Shape{d.b, d.t, d.s}};
@@ -51,27 +47,23 @@ void check_mask(const InferContext& ctx, size_t i, const Dims& d) {
   }
 }
 
-int64_t mask_words(const Dims& d) {
-  return (d.b * d.h * d.t * d.s + 31) / 32;
-}
-
 std::vector<TensorType> infer_attention(const InferContext& ctx) {
-  Dims d = check_heads(ctx, 0);
+  AttentionGeometry d = check_heads(ctx, 0);
   const TensorType& offset = ctx.input(3);
   if (offset.dtype != DType::kI64 || offset.shape.rank() != 0) {
     ctx.fail("offset must be an i64 scalar, got ", offset.to_string());
   }
   check_mask(ctx, 4, d);
   const bool save = ctx.attrs.get_bool("save_probs");
-  const bool dropout = ctx.attrs.get_float("rate") > 0;
+  const bool dropout = d.rate > 0;
   DType x = ctx.input(0).dtype;
   return {{x, Shape{d.b, d.t, d.h, d.dv}},
           {DType::kF32, save ? Shape{d.b, d.h, d.t, d.s} : Shape{0}},
-          {DType::kI32, save && dropout ? Shape{mask_words(d)} : Shape{0}}};
+          {DType::kI32, save && dropout ? Shape{d.mask_words()} : Shape{0}}};
 }
 
 std::vector<TensorType> infer_attention_grad(const InferContext& ctx) {
-  Dims d = check_heads(ctx, 1);
+  AttentionGeometry d = check_heads(ctx, 1);
   const TensorType want_dout{ctx.input(1).dtype, Shape{d.b, d.t, d.h, d.dv}};
   if (ctx.input(0) != want_dout) {
     ctx.fail("dout must be ", want_dout.to_string(), ", got ", ctx.input(0).to_string());
@@ -81,8 +73,7 @@ std::vector<TensorType> infer_attention_grad(const InferContext& ctx) {
     ctx.fail("probs must be ", want_probs.to_string(),
              " (attention's second output, saved with save_probs), got ", ctx.input(4).to_string());
   }
-  const TensorType want_mask{DType::kI32,
-                             Shape{ctx.attrs.get_float("rate") > 0 ? mask_words(d) : 0}};
+  const TensorType want_mask{DType::kI32, Shape{d.rate > 0 ? d.mask_words() : 0}};
   if (ctx.input(5) != want_mask) {
     ctx.fail("dropout_mask must be ", want_mask.to_string(), " (attention's third output), got ",
              ctx.input(5).to_string());

@@ -41,30 +41,36 @@ const std::unordered_set<std::string_view>& follow_list() {
   return ops;
 }
 
-// Follow-list ops whose parameters and statistics stay f32 when converted: only the activation
-// inputs are cast down (x, dy, and the relu gate y of a batch_norm_grad with a folded relu), and
-// only output 0 (y, dx) is 16-bit.
-const std::unordered_map<std::string_view, std::pair<int, int>>& mixed_list() {
-  static const std::unordered_map<std::string_view, std::pair<int, int>> ops = {
-      // op -> the first and last inputs that stay f32
-      {"batch_norm_training", {1, 2}},
-      {"batch_norm_grad", {2, 4}}};
+// Ops that keep some of their tensors f32 when converted: the inputs first_f32..last_f32 are read
+// as they are, and only the first low_outputs outputs are 16-bit.
+//   - batch norm (follow-list ops in this form): its parameters and statistics stay f32, only
+//     the activation inputs are cast down (x, dy, and the relu gate y of a batch_norm_grad with a
+//     folded relu) and only y / dx is 16-bit;
+//   - attention (allow-listed): its saved softmax (output 1) stays f32 and attention_grad reads
+//     it (input 4) as it is.
+struct MixedForm {
+  int first_f32, last_f32, low_outputs;
+};
+
+const std::unordered_map<std::string_view, MixedForm>& mixed_list() {
+  static const std::unordered_map<std::string_view, MixedForm> ops = {
+      {"batch_norm_training", {1, 2, 1}},
+      {"batch_norm_grad", {2, 4, 1}},
+      {"attention", {0, -1, 1}},  // every input cast down
+      {"attention_grad", {4, 4, 3}}};
   return ops;
 }
 
-// Whether input `i` of `n` is cast down when `n` is converted. attention_grad reads the softmax
-// attention saved (f32 for 16-bit inputs) as it is.
+// Whether input `i` of `n` is cast down when `n` is converted.
 bool low_input(const ir::Node& n, int i) {
-  if (n.op_name() == "attention_grad" && i == 4) return false;
   auto it = mixed_list().find(n.op_name());
-  return it == mixed_list().end() || i < it->second.first || i > it->second.second;
+  return it == mixed_list().end() || i < it->second.first_f32 || i > it->second.last_f32;
 }
 
-// Whether output `k` of `n` is 16-bit once `n` is converted (attention: only its result, not
-// the f32 softmax it saves).
+// Whether output `k` of `n` is 16-bit once `n` is converted.
 bool low_output(const ir::Node& n, int k) {
-  if (n.op_name() == "attention") return k == 0;
-  return !mixed_list().count(n.op_name()) || k == 0;
+  auto it = mixed_list().find(n.op_name());
+  return it == mixed_list().end() || k < it->second.low_outputs;
 }
 
 enum class Kind { kNone, kAllow, kFollow };

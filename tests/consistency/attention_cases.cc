@@ -214,8 +214,16 @@ TEST(Attention, BadInputsNameTheirCulprit) {
   EXPECT_TERN_ERROR(
       runtime::eager_call("attention", {q, k, v, off}, {{"scale", 1.0}, {"rate", 1.0}}),
       ErrorCode::kInvalidArgument, "rate must be in [0, 1)");
+  Tensor mask(DType::kBool, {1, 2, 4});
+  EXPECT_TERN_ERROR(runtime::eager_call("attention", {q, k, v, off, mask, mask}, a),
+                    ErrorCode::kInvalidArgument, "takes at most 5 inputs");
   Tensor probs = random_tensor(DType::kF32, {1, 2, 2, 4}, 6, 0, 1);
   Tensor dout = rand({1, 2, 2, 5}, 7);
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("attention_grad",
+                          {rand({1, 2, 2, 3}, 9), q, k, v, probs, Tensor(DType::kI32, {0})},
+                          {{"scale", 1.0}}),
+      ErrorCode::kInvalidArgument, "dout must be f32[1, 2, 2, 5]");
   EXPECT_TERN_ERROR(
       runtime::eager_call("attention_grad", {dout, q, k, v, probs, Tensor(DType::kI32, {2})},
                           {{"scale", 1.0}, {"rate", 0.5}}),

@@ -21,6 +21,7 @@
 #include "tern/backends/cpu/dropout_words.h"
 #include "tern/backends/cpu/elementwise_math.h"
 #include "tern/backends/cpu/small_gemm.h"
+#include "tern/ops/attention_geometry.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -29,29 +30,41 @@ namespace {
 
 using kernels::KernelContext;
 
-// Shapes, attributes and the mask input of one call; q is input `first`.
-struct Geometry {
-  int64_t b, t, s, h, d, dv;
-  float scale;
-  double rate;
-  float inv_keep;
+// The node's geometry, in the f32 the kernels compute in, and its optional mask input
+// `mask_input`; q is input `first`.
+struct Geometry : ops::AttentionGeometry {
+  float scale_f, inv_keep_f;
   uint32_t threshold;
-  bool causal;
   const bool* mask = nullptr;  // [B, T, S] or null
 
-  Geometry(const KernelContext& ctx, size_t first, size_t mask_input) {
-    const Shape &q = ctx.inputs[first].shape(), &v = ctx.inputs[first + 2].shape();
-    b = q[0], t = q[1], h = q[2], d = q[3], s = v[1], dv = v[3];
-    scale = static_cast<float>(ctx.attrs.get_float("scale"));
-    rate = ctx.attrs.get_float("rate");
-    inv_keep = static_cast<float>(1.0 / (1.0 - rate));
-    threshold = static_cast<uint32_t>(std::floor(rate * 4294967296.0));
-    causal = ctx.attrs.get_bool("causal");
+  Geometry(const KernelContext& ctx, size_t first, size_t mask_input)
+      : AttentionGeometry(ctx.inputs[first].shape(), ctx.inputs[first + 2].shape(), ctx.attrs),
+        scale_f(static_cast<float>(scale)),
+        inv_keep_f(static_cast<float>(inv_keep())),
+        threshold(dropout_threshold()) {
     if (ctx.inputs.size() > mask_input) mask = ctx.inputs[mask_input].data<bool>();
   }
-  int64_t pairs() const { return b * h; }
-  int64_t block() const { return t * s; }
 };
+
+// Each thread's buffers, kept from call to call (a step's shapes repeat, so after the first run
+// nothing is allocated; as fused_elementwise_cpu.cc's scratch). A forward and a backward never
+// run at once on one thread.
+struct Workspace {
+  std::vector<float> q, k, v, dout, packed, scores, dropped, result;
+  std::vector<uint32_t> words;
+};
+
+Workspace& workspace() {
+  thread_local Workspace w;
+  return w;
+}
+
+// `buf` with at least n elements (grown, never shrunk).
+template <typename T>
+T* at_least(std::vector<T>& buf, int64_t n) {
+  if (buf.size() < static_cast<size_t>(n)) buf.resize(static_cast<size_t>(n));
+  return buf.data();
+}
 
 // One head of a [B, L, H, W] tensor: rows of W elements, H * W apart.
 template <typename T>
@@ -66,14 +79,14 @@ Head<float> as_f32(Head<T> x, int64_t rows, int64_t width, std::vector<float>& b
   if constexpr (std::is_same_v<T, float>) {
     return x;
   } else {
-    buf.resize(static_cast<size_t>(rows * width));
+    float* out = at_least(buf, rows * width);
     for (int64_t r = 0; r < rows; ++r) {
       const T* src = x.p + r * x.ld;
-      float* dst = buf.data() + r * width;
+      float* dst = out + r * width;
 #pragma omp simd
       for (int64_t c = 0; c < width; ++c) dst[c] = static_cast<float>(src[c]);
     }
-    return {buf.data(), width};
+    return {out, width};
   }
 }
 
@@ -92,26 +105,25 @@ void store_head(const float* src, int64_t rows, int64_t width, T* dst, int64_t l
   }
 }
 
-// Where f32 results go: straight into an f32 output's head, or a buffer stored afterwards.
-template <typename T>
-struct Sink {
+// Where a product's f32 rows go: straight into an f32 output's head, or a buffer that
+// store_head rounds into a bf16 output's head afterwards.
+struct Target {
   float* p;
   int64_t ld;
 };
 
 template <typename T>
-Sink<T> sink(T* head, int64_t ld, int64_t rows, int64_t width, std::vector<float>& buf) {
+Target f32_target(T* head, int64_t ld, int64_t rows, int64_t width, std::vector<float>& buf) {
   if constexpr (std::is_same_v<T, float>) {
     return {head, ld};
   } else {
-    buf.resize(static_cast<size_t>(rows * width));
-    return {buf.data(), width};
+    return {at_least(buf, rows * width), width};
   }
 }
 
 template <typename T>
-void flush(const Sink<T>& s, T* head, int64_t ld, int64_t rows, int64_t width) {
-  if constexpr (!std::is_same_v<T, float>) store_head(s.p, rows, width, head, ld);
+void finish(Target target, T* head, int64_t ld, int64_t rows, int64_t width) {
+  if constexpr (!std::is_same_v<T, float>) store_head(target.p, rows, width, head, ld);
 }
 
 // Replaces the scores of row i of pair (n, .) by -1e9 where the mask or causality forbids them.
@@ -211,40 +223,36 @@ void attention_typed(KernelContext& ctx) {
   const int64_t blk = g.block();
 #pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
   {
-    std::vector<float> qb, kb, vb, ob, kt(static_cast<size_t>(g.d * g.s)), work, pd;
-    std::vector<uint32_t> words;
-    if (!save) work.resize(static_cast<size_t>(blk));
-    if (g.rate > 0) {
-      pd.resize(static_cast<size_t>(blk));
-      words.resize(static_cast<size_t>(blk));
-    }
+    Workspace& w = workspace();
+    float* kt = at_least(w.packed, g.d * g.s);
 #pragma omp for schedule(static)
     for (int64_t pair = 0; pair < g.pairs(); ++pair) {
       const int64_t n = pair / g.h, hd = pair % g.h;
       const Head<float> qh =
-          as_f32(Head<T>{q + (n * g.t * g.h + hd) * g.d, g.h * g.d}, g.t, g.d, qb);
+          as_f32(Head<T>{q + g.at(n, 0, g.t, hd, g.d), g.h * g.d}, g.t, g.d, w.q);
       const Head<float> kh =
-          as_f32(Head<T>{k + (n * g.s * g.h + hd) * g.d, g.h * g.d}, g.s, g.d, kb);
+          as_f32(Head<T>{k + g.at(n, 0, g.s, hd, g.d), g.h * g.d}, g.s, g.d, w.k);
       const Head<float> vh =
-          as_f32(Head<T>{v + (n * g.s * g.h + hd) * g.dv, g.h * g.dv}, g.s, g.dv, vb);
-      transpose_f32(g.s, g.d, kh.p, kh.ld, kt.data(), g.s);
-      float* p = save ? probs + pair * blk : work.data();
-      small_gemm(false, g.t, g.s, g.d, g.scale, qh.p, qh.ld, kt.data(), g.s, p, g.s);
+          as_f32(Head<T>{v + g.at(n, 0, g.s, hd, g.dv), g.h * g.dv}, g.s, g.dv, w.v);
+      transpose_f32(g.s, g.d, kh.p, kh.ld, kt, g.s);
+      float* p = save ? probs + pair * blk : at_least(w.scores, blk);
+      small_gemm(false, g.t, g.s, g.d, g.scale_f, qh.p, qh.ld, kt, g.s, p, g.s);
       softmax_rows(g, n, p);
       const float* a = p;
       if (g.rate > 0) {
-        dropout_words(seed, offset, pair * blk, blk, words.data());
-        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : words.data();
-        // (Without a mask output the words are packed in place: word w is read before written.)
-        for (int64_t w = 0; w < blk / 32; ++w)
-          bits[w] = pack_kept(words.data() + 32 * w, g.threshold);
-        apply_bits(p, bits, blk, g.inv_keep, pd.data());
-        a = pd.data();
+        uint32_t* words = at_least(w.words, blk);
+        dropout_words(seed, offset, pair * blk, blk, words);
+        // Without a mask output the bits are packed over the words: word i is read before written.
+        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : words;
+        for (int64_t i = 0; i < blk / 32; ++i) bits[i] = pack_kept(words + 32 * i, g.threshold);
+        float* dropped = at_least(w.dropped, blk);
+        apply_bits(p, bits, blk, g.inv_keep_f, dropped);
+        a = dropped;
       }
-      T* o = out + (n * g.t * g.h + hd) * g.dv;
-      Sink<T> dst = sink(o, g.h * g.dv, g.t, g.dv, ob);
+      T* o = out + g.at(n, 0, g.t, hd, g.dv);
+      const Target dst = f32_target(o, g.h * g.dv, g.t, g.dv, w.result);
       small_gemm(false, g.t, g.dv, g.s, 1.0f, a, g.s, vh.p, vh.ld, dst.p, dst.ld);
-      flush(dst, o, g.h * g.dv, g.t, g.dv);
+      finish(dst, o, g.h * g.dv, g.t, g.dv);
     }
   }
 }
@@ -260,35 +268,36 @@ void attention_grad_typed(KernelContext& ctx) {
   const int64_t blk = g.block();
 #pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
   {
-    std::vector<float> ob, qb, kb, vb, vt(static_cast<size_t>(g.dv * g.s)), pd,
-        ds(static_cast<size_t>(blk)), rq, rk, rv;
-    if (g.rate > 0) pd.resize(static_cast<size_t>(blk));
+    Workspace& w = workspace();
+    float* vt = at_least(w.packed, g.dv * g.s);
+    float* ds = at_least(w.scores, blk);
 #pragma omp for schedule(static)
     for (int64_t pair = 0; pair < g.pairs(); ++pair) {
       const int64_t n = pair / g.h, hd = pair % g.h;
-      const int64_t at_t = (n * g.t * g.h + hd), at_s = (n * g.s * g.h + hd);
-      const Head<float> oh = as_f32(Head<T>{dout + at_t * g.dv, g.h * g.dv}, g.t, g.dv, ob);
-      const Head<float> qh = as_f32(Head<T>{q + at_t * g.d, g.h * g.d}, g.t, g.d, qb);
-      const Head<float> kh = as_f32(Head<T>{k + at_s * g.d, g.h * g.d}, g.s, g.d, kb);
-      const Head<float> vh = as_f32(Head<T>{v + at_s * g.dv, g.h * g.dv}, g.s, g.dv, vb);
+      const int64_t at_t = g.at(n, 0, g.t, hd, 1), at_s = g.at(n, 0, g.s, hd, 1);
+      const Head<float> oh = as_f32(Head<T>{dout + at_t * g.dv, g.h * g.dv}, g.t, g.dv, w.dout);
+      const Head<float> qh = as_f32(Head<T>{q + at_t * g.d, g.h * g.d}, g.t, g.d, w.q);
+      const Head<float> kh = as_f32(Head<T>{k + at_s * g.d, g.h * g.d}, g.s, g.d, w.k);
+      const Head<float> vh = as_f32(Head<T>{v + at_s * g.dv, g.h * g.dv}, g.s, g.dv, w.v);
       const float* p = probs + pair * blk;
+      const uint32_t* bits = mask_words + pair * blk / 32;
       const float* a = p;
       if (g.rate > 0) {
-        apply_bits(p, mask_words + pair * blk / 32, blk, g.inv_keep, pd.data());
-        a = pd.data();
+        float* dropped = at_least(w.dropped, blk);
+        apply_bits(p, bits, blk, g.inv_keep_f, dropped);
+        a = dropped;
       }
       // dv = pd^T dout
       T* dvh = dv + at_s * g.dv;
-      Sink<T> dv_dst = sink(dvh, g.h * g.dv, g.s, g.dv, rv);
+      const Target dv_dst = f32_target(dvh, g.h * g.dv, g.s, g.dv, w.result);
       small_gemm(true, g.s, g.dv, g.t, 1.0f, a, g.s, oh.p, oh.ld, dv_dst.p, dv_dst.ld);
-      flush(dv_dst, dvh, g.h * g.dv, g.s, g.dv);
+      finish(dv_dst, dvh, g.h * g.dv, g.s, g.dv);
       // dpd = dout v^T, then the dropout's and the softmax's gradients in place: ds.
-      transpose_f32(g.s, g.dv, vh.p, vh.ld, vt.data(), g.s);
-      small_gemm(false, g.t, g.s, g.dv, 1.0f, oh.p, oh.ld, vt.data(), g.s, ds.data(), g.s);
-      if (g.rate > 0)
-        apply_bits(ds.data(), mask_words + pair * blk / 32, blk, g.inv_keep, ds.data());
+      transpose_f32(g.s, g.dv, vh.p, vh.ld, vt, g.s);
+      small_gemm(false, g.t, g.s, g.dv, 1.0f, oh.p, oh.ld, vt, g.s, ds, g.s);
+      if (g.rate > 0) apply_bits(ds, bits, blk, g.inv_keep_f, ds);
       for (int64_t i = 0; i < g.t; ++i) {
-        float* row = ds.data() + i * g.s;
+        float* row = ds + i * g.s;
         const float* pr = p + i * g.s;
         float dot = 0;
 #pragma omp simd reduction(+ : dot)
@@ -305,13 +314,13 @@ void attention_grad_typed(KernelContext& ctx) {
       }
       // dq = scale ds k, dk = scale ds^T q
       T* dqh = dq + at_t * g.d;
-      Sink<T> dq_dst = sink(dqh, g.h * g.d, g.t, g.d, rq);
-      small_gemm(false, g.t, g.d, g.s, g.scale, ds.data(), g.s, kh.p, kh.ld, dq_dst.p, dq_dst.ld);
-      flush(dq_dst, dqh, g.h * g.d, g.t, g.d);
+      const Target dq_dst = f32_target(dqh, g.h * g.d, g.t, g.d, w.result);
+      small_gemm(false, g.t, g.d, g.s, g.scale_f, ds, g.s, kh.p, kh.ld, dq_dst.p, dq_dst.ld);
+      finish(dq_dst, dqh, g.h * g.d, g.t, g.d);
       T* dkh = dk + at_s * g.d;
-      Sink<T> dk_dst = sink(dkh, g.h * g.d, g.s, g.d, rk);
-      small_gemm(true, g.s, g.d, g.t, g.scale, ds.data(), g.s, qh.p, qh.ld, dk_dst.p, dk_dst.ld);
-      flush(dk_dst, dkh, g.h * g.d, g.s, g.d);
+      const Target dk_dst = f32_target(dkh, g.h * g.d, g.s, g.d, w.result);
+      small_gemm(true, g.s, g.d, g.t, g.scale_f, ds, g.s, qh.p, qh.ld, dk_dst.p, dk_dst.ld);
+      finish(dk_dst, dkh, g.h * g.d, g.s, g.d);
     }
   }
 }

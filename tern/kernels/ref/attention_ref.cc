@@ -7,36 +7,24 @@
 
 #include "tern/base/philox.h"
 #include "tern/kernels/ref/ref.h"
+#include "tern/ops/attention_geometry.h"
 #include "tern/ops/infer.h"
 
 namespace tern::kernels::ref {
 namespace {
 
-// The shapes and attributes both kernels read; q is input `first`, the optional bool mask input
-// `mask_input`.
-struct Geometry {
-  int64_t b, t, s, h, d, dv;
-  double scale, rate, inv_keep;
-  bool causal;
+// The node's geometry and its optional bool mask input `mask_input`; q is input `first`.
+struct Geometry : ops::AttentionGeometry {
   const bool* mask = nullptr;  // [B, T, S], or null
 
-  Geometry(const KernelContext& ctx, size_t first, size_t mask_input) {
-    const Shape &q = ctx.inputs[first].shape(), &v = ctx.inputs[first + 2].shape();
-    b = q[0], t = q[1], h = q[2], d = q[3], s = v[1], dv = v[3];
-    scale = ctx.attrs.get_float("scale");
-    rate = ctx.attrs.get_float("rate");
-    inv_keep = 1.0 / (1.0 - rate);
-    causal = ctx.attrs.get_bool("causal");
+  Geometry(const KernelContext& ctx, size_t first, size_t mask_input)
+      : AttentionGeometry(ctx.inputs[first].shape(), ctx.inputs[first + 2].shape(), ctx.attrs) {
     if (ctx.inputs.size() > mask_input) mask = ctx.inputs[mask_input].data<bool>();
   }
   // Whether query row i may attend to key j of batch n.
   bool allowed(int64_t n, int64_t i, int64_t j) const {
     if (causal && j > i) return false;
     return mask == nullptr || mask[(n * t + i) * s + j];
-  }
-  // Offsets of element (n, row, head, c) of a [B, rows, H, width] tensor.
-  int64_t at(int64_t n, int64_t row, int64_t rows, int64_t head, int64_t width, int64_t c) const {
-    return ((n * rows + row) * h + head) * width + c;
   }
 };
 
@@ -51,7 +39,7 @@ void attention_ref(KernelContext& ctx) {
   const T *q = ctx.inputs[0].data<T>(), *k = ctx.inputs[1].data<T>(), *v = ctx.inputs[2].data<T>();
   const uint64_t offset = static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0]);
   const Philox rng(static_cast<uint64_t>(ctx.attrs.get_int("seed")));
-  const uint32_t threshold = static_cast<uint32_t>(std::floor(g.rate * 4294967296.0));
+  const uint32_t threshold = g.dropout_threshold();
   T* out = ctx.outputs[0].data<T>();
   const bool save = ctx.attrs.get_bool("save_probs");
   float* probs_out = save ? ctx.outputs[1].data<float>() : nullptr;
@@ -79,7 +67,7 @@ void attention_ref(KernelContext& ctx) {
           if (g.rate > 0) {
             const uint64_t e = static_cast<uint64_t>(row + j);
             const bool keep = rng(e / 4, offset)[e % 4] >= threshold;
-            p[j] = keep ? p[j] * g.inv_keep : 0.0;
+            p[j] = keep ? p[j] * g.inv_keep() : 0.0;
             if (keep && save) words[e / 32] |= static_cast<int32_t>(1u << (e % 32));
           }
         }
@@ -113,7 +101,7 @@ void attention_grad_ref(KernelContext& ctx) {
         return g.rate == 0 || ((static_cast<uint32_t>(words[e / 32]) >> (e % 32)) & 1u);
       };
       for (int64_t e = 0; e < g.t * g.s; ++e) {
-        const double drop = keep(base + e) ? (g.rate > 0 ? g.inv_keep : 1.0) : 0.0;
+        const double drop = keep(base + e) ? (g.rate > 0 ? g.inv_keep() : 1.0) : 0.0;
         pd[static_cast<size_t>(e)] = static_cast<double>(probs[base + e]) * drop;
       }
       std::fill(dv_acc.begin(), dv_acc.end(), 0.0);
@@ -127,7 +115,7 @@ void attention_grad_ref(KernelContext& ctx) {
             dv_acc[static_cast<size_t>(j * g.dv + c)] += pd[static_cast<size_t>(i * g.s + j)] * o;
           }
           const int64_t e = i * g.s + j;
-          const double dp = keep(base + e) ? dpd * (g.rate > 0 ? g.inv_keep : 1.0) : 0.0;
+          const double dp = keep(base + e) ? dpd * (g.rate > 0 ? g.inv_keep() : 1.0) : 0.0;
           ds[static_cast<size_t>(e)] = dp;
           dot_sum += dp * static_cast<double>(probs[base + e]);
         }
