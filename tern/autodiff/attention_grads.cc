@@ -24,7 +24,6 @@ void register_attention_grads(GradRegistry& r) {
     ir::Node* g = c.op_node("attention_grad", in,
                             {{"scale", a.get_float("scale")},
                              {"rate", a.get_float("rate")},
-                             {"seed", a.get_int("seed")},
                              {"causal", a.get_bool("causal")}});
     std::vector<ir::Value*> grads = {g->output(0), g->output(1), g->output(2), nullptr};
     if (masked) grads.push_back(nullptr);

@@ -85,11 +85,12 @@ std::vector<TensorType> infer_attention_grad(const InferContext& ctx) {
 }  // namespace
 
 void register_attention_ops(OpRegistry& r) {
+  // The gradient reads dropout's mask, not its seed.
   std::vector<AttrSpec> attrs = {{"scale", AttrKind::kFloat, std::nullopt},
                                  {"rate", AttrKind::kFloat, 0.0},
-                                 {"seed", AttrKind::kInt, int64_t{0}},
                                  {"causal", AttrKind::kBool, false}};
   std::vector<AttrSpec> forward_attrs = attrs;
+  forward_attrs.push_back({"seed", AttrKind::kInt, int64_t{0}});
   forward_attrs.push_back({"save_probs", AttrKind::kBool, true});
   r.add({.name = "attention",
          .family = "attention",

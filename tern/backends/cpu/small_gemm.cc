@@ -8,7 +8,8 @@
 // on one Emerald Rapids core at 128x128x64 and 128x64x128 (its FMA peak: 179). No packing (not
 // tried): at these sizes A and B stay L1/L2 resident and the tiles already run near that peak.
 // The x86-64-v3 build: the same idea in 6 x 16 AVX2 tiles, the edges in plain loops (45-70
-// GFLOP/s on the same core, whose ymm FMA peak is 82).
+// GFLOP/s on the same core, whose ymm FMA peak is 82). transpose_f32: 16 x 16 register
+// transposes on AVX-512; on x86-64-v3 the transpose kernel's 8 x 8 tiles (transpose_vec.cc).
 #include "tern/backends/cpu/small_gemm.h"
 
 #include <immintrin.h>
@@ -247,30 +248,6 @@ TERN_V4 void transpose_block_v4(int rows, int cols, const float* src, int64_t ld
   }
 }
 
-// dst[j * ds + i] = src[i * ss + j] for an 8 x 8 block (AVX).
-inline void transpose8x8_v3(const float* s, int64_t ss, float* d, int64_t ds) {
-  __m256 r[8], t[8];
-#pragma GCC unroll 8
-  for (int i = 0; i < 8; ++i) r[i] = _mm256_loadu_ps(s + i * ss);
-#pragma GCC unroll 4
-  for (int i = 0; i < 8; i += 2) {
-    t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
-    t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
-  }
-#pragma GCC unroll 2
-  for (int i = 0; i < 8; i += 4) {
-    r[i] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 1] = _mm256_shuffle_ps(t[i], t[i + 2], _MM_SHUFFLE(3, 2, 3, 2));
-    r[i + 2] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(1, 0, 1, 0));
-    r[i + 3] = _mm256_shuffle_ps(t[i + 1], t[i + 3], _MM_SHUFFLE(3, 2, 3, 2));
-  }
-#pragma GCC unroll 4
-  for (int s = 0; s < 4; ++s) {
-    _mm256_storeu_ps(d + s * ds, _mm256_permute2f128_ps(r[s], r[4 + s], 0x20));
-    _mm256_storeu_ps(d + (4 + s) * ds, _mm256_permute2f128_ps(r[s], r[4 + s], 0x31));
-  }
-}
-
 void check_gemm_args(bool trans_a, int64_t m, int64_t n, int64_t k, int64_t lda, int64_t ldb,
                      int64_t ldc) {
   TERN_CHECK(m >= 0 && n >= 0 && k >= 0, "small_gemm ", m, "x", n, "x", k);
@@ -301,19 +278,7 @@ TERN_V4 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float 
   }
 }
 
-void transpose_f32_v3(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
-                      int64_t ldd) {
-  const int64_t rows8 = rows / 8 * 8, cols8 = cols / 8 * 8;
-  for (int64_t i = 0; i < rows8; i += 8) {
-    for (int64_t j = 0; j < cols8; j += 8) {
-      transpose8x8_v3(src + i * lds + j, lds, dst + j * ldd + i, ldd);
-    }
-  }
-  // The right strip (all rows, columns past cols8) and the bottom one (rows past rows8).
-  for (int64_t i = 0; i < rows; ++i) {
-    for (int64_t j = i < rows8 ? cols8 : 0; j < cols; ++j) dst[j * ldd + i] = src[i * lds + j];
-  }
-}
+// transpose_f32_v3 is transpose_vec.cc's: the transpose kernel's own 8x8 AVX tiles.
 
 TERN_V4 void transpose_f32_v4(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
                               int64_t ldd) {

@@ -31,6 +31,7 @@ void small_gemm_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, c
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+// (transpose_f32_v3 lives in transpose_vec.cc: the transpose kernel's 8 x 8 tiles.)
 void transpose_f32_v3(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
                       int64_t ldd);
 void transpose_f32_v4(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,

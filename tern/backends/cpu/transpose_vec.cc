@@ -17,6 +17,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/small_gemm.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -278,6 +279,12 @@ class TransposeKernel final : public kernels::Kernel {
 };
 
 }  // namespace
+
+// small_gemm.h's transpose_f32 where the CPU has no AVX-512: these tiles.
+void detail::transpose_f32_v3(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
+                              int64_t ldd) {
+  transpose_tile(src, lds, dst, ldd, rows, cols);
+}
 
 void register_transpose_kernels(kernels::KernelRegistry& r) {
   r.add("transpose",
