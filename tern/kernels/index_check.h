@@ -1,10 +1,11 @@
 // Index tensors (i32 / i64) as kernels read them, and the range check every indexing kernel
-// (gather, scatter_add: ref and the fast ones) makes with the same message.
+// (gather, scatter_add, embedding: ref and the fast ones) makes with the same message.
 #pragma once
 
 #include <cstdint>
 
 #include "tern/base/error.h"
+#include "tern/base/row_error.h"
 #include "tern/tensor/tensor.h"
 
 namespace tern::kernels {
@@ -24,6 +25,22 @@ void check_indices(const char* op, const Tensor& indices, int64_t limit, const W
       throw_error(ErrorCode::kInvalidArgument, "op '", op, "': index ", v, " at position ", i,
                   " of indices ", indices.shape(), " is out of range [0, ", limit, ") for ",
                   what());
+    }
+  }
+}
+
+// embedding's check (ref and the fast kernel): every id in [0, vocab), else a row error naming the
+// first bad id, its position and its row (ids are [batch, ...] when fed from a batch).
+inline void check_embedding_ids(const Tensor& ids, int64_t vocab) {
+  const int64_t rows = ids.rank() >= 1 ? ids.shape()[0] : 1;
+  const int64_t per_row = rows > 0 ? ids.num_elements() / rows : 1;
+  for (int64_t p = 0; p < ids.num_elements(); ++p) {
+    const int64_t id = index_at(ids, p);
+    if (id < 0 || id >= vocab) {
+      const int64_t row = per_row > 0 ? p / per_row : 0;
+      throw_row_error(ErrorCode::kInvalidArgument, row, rows, "embedding: id ", id, " at position ",
+                      p, " (row ", row, " of ids ", ids.shape(), ") is out of range [0, ", vocab,
+                      ")");
     }
   }
 }

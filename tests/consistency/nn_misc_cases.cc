@@ -31,6 +31,8 @@ TERN_OP_CASES(nn_misc) {
       {"embedding", {In({6, 3}), Idx({2, 4}, 0, 6)}},
       {"embedding", {In({5, 2}), Idx({7}, 0, 5, DType::kI32)}, {}, true, {}, 1e-5, "i32-ids"},
       {"embedding", {In({4, 2, 3}), Idx({3}, 0, 4)}, {}, true, {}, 1e-5, "row-blocks"},
+      // Over the fast kernel's threshold for threads (256 KB of output).
+      {"embedding", {In({50, 64}), Idx({64, 32}, 0, 50)}, {}, false, {}, 1e-5, "threads"},
   };
 }
 

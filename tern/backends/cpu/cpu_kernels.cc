@@ -27,6 +27,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
     register_reduce_kernels(r);
     register_transpose_kernels(r);
     register_scatter_add_kernels(r);
+    register_row_copy_kernels(r);
     register_elementwise_unary_kernels(r);
     register_elementwise_binary_kernels(r);
     register_fused_elementwise_kernels(r);

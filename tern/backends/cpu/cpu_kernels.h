@@ -20,6 +20,7 @@ void register_attention_kernels(kernels::KernelRegistry& r);          // attenti
 void register_reduce_kernels(kernels::KernelRegistry& r);             // reduce_sum.cc
 void register_transpose_kernels(kernels::KernelRegistry& r);          // transpose_vec.cc
 void register_scatter_add_kernels(kernels::KernelRegistry& r);        // scatter_add_cpu.cc
+void register_row_copy_kernels(kernels::KernelRegistry& r);           // row_copy_cpu.cc
 void register_fused_elementwise_kernels(kernels::KernelRegistry& r);  // fused_elementwise_cpu.cc
 // The vector loop of one fused_elementwise opcode over n floats, y = op(a[, b]); nullptr for an
 // opcode without one (a test checks there is none).

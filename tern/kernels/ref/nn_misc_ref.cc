@@ -5,7 +5,7 @@
 #include <cmath>
 
 #include "tern/base/philox.h"
-#include "tern/base/row_error.h"
+#include "tern/kernels/index_check.h"
 #include "tern/kernels/ref/ref.h"
 #include "tern/ops/infer.h"
 
@@ -61,17 +61,9 @@ void embedding_ref(KernelContext& ctx) {
   const int64_t row = vocab ? params.num_elements() / vocab : 0;
   const T* src = params.data<T>();
   T* dst = ctx.outputs[0].data<T>();
-  // The row of a bad id: ids are [batch, ...] when fed from a batch (Error::row).
-  const int64_t rows = ids_t.rank() >= 1 ? ids_t.shape()[0] : 1;
-  const int64_t per_row = rows > 0 ? ids_t.num_elements() / rows : 1;
+  check_embedding_ids(ids_t, vocab);
   for (int64_t p = 0; p < ids_t.num_elements(); ++p) {
-    int64_t id = static_cast<int64_t>(ids[p]);
-    if (id < 0 || id >= vocab) {
-      throw_row_error(ErrorCode::kInvalidArgument, per_row > 0 ? p / per_row : 0, rows,
-                      "embedding: id ", id, " at position ", p, " (row ",
-                      per_row > 0 ? p / per_row : 0, " of ids ", ids_t.shape(),
-                      ") is out of range [0, ", vocab, ")");
-    }
+    const int64_t id = static_cast<int64_t>(ids[p]);
     for (int64_t k = 0; k < row; ++k) dst[p * row + k] = src[id * row + k];
   }
 }
