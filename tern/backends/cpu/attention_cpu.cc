@@ -2,8 +2,8 @@
 // (batch, head) pair per task, spread over OpenMP threads, each pair's [T, S] block computed and
 // used while it is in the thread's cache. Forward: scores = scale q k^T (small_gemm on k^T packed
 // once per pair), masked, a softmax per row (written to the saved-probabilities output, the
-// block's only trip to memory), dropout with the dropout op's own Philox words, then the product
-// with v, stored straight into [B, T, H, Dv]. Backward: dv = pd^T dout, dpd = dout v^T, the
+// block's only trip to memory), dropout with the dropout op's own tiles (dropout_loops.h), then the
+// product with v, stored straight into [B, T, H, Dv]. Backward: dv = pd^T dout, dpd = dout v^T, the
 // softmax's gradient per row, dq = scale ds k, dk = scale ds^T q, each into its [B, ., H, .]
 // place. q, k, v and dout are read in place in f32 (strided rows of H * D) and converted per pair
 // in bf16, whose results are rounded once. Each pair is one thread's work in a fixed order, so
@@ -18,7 +18,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
-#include "tern/backends/cpu/dropout_words.h"
+#include "tern/backends/cpu/dropout_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
 #include "tern/backends/cpu/small_gemm.h"
 #include "tern/ops/attention_geometry.h"
@@ -190,25 +190,6 @@ void softmax_rows(const Geometry& g, int64_t n, float* p) {
   }
 }
 
-// Bit j of the result: words[j] >= threshold, j < 32.
-inline uint32_t pack_kept(const uint32_t* words, uint32_t threshold) {
-  uint32_t bits = 0;
-#pragma omp simd reduction(| : bits)
-  for (int j = 0; j < 32; ++j) bits |= static_cast<uint32_t>(words[j] >= threshold) << j;
-  return bits;
-}
-
-// pd = p * inv_keep where bit e of `words` is set, else 0, for e < n (n a multiple of 32).
-void apply_bits(const float* p, const uint32_t* bits, int64_t n, float inv_keep, float* pd) {
-  for (int64_t w = 0; w < n / 32; ++w) {
-    const uint32_t word = bits[w];
-    const float* in = p + 32 * w;
-    float* out = pd + 32 * w;
-#pragma omp simd
-    for (int e = 0; e < 32; ++e) out[e] = vmath::select((word >> e) & 1u, in[e] * inv_keep, 0.f);
-  }
-}
-
 template <typename T>
 void attention_typed(KernelContext& ctx) {
   const Geometry g(ctx, 0, 4);
@@ -240,13 +221,10 @@ void attention_typed(KernelContext& ctx) {
       softmax_rows(g, n, p);
       const float* a = p;
       if (g.rate > 0) {
-        uint32_t* words = at_least(w.words, blk);
-        dropout_words(seed, offset, pair * blk, blk, words);
-        // Without a mask output the bits are packed over the words: word i is read before written.
-        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : words;
-        for (int64_t i = 0; i < blk / 32; ++i) bits[i] = pack_kept(words + 32 * i, g.threshold);
+        // The dropout op's own tiles on the block (elements pair * blk on of [B, H, T, S]).
+        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.words, blk / 32);
         float* dropped = at_least(w.dropped, blk);
-        apply_bits(p, bits, blk, g.inv_keep_f, dropped);
+        dropout_f32(seed, offset, g.threshold, g.inv_keep_f, pair * blk, blk, p, dropped, bits);
         a = dropped;
       }
       T* o = out + g.at(n, 0, g.t, hd, g.dv);
@@ -284,7 +262,7 @@ void attention_grad_typed(KernelContext& ctx) {
       const float* a = p;
       if (g.rate > 0) {
         float* dropped = at_least(w.dropped, blk);
-        apply_bits(p, bits, blk, g.inv_keep_f, dropped);
+        dropout_apply_f32(bits, blk, g.inv_keep_f, p, dropped);
         a = dropped;
       }
       // dv = pd^T dout
@@ -295,7 +273,7 @@ void attention_grad_typed(KernelContext& ctx) {
       // dpd = dout v^T, then the dropout's and the softmax's gradients in place: ds.
       transpose_f32(g.s, g.dv, vh.p, vh.ld, vt, g.s);
       small_gemm(false, g.t, g.s, g.dv, 1.0f, oh.p, oh.ld, vt, g.s, ds, g.s);
-      if (g.rate > 0) apply_bits(ds, bits, blk, g.inv_keep_f, ds);
+      if (g.rate > 0) dropout_apply_f32(bits, blk, g.inv_keep_f, ds, ds);
       for (int64_t i = 0; i < g.t; ++i) {
         float* row = ds + i * g.s;
         const float* pr = p + i * g.s;

@@ -16,7 +16,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
-#include "tern/backends/cpu/dropout_words.h"
+#include "tern/backends/cpu/dropout_loops.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -163,6 +163,7 @@ struct DropoutArgs {
   uint64_t seed, offset;
   uint32_t threshold;
   C scale;
+  int64_t tile0 = 0;  // the first tile's index in the whole tensor (x, y, mask start there)
 };
 
 // Tiles [t0, t1): the Philox words, packed into the mask (bit j of word w = element
@@ -175,10 +176,11 @@ template <typename T, bool kV4>
   [[maybe_unused]] const float scale_f = static_cast<float>(a.scale);
   for (int64_t t = t0; t < t1; ++t) {
     alignas(64) uint32_t words[kTile];
+    const auto block0 = static_cast<uint64_t>((a.tile0 + t) * kLanes);
     if constexpr (kV4) {
-      philox_tile_v4(a.seed, static_cast<uint64_t>(t * kLanes), a.offset, words);
+      philox_tile_v4(a.seed, block0, a.offset, words);
     } else {
-      philox_tile_body(a.seed, static_cast<uint64_t>(t * kLanes), a.offset, words);
+      philox_tile_body(a.seed, block0, a.offset, words);
     }
     const int64_t base = t * kTile, count = std::min(kTile, a.n - base);
     const T* xs = a.x + base;
@@ -225,21 +227,6 @@ __attribute__((target("arch=x86-64-v4"), flatten)) void dropout_tiles_v4(const D
   dropout_tiles_body<T, true>(a, t0, t1);
 }
 
-// Whole tiles' words for dropout_words: tiles [t0, t1) into out (64 words per tile).
-void words_tiles_v3(uint64_t seed, uint64_t offset, int64_t t0, int64_t t1, uint32_t* out) {
-  for (int64_t t = t0; t < t1; ++t) {
-    philox_tile_body(seed, static_cast<uint64_t>(t * kLanes), offset, out + (t - t0) * kTile);
-  }
-}
-
-__attribute__((target("arch=x86-64-v4"), flatten)) void words_tiles_v4(uint64_t seed,
-                                                                       uint64_t offset, int64_t t0,
-                                                                       int64_t t1, uint32_t* out) {
-  for (int64_t t = t0; t < t1; ++t) {
-    philox_tile_v4(seed, static_cast<uint64_t>(t * kLanes), offset, out + (t - t0) * kTile);
-  }
-}
-
 constexpr int64_t kTilesPerTask = 16;  // 1024 elements per OpenMP iteration
 
 template <typename T>
@@ -269,6 +256,30 @@ void dropout_typed(KernelContext& ctx) {
   }
 }
 
+// dropout_apply's f32 loop on AVX-512: each mask word's halves are the write masks of two
+// maskz multiplies (+0 where the bit is clear, as the select below gives).
+__attribute__((target("arch=x86-64-v4"))) void apply_f32_v4(const uint32_t* mask, int64_t n,
+                                                            float scale, const float* x, float* y) {
+  const __m512 s = _mm512_set1_ps(scale);
+  const int64_t whole = n / 32;
+  for (int64_t w = 0; w < whole; ++w) {
+    const uint32_t word = mask[w];
+    const float* in = x + 32 * w;
+    float* out = y + 32 * w;
+    _mm512_storeu_ps(out,
+                     _mm512_maskz_mul_ps(static_cast<__mmask16>(word), _mm512_loadu_ps(in), s));
+    _mm512_storeu_ps(out + 16, _mm512_maskz_mul_ps(static_cast<__mmask16>(word >> 16),
+                                                   _mm512_loadu_ps(in + 16), s));
+  }
+  for (int64_t e = 32 * whole; e < n; e += 16) {  // the last word's elements
+    const int64_t count = std::min<int64_t>(16, n - e);
+    const auto lanes = static_cast<__mmask16>((1u << count) - 1u);
+    const auto bits = static_cast<__mmask16>(mask[e / 32] >> (e % 32));
+    _mm512_mask_storeu_ps(
+        y + e, lanes, _mm512_maskz_mul_ps(bits & lanes, _mm512_maskz_loadu_ps(lanes, x + e), s));
+  }
+}
+
 // dropout_apply: y = x * scale where the packed mask's bit is set, else +0 (dropout_tiles_body's
 // select, so the values are dropout's bit for bit); 32 elements per mask word.
 template <typename T>
@@ -281,6 +292,18 @@ void dropout_apply_typed(KernelContext& ctx) {
   const int64_t n = ctx.inputs[0].num_elements();
   const C scale = static_cast<C>(1.0 / (1.0 - ctx.attrs.get_float("rate")));
   const int64_t words = (n + 31) / 32;
+  static const bool v4 = cpu_runs_v4_variants();
+  if constexpr (std::is_same_v<T, float>) {
+    if (v4) {
+      const int64_t tasks = n >= kParallelThreshold ? 4 * omp_get_max_threads() : 1;
+#pragma omp parallel for schedule(static) if (tasks > 1 && !omp_in_parallel())
+      for (int64_t task = 0; task < tasks; ++task) {
+        const int64_t w0 = words * task / tasks, w1 = words * (task + 1) / tasks;
+        apply_f32_v4(mask + w0, std::min(n, 32 * w1) - 32 * w0, scale, x + 32 * w0, y + 32 * w0);
+      }
+      return;
+    }
+  }
 #pragma omp parallel for schedule(static) if (n >= kParallelThreshold && !omp_in_parallel())
   for (int64_t w = 0; w < words; ++w) {
     const uint32_t word = mask[w];
@@ -326,22 +349,28 @@ void dropout_cpu(KernelContext& ctx) {
 
 }  // namespace
 
-void dropout_words(uint64_t seed, uint64_t offset, int64_t first, int64_t n, uint32_t* out) {
+void dropout_f32(uint64_t seed, uint64_t offset, uint32_t threshold, float scale, int64_t first,
+                 int64_t n, const float* x, float* y, uint32_t* mask) {
   static const bool v4 = cpu_runs_v4_variants();
-  const int64_t t0 = first / kTile, whole = n / kTile;
+  DropoutArgs<float> a{x, y, mask, n, seed, offset, threshold, scale, first / kTile};
+  const int64_t tiles = (n + kTile - 1) / kTile;
   if (v4) {
-    words_tiles_v4(seed, offset, t0, t0 + whole, out);
+    dropout_tiles_v4(a, 0, tiles);
   } else {
-    words_tiles_v3(seed, offset, t0, t0 + whole, out);
+    dropout_tiles_v3(a, 0, tiles);
   }
-  if (n % kTile == 0) return;
-  alignas(64) uint32_t last[kTile];
+}
+
+void dropout_apply_f32(const uint32_t* mask, int64_t n, float scale, const float* x, float* y) {
+  static const bool v4 = cpu_runs_v4_variants();
   if (v4) {
-    words_tiles_v4(seed, offset, t0 + whole, t0 + whole + 1, last);
-  } else {
-    words_tiles_v3(seed, offset, t0 + whole, t0 + whole + 1, last);
+    apply_f32_v4(mask, n, scale, x, y);
+    return;
   }
-  std::copy(last, last + n % kTile, out + whole * kTile);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint32_t keep = 0u - ((mask[i / 32] >> (i % 32)) & 1u);
+    y[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(x[i] * scale) & keep);
+  }
 }
 
 void register_dropout_kernels(kernels::KernelRegistry& r) {
