@@ -51,7 +51,7 @@ struct Geometry : ops::AttentionGeometry {
 // run at once on one thread.
 struct Workspace {
   std::vector<float> q, k, v, dout, packed, scores, dropped, result;
-  std::vector<uint32_t> words;
+  std::vector<uint32_t> bits;  // a block's dropout mask when the op has no mask output
 };
 
 Workspace& workspace() {
@@ -221,8 +221,8 @@ void attention_typed(KernelContext& ctx) {
       softmax_rows(g, n, p);
       const float* a = p;
       if (g.rate > 0) {
-        // The dropout op's own tiles on the block (elements pair * blk on of [B, H, T, S]).
-        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.words, blk / 32);
+        // The dropout op's own tiles on the block: elements pair * blk .. of [B, H, T, S].
+        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.bits, blk / 32);
         float* dropped = at_least(w.dropped, blk);
         dropout_f32(seed, offset, g.threshold, g.inv_keep_f, pair * blk, blk, p, dropped, bits);
         a = dropped;

@@ -280,32 +280,21 @@ __attribute__((target("arch=x86-64-v4"))) void apply_f32_v4(const uint32_t* mask
   }
 }
 
-// dropout_apply: y = x * scale where the packed mask's bit is set, else +0 (dropout_tiles_body's
-// select, so the values are dropout's bit for bit); 32 elements per mask word.
-template <typename T>
-void dropout_apply_typed(KernelContext& ctx) {
-  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
-  const T* x = ctx.inputs[0].data<T>();
-  const auto* mask = reinterpret_cast<const uint32_t*>(ctx.inputs[1].data<int32_t>());
-  T* y = ctx.outputs[0].data<T>();
-  const int64_t n = ctx.inputs[0].num_elements();
-  const C scale = static_cast<C>(1.0 / (1.0 - ctx.attrs.get_float("rate")));
-  const int64_t words = (n + 31) / 32;
-  static const bool v4 = cpu_runs_v4_variants();
+// dropout_apply over mask words [w0, w1) (elements 32 w0 .. min(n, 32 w1)): y = x * scale where
+// the packed mask's bit is set, else +0 (dropout_tiles_body's select, so the values are
+// dropout's bit for bit). f32 on AVX-512 runs apply_f32_v4.
+template <typename T, typename C>
+void apply_words(const uint32_t* mask, int64_t w0, int64_t w1, int64_t n, C scale, const T* x,
+                 T* y) {
   if constexpr (std::is_same_v<T, float>) {
+    static const bool v4 = cpu_runs_v4_variants();
     if (v4) {
-      const int64_t tasks = n >= kParallelThreshold ? 4 * omp_get_max_threads() : 1;
-#pragma omp parallel for schedule(static) if (tasks > 1 && !omp_in_parallel())
-      for (int64_t task = 0; task < tasks; ++task) {
-        const int64_t w0 = words * task / tasks, w1 = words * (task + 1) / tasks;
-        apply_f32_v4(mask + w0, std::min(n, 32 * w1) - 32 * w0, scale, x + 32 * w0, y + 32 * w0);
-      }
-      return;
+      return apply_f32_v4(mask + w0, std::min(n, 32 * w1) - 32 * w0, scale, x + 32 * w0,
+                          y + 32 * w0);
     }
   }
-#pragma omp parallel for schedule(static) if (n >= kParallelThreshold && !omp_in_parallel())
-  for (int64_t w = 0; w < words; ++w) {
+  using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
+  for (int64_t w = w0; w < w1; ++w) {
     const uint32_t word = mask[w];
     const int64_t base = w * 32, count = std::min<int64_t>(32, n - base);
     const T* xs = x + base;
@@ -323,6 +312,23 @@ void dropout_apply_typed(KernelContext& ctx) {
         ys[e] = std::bit_cast<T>(std::bit_cast<Bits>(xs[e] * scale) & m);
       }
     }
+  }
+}
+
+// dropout_apply: apply_words over chunks of words spread over OpenMP threads.
+template <typename T>
+void dropout_apply_typed(KernelContext& ctx) {
+  using C = std::conditional_t<std::is_same_v<T, double>, double, float>;
+  const T* x = ctx.inputs[0].data<T>();
+  const auto* mask = reinterpret_cast<const uint32_t*>(ctx.inputs[1].data<int32_t>());
+  T* y = ctx.outputs[0].data<T>();
+  const int64_t n = ctx.inputs[0].num_elements();
+  const C scale = static_cast<C>(1.0 / (1.0 - ctx.attrs.get_float("rate")));
+  const int64_t words = (n + 31) / 32;
+  const int64_t tasks = n >= kParallelThreshold ? 4 * omp_get_max_threads() : 1;
+#pragma omp parallel for schedule(static) if (tasks > 1 && !omp_in_parallel())
+  for (int64_t task = 0; task < tasks; ++task) {
+    apply_words(mask, words * task / tasks, words * (task + 1) / tasks, n, scale, x, y);
   }
 }
 
@@ -362,15 +368,7 @@ void dropout_f32(uint64_t seed, uint64_t offset, uint32_t threshold, float scale
 }
 
 void dropout_apply_f32(const uint32_t* mask, int64_t n, float scale, const float* x, float* y) {
-  static const bool v4 = cpu_runs_v4_variants();
-  if (v4) {
-    apply_f32_v4(mask, n, scale, x, y);
-    return;
-  }
-  for (int64_t i = 0; i < n; ++i) {
-    const uint32_t keep = 0u - ((mask[i / 32] >> (i % 32)) & 1u);
-    y[i] = std::bit_cast<float>(std::bit_cast<uint32_t>(x[i] * scale) & keep);
-  }
+  apply_words(mask, 0, (n + 31) / 32, n, scale, x, y);
 }
 
 void register_dropout_kernels(kernels::KernelRegistry& r) {
