@@ -51,6 +51,9 @@ enum class DeviceCapability {
   kBF16Compute,  // native bf16 arithmetic (AVX512_BF16 / AMX on CPU)
   kF16Compute,   // native f16 arithmetic
   kBlockedLayouts,
+  // bf16 matmuls run as f32 ones on operands widened from bf16, results rounded once (a CPU
+  // without AMX): the compiler then writes the widening into the graph, one conversion per tensor.
+  kBF16WidenedContractions,
 };
 
 class DeviceBackend {

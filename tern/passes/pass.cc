@@ -15,6 +15,7 @@
 #include "tern/passes/fuse_epilogue.h"
 #include "tern/passes/fuse_norm_activation.h"
 #include "tern/passes/simplify.h"
+#include "tern/passes/widen_contractions.h"
 
 namespace tern::passes {
 namespace {
@@ -105,6 +106,8 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
     add(std::make_unique<FuseElementwise>());
     add(std::make_unique<Dce>());
   }
+  // Same bits as the kernels that widen their own operands: in deterministic pipelines too.
+  if (options.widen_bf16_contractions) add(std::make_unique<WidenContractions>());
   return p;
 }
 

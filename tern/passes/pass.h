@@ -53,11 +53,14 @@ struct PipelineOptions {
   std::vector<std::string> disabled;  // pass names to skip
   // Enables const_fold; without one constant folding is skipped.
   NodeEvaluator evaluator;
+  // The device computes bf16 matmuls as f32 ones on widened operands: widen_contractions runs
+  // last, writing that widening into the graph.
+  bool widen_bf16_contractions = false;
 };
 
 // The standard optimization pipeline used by Executable::compile:
 //   simplify, fold_batch_norm and const_fold (with an evaluator), cse, dce, fuse_norm_activation,
-//   fuse_epilogue, fuse_elementwise, dce.
+//   fuse_epilogue, fuse_elementwise, dce; then widen_contractions where the options ask for it.
 // Deterministic mode keeps only rewrites that provably compute the same bits: simplify in its
 // bit-exact form, const_fold (the evaluator runs the same deterministic kernels), cse and dce;
 // the fusions change how float math is evaluated and are left out.

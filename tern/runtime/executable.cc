@@ -66,6 +66,9 @@ void run_optimizations(ir::Graph& g, const CompileOptions& options,
   po.deterministic = options.deterministic;
   po.disabled = options.disabled_passes;
   po.evaluator = evaluator(options);
+  po.widen_bf16_contractions = DeviceRegistry::global()
+                                   .get(options.device)
+                                   .supports(DeviceCapability::kBF16WidenedContractions);
   for (auto& st : passes::default_pipeline(po).run(g)) stats.push_back(std::move(st));
 }
 

@@ -58,6 +58,8 @@ class CpuBackend final : public DeviceBackend {
         return false;
       case DeviceCapability::kBlockedLayouts:
         return true;
+      case DeviceCapability::kBF16WidenedContractions:
+        return bf16_contractions_widened();
     }
     return false;
   }

@@ -24,5 +24,7 @@ std::string vector_kernels_isa();
 // environment chose, or "reference kernels (no AVX-512)". An invalid TERN_BF16_CONTRACTIONS is an
 // InvalidArgument error naming the variable.
 std::string bf16_contractions_mode();
+// Whether bf16 matmuls and convolutions run widened to f32 (every mode above but "bf16 (AMX)").
+bool bf16_contractions_widened();
 
 }  // namespace tern::cpu

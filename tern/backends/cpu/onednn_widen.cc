@@ -214,6 +214,10 @@ void register_onednn_widened(kernels::KernelRegistry& r) {
   }
 }
 
+bool bf16_contractions_widened() {
+  return !dtype_support(DType::kBF16).empty() || choice().widen;
+}
+
 std::string bf16_contractions_mode() {
   // Without AVX-512 oneDNN has no bf16 kernels: widening is the only fast form.
   if (!dtype_support(DType::kBF16).empty()) return "widened to f32 (no AVX-512)";

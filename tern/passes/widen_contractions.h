@@ -1,0 +1,29 @@
+// widen_contractions: bf16 matmuls computed as f32 matmuls on widened operands, with the widening
+// written into the graph. For devices whose bf16 matmuls run that way anyway (a CPU without AMX:
+// oneDNN's f32 kernels are faster there than its bf16 ones, tern/backends/cpu/onednn_widen.cc),
+// where a kernel that widens its own operands converts the same tensor again for every matmul
+// that reads it: an activation read by the forward matmul and by the weight gradient, a gradient
+// read by the input and the weight gradients, a weight's bf16 copy read forward and backward.
+//
+// Each matmul / fused_matmul with a bf16 operand or result becomes the same op on f32 operands:
+// every bf16 operand is read through one cast to f32 per value (shared by all the matmuls that
+// read it), and a bf16 result is the f32 result cast to bf16 (out_dtype "f32" results need no
+// cast). The values are those of the widening kernel bit for bit: bf16 products are exact in f32,
+// both accumulate in f32, and the result is rounded once.
+//
+// Does not: touch convolutions (their kernels widen into blocked layouts of their own), ops
+// without a bf16 operand, or f16 (no kernel widens f16). Runs after the fusions, on the ops they
+// made, so a fused epilogue stays inside the f32 matmul.
+#pragma once
+
+#include "tern/passes/pass.h"
+
+namespace tern::passes {
+
+class WidenContractions final : public Pass {
+ public:
+  std::string name() const override { return "widen_contractions"; }
+  bool run(ir::Graph& g) override;
+};
+
+}  // namespace tern::passes

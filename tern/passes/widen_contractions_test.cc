@@ -1,0 +1,163 @@
+// widen_contractions: text IR in, structure out; and the compiled step against the kernels that
+// widen their own operands, bit for bit.
+#include "tern/passes/widen_contractions.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "tern/device/device.h"
+#include "tern/passes/pass_test_util.h"
+#include "tern/runtime/executable.h"
+
+namespace tern::passes {
+namespace {
+
+using testing::count_ops;
+using testing::output_node;
+using testing::parse;
+using testing::run_pass;
+
+// The cast producing `v`, which must be one from `from`.
+const ir::Node& cast_from(const ir::Value* v, DType from) {
+  const ir::Node& n = *v->node();
+  EXPECT_EQ(n.op_name(), "cast");
+  EXPECT_EQ(n.input(0)->dtype(), from);
+  return n;
+}
+
+TEST(WidenContractions, OneCastPerOperandSharedByItsMatmuls) {
+  // A forward matmul, its input gradient and its weight gradient: x, w and dy are each read by
+  // two matmuls.
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=bf16, name="x", shape=[4, 8]}
+    %w = input() {dtype=bf16, name="w", shape=[8, 3]}
+    %dy = input() {dtype=bf16, name="dy", shape=[4, 3]}
+    %y = matmul(%x, %w)
+    %dx = matmul(%dy, %w) {transpose_b=true}
+    %dw = matmul(%x, %dy) {transpose_a=true, out_dtype="f32"}
+    %r = relu(%y)
+    return {"r": %r, "dx": %dx, "dw": %dw}
+  })");
+  WidenContractions pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "matmul"), 3u);
+  for (const ir::Node* m : g->nodes_of("matmul")) {
+    EXPECT_EQ(m->input(0)->dtype(), DType::kF32) << m->name();
+    EXPECT_EQ(m->input(1)->dtype(), DType::kF32) << m->name();
+    EXPECT_EQ(m->output()->dtype(), DType::kF32) << m->name();
+    EXPECT_EQ(m->attrs().get_string("out_dtype"), "") << m->name();
+  }
+  // Three widening casts (x, w, dy) and two rounding ones (y, dx); dw was f32 already.
+  EXPECT_EQ(count_ops(*g, "cast"), 5u);
+  const ir::Node& dx_round = cast_from(output_node(*g, "dx").output(), DType::kF32);
+  EXPECT_EQ(dx_round.output()->dtype(), DType::kBF16);
+  const ir::Node& dw = output_node(*g, "dw");
+  EXPECT_EQ(dw.op_name(), "matmul");
+  const ir::Node& relu = output_node(*g, "r");
+  EXPECT_EQ(relu.input(0)->dtype(), DType::kBF16);  // the rest of the graph still sees bf16
+  const ir::Node& y = *relu.input(0)->node()->input(0)->node();
+  const ir::Node& dx = *dx_round.input(0)->node();
+  EXPECT_EQ(y.input(0), dw.input(0));   // x widened once
+  EXPECT_EQ(y.input(1), dx.input(1));   // w widened once
+  EXPECT_EQ(dx.input(0), dw.input(1));  // dy widened once
+  cast_from(y.input(0), DType::kBF16);
+  EXPECT_FALSE(run_pass(pass, *g));  // nothing bf16 left to widen
+}
+
+TEST(WidenContractions, FusedEpilogueOperandsAreWidenedToo) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=bf16, name="x", shape=[4, 8]}
+    %w = input() {dtype=bf16, name="w", shape=[8, 3]}
+    %b = input() {dtype=bf16, name="b", shape=[3]}
+    %res = input() {dtype=bf16, name="res", shape=[4, 3]}
+    %y = fused_matmul(%x, %w, %b, %res) {activation="relu", has_bias=true, has_residual=true}
+    return {"y": %y}
+  })");
+  WidenContractions pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& round = output_node(*g, "y");
+  EXPECT_EQ(round.op_name(), "cast");
+  EXPECT_EQ(round.output()->dtype(), DType::kBF16);
+  const ir::Node& fused = *round.input(0)->node();
+  ASSERT_EQ(fused.op_name(), "fused_matmul");
+  EXPECT_EQ(fused.attrs().get_string("activation"), "relu");
+  ASSERT_EQ(fused.num_inputs(), 4);
+  for (int i = 0; i < 4; ++i) cast_from(fused.input(i), DType::kBF16);
+}
+
+TEST(WidenContractions, LeavesOtherDtypesAndOpsAlone) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[4, 8]}
+    %w = input() {dtype=f32, name="w", shape=[8, 3]}
+    %h = input() {dtype=f16, name="h", shape=[4, 8]}
+    %hw = input() {dtype=f16, name="hw", shape=[8, 3]}
+    %i = input() {dtype=bf16, name="i", shape=[1, 5, 5, 2]}
+    %f = input() {dtype=bf16, name="f", shape=[3, 3, 2, 4]}
+    %y = matmul(%x, %w)
+    %z = matmul(%h, %hw)
+    %c = conv2d(%i, %f)
+    return {"y": %y, "z": %z, "c": %c}
+  })");
+  WidenContractions pass;
+  EXPECT_FALSE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "cast"), 0u);
+}
+
+// The compiled step with the pass (casts in the graph, f32 kernels) and without it (the bf16
+// matmuls' own widening kernels, onednn_f32) give the same bits.
+TEST(WidenContractions, SameBitsAsTheWideningKernels) {
+  if (!DeviceRegistry::global()
+           .get(DeviceType::kCPU)
+           .supports(DeviceCapability::kBF16WidenedContractions)) {
+    GTEST_SKIP() << "this CPU runs bf16 matmuls natively";
+  }
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[64, 96]}
+    %w1 = variable() {dtype=f32, name="w1", shape=[96, 128]}
+    %b1 = variable() {dtype=f32, name="b1", shape=[128]}
+    %w2 = variable() {dtype=f32, name="w2", shape=[128, 8]}
+    %h = matmul(%x, %w1)
+    %hb = add(%h, %b1)
+    %r = relu(%hb)
+    %y = matmul(%r, %w2)
+    %dr = matmul(%y, %w2) {transpose_b=true}
+    %dw = matmul(%r, %y) {transpose_a=true}
+    return {"y": %y, "dr": %dr, "dw": %dw}
+  })";
+  runtime::VariableStore vars;
+  auto filled = [](Shape s, double scale) {
+    Tensor t(DType::kF32, s);
+    for (int64_t i = 0; i < t.num_elements(); ++i)
+      t.data<float>()[i] = static_cast<float>(scale * std::sin(0.37 * static_cast<double>(i) + 1));
+    return t;
+  };
+  vars.create("w1", filled(Shape({96, 128}), 0.2));
+  vars.create("b1", filled(Shape({128}), 0.1));
+  vars.create("w2", filled(Shape({128, 8}), 0.3));
+  Tensor x = filled(Shape({64, 96}), 1.0);
+  std::vector<Tensor> out[2];
+  for (int mode = 0; mode < 2; ++mode) {
+    auto g = parse(text);
+    runtime::CompileOptions o;
+    o.mixed_precision = DType::kBF16;
+    if (mode == 1) o.disabled_passes = {"widen_contractions"};
+    auto exe = runtime::Executable::compile(*g, vars, o);
+    size_t casts = 0, bf16_matmuls = 0;
+    for (const ir::Node* n : exe->graph().nodes()) {
+      casts += n->op_name() == "cast";
+      bf16_matmuls +=
+          n->op_name().find("matmul") != std::string::npos && n->input(0)->dtype() == DType::kBF16;
+    }
+    EXPECT_EQ(bf16_matmuls, mode == 0 ? 0u : 4u) << mode;
+    out[mode] = exe->run({{"x", x}});
+    for (Tensor& t : out[mode]) t = t.clone();
+  }
+  for (size_t i = 0; i < out[0].size(); ++i) {
+    ASSERT_EQ(out[0][i].type(), out[1][i].type()) << i;
+    EXPECT_EQ(std::memcmp(out[0][i].raw_data(), out[1][i].raw_data(), out[0][i].nbytes()), 0)
+        << "output " << i;
+  }
+}
+
+}  // namespace
+}  // namespace tern::passes
