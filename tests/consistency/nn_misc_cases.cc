@@ -141,6 +141,24 @@ TEST(Dropout, FastKernelMatchesRefBitwiseOnBigTensors) {
   }
 }
 
+TEST(Dropout, ApplyFastKernelMatchesRefBitwiseOnBigTensors) {
+  // Threads, a ragged last word, and NaN, infinities and subnormals among the values.
+  runtime::EagerOptions ref, fast;
+  ref.kernel = "ref";
+  fast.kernel = "cpu_vec";
+  const ops::Attrs attrs = {{"rate", 0.37}};
+  for (DType d : {DType::kF32, DType::kF64, DType::kBF16}) {
+    Tensor x = random_tensor(d, {1000, 131}, 4);
+    const double specials[] = {std::nan(""), INFINITY, -INFINITY, 1e-40, -1e-39, 3.4e38};
+    for (int64_t i = 0; i < 6; ++i) x.set(i * 977 + 3, specials[i]);
+    Tensor mask =
+        random_tensor(DType::kI32, {(1000 * 131 + 31) / 32}, 9, -2147483648.0, 2147483647.0);
+    Tensor want = runtime::eager_call1("dropout_apply", {x, mask}, attrs, ref);
+    Tensor got = runtime::eager_call1("dropout_apply", {x, mask}, attrs, fast);
+    EXPECT_TRUE(bitwise_equal(got, want)) << dtype_name(d);
+  }
+}
+
 TEST(Embedding, GathersRowsAndRejectsOutOfRangeIds) {
   Tensor params = Tensor::from_values(DType::kF32, {3, 2}, {0, 1, 10, 11, 20, 21});
   Tensor ids = Tensor::from_vector<int32_t>({2, 2}, {2, 0, 1, 2});

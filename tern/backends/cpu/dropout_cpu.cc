@@ -280,17 +280,55 @@ __attribute__((target("arch=x86-64-v4"))) void apply_f32_v4(const uint32_t* mask
   }
 }
 
+// 16 bf16 values (widened to f32) times `scale` where `keep` has the lane's bit, else +0,
+// rounded back to bf16 as bfloat16::from_float rounds (nearest even, NaN kept quiet).
+__attribute__((target("arch=x86-64-v4"))) inline __m256i scale_bf16_v4(__m256i x, __mmask16 keep,
+                                                                       __m512 scale) {
+  // maskz forms with every lane set: GCC 12 reads the plain forms' undefined pass-through
+  // operand as maybe-uninitialized.
+  constexpr __mmask16 all = 0xffff;
+  const __m512i wide = _mm512_maskz_slli_epi32(all, _mm512_maskz_cvtepu16_epi32(all, x), 16);
+  const __m512i u =
+      _mm512_castps_si512(_mm512_maskz_mul_ps(keep, _mm512_castsi512_ps(wide), scale));
+  const __m512i high = _mm512_maskz_srli_epi32(all, u, 16);
+  const __m512i odd = _mm512_and_si512(high, _mm512_set1_epi32(1));
+  const __m512i rounded = _mm512_maskz_srli_epi32(
+      all, _mm512_add_epi32(u, _mm512_add_epi32(odd, _mm512_set1_epi32(0x7fff))), 16);
+  const __mmask16 nan = _mm512_cmpgt_epu32_mask(_mm512_and_si512(u, _mm512_set1_epi32(0x7fffffff)),
+                                                _mm512_set1_epi32(0x7f800000));
+  const __m512i quiet = _mm512_or_si512(high, _mm512_set1_epi32(0x40));
+  return _mm512_maskz_cvtepi32_epi16(all, _mm512_mask_mov_epi32(rounded, nan, quiet));
+}
+
+// dropout_apply's bf16 loop on AVX-512: each mask word covers 32 values, two halves of 16.
+__attribute__((target("arch=x86-64-v4"))) void apply_bf16_v4(const uint32_t* mask, int64_t n,
+                                                             float scale, const bfloat16* x,
+                                                             bfloat16* y) {
+  const __m512 s = _mm512_set1_ps(scale);
+  for (int64_t e = 0; e < n; e += 16) {
+    const int64_t count = std::min<int64_t>(16, n - e);
+    const auto lanes = static_cast<__mmask16>((1u << count) - 1u);
+    const auto bits = static_cast<__mmask16>(mask[e / 32] >> (e % 32));
+    const __m256i in = _mm256_maskz_loadu_epi16(lanes, x + e);
+    _mm256_mask_storeu_epi16(y + e, lanes, scale_bf16_v4(in, bits & lanes, s));
+  }
+}
+
 // dropout_apply over mask words [w0, w1) (elements 32 w0 .. min(n, 32 w1)): y = x * scale where
 // the packed mask's bit is set, else +0 (dropout_tiles_body's select, so the values are
-// dropout's bit for bit). f32 on AVX-512 runs apply_f32_v4.
+// dropout's bit for bit). f32 and bf16 on AVX-512 run apply_f32_v4 / apply_bf16_v4.
 template <typename T, typename C>
 void apply_words(const uint32_t* mask, int64_t w0, int64_t w1, int64_t n, C scale, const T* x,
                  T* y) {
-  if constexpr (std::is_same_v<T, float>) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, bfloat16>) {
     static const bool v4 = cpu_runs_v4_variants();
     if (v4) {
-      return apply_f32_v4(mask + w0, std::min(n, 32 * w1) - 32 * w0, scale, x + 32 * w0,
-                          y + 32 * w0);
+      const int64_t count = std::min(n, 32 * w1) - 32 * w0;
+      if constexpr (std::is_same_v<T, float>) {
+        return apply_f32_v4(mask + w0, count, scale, x + 32 * w0, y + 32 * w0);
+      } else {
+        return apply_bf16_v4(mask + w0, count, scale, x + 32 * w0, y + 32 * w0);
+      }
     }
   }
   using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
