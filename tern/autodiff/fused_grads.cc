@@ -28,6 +28,11 @@ ir::Value* expand_fused_elementwise(GradContext& c) {
       slot.push_back(c.scalar(ins.imm, dtype));
       continue;
     }
+    if (ins.op == ops::FusedOpcode::kRoundBF16) {  // the casts it stands for
+      ir::Value* low = c.op("cast", {slot[static_cast<size_t>(ins.a)]}, {{"dtype", DType::kBF16}});
+      slot.push_back(c.op("cast", {low}, {{"dtype", dtype}}));
+      continue;
+    }
     ops::Attrs attrs;
     if (info->gelu_approximate) attrs.set("approximate", *info->gelu_approximate);
     std::vector<ir::Value*> args{slot[static_cast<size_t>(ins.a)]};

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "tern/ops/fused_scalar.h"
+#include "tern/tensor/dtype.h"
 
 namespace tern::ops {
 
@@ -24,6 +25,10 @@ constexpr auto kMinimum = [](auto a, auto b) { return a != a ? a : b != b ? b : 
 constexpr auto kSign = [](auto a, auto) {
   using C = decltype(a);
   return a > C(0) ? C(1) : a < C(0) ? C(-1) : a == a ? C(0) : a;  // zero, or NaN kept
+};
+// Through f32 (the only compute type whose values bf16 rounds: f64 programs round their double).
+constexpr auto kRoundBF16 = [](auto a, auto) {
+  return decltype(a)(static_cast<float>(bfloat16(static_cast<float>(a))));
 };
 constexpr auto kSoftplus = [](auto a, auto) {
   using C = decltype(a);
@@ -63,6 +68,7 @@ const std::vector<FusedOpcodeInfo>& fused_opcodes() {
        scalar<[](auto a, auto) { return gelu_tanh_scalar(a); }>(), true, A::kGeluTanh},
       {C::kGeluErf, "gelu_erf", 1, "gelu", false,
        scalar<[](auto a, auto) { return gelu_erf_scalar(a); }>(), true, A::kGeluErf},
+      {C::kRoundBF16, "round_bf16", 1, "", std::nullopt, scalar<kRoundBF16>()},
       {C::kAdd, "add", 2, "add", std::nullopt, scalar<[](auto a, auto b) { return a + b; }>(), true},
       {C::kSub, "sub", 2, "sub", std::nullopt, scalar<[](auto a, auto b) { return a - b; }>(), true},
       {C::kMul, "mul", 2, "mul", std::nullopt, scalar<[](auto a, auto b) { return a * b; }>(), true},

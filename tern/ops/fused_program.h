@@ -40,6 +40,8 @@ enum class FusedOpcode : int64_t {
   kSign = 15,
   kGeluTanh = 16,
   kGeluErf = 17,
+  kRoundBF16 = 18,  // a rounded to the nearest bf16 value (ties to even, NaN kept quiet), kept in
+                    // the compute type: a cast to bf16 and back in one pass (widen_contractions)
   // binary: f(a, b)
   kAdd = 32,
   kSub = 33,

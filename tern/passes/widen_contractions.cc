@@ -3,6 +3,7 @@
 #include <unordered_map>
 
 #include "tern/ir/analysis/topo_order.h"
+#include "tern/ops/fused_program.h"
 #include "tern/passes/pass_util.h"
 
 namespace tern::passes {
@@ -39,20 +40,44 @@ class Widener {
     g_.remove_node(n);
   }
 
+ public:
+  // Removes the casts to bf16 that only widened operands read (now read by the roundings).
+  void remove_dead_casts() {
+    for (ir::Node* c : rounded_) {
+      if (c->output()->uses().empty() && !is_graph_output(g_, c->output()) &&
+          control_successors_of(g_, {c}).empty()) {
+        g_.remove_node(c);
+      }
+    }
+  }
+
  private:
-  // `v` as f32: one cast per bf16 value, whichever matmul asks first.
+  // `v` as f32: one conversion per bf16 value, whichever matmul asks first. A cast of an f32 value
+  // to bf16 becomes its rounding to bf16 values in f32 (one pass instead of casting down and up).
   ir::Value* widened(ir::Value* v) {
     if (v->dtype() != DType::kBF16) return v;
     auto [it, fresh] = f32_.try_emplace(v);
-    if (fresh) {
-      it->second =
-          g_.add("cast", {v}, {{"dtype", DType::kF32}}, str_cat(v->node()->name(), "/f32"));
+    if (!fresh) return it->second;
+    ir::Node* producer = v->node();
+    if (producer->op_name() == "cast" && producer->input(0)->dtype() == DType::kF32 &&
+        producer->control_inputs().empty()) {
+      ops::FusedProgram round;
+      round.num_inputs = 1;
+      round.code.push_back({ops::FusedOpcode::kRoundBF16, 0});
+      ops::Attrs attrs;
+      round.to_attrs(attrs);
+      it->second = g_.add("fused_elementwise", {producer->input(0)}, std::move(attrs),
+                          str_cat(producer->name(), "/rounded"));
+      rounded_.push_back(producer);
+    } else {
+      it->second = g_.add("cast", {v}, {{"dtype", DType::kF32}}, str_cat(producer->name(), "/f32"));
     }
     return it->second;
   }
 
   ir::Graph& g_;
   std::unordered_map<const ir::Value*, ir::Value*> f32_;
+  std::vector<ir::Node*> rounded_;  // casts to bf16 whose readers may now all be roundings
 };
 
 }  // namespace
@@ -65,6 +90,7 @@ bool WidenContractions::run(ir::Graph& g) {
     w.rewrite(n);
     changed = true;
   }
+  w.remove_dead_casts();
   return changed;
 }
 

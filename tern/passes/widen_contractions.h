@@ -8,8 +8,11 @@
 // Each matmul / fused_matmul with a bf16 operand or result becomes the same op on f32 operands:
 // every bf16 operand is read through one cast to f32 per value (shared by all the matmuls that
 // read it), and a bf16 result is the f32 result cast to bf16 (out_dtype "f32" results need no
-// cast). The values are those of the widening kernel bit for bit: bf16 products are exact in f32,
-// both accumulate in f32, and the result is rounded once.
+// cast). An operand that is a cast of an f32 value to bf16 (amp's cast of an input, a matmul
+// result another matmul reads) is widened as one rounding to bf16 values in f32 (fused_elementwise
+// round_bf16) instead of a cast down and a cast up; the cast down goes where nothing else reads it.
+// The values are those of the widening kernel bit for bit: bf16 products are exact in f32, both
+// accumulate in f32, and the result is rounded once.
 //
 // Does not: touch convolutions (their kernels widen into blocked layouts of their own), ops
 // without a bf16 operand, or f16 (no kernel widens f16). Runs after the fusions, on the ops they

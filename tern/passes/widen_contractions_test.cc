@@ -4,10 +4,13 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "tern/device/device.h"
+#include "tern/ops/fused_program.h"
 #include "tern/passes/pass_test_util.h"
 #include "tern/runtime/executable.h"
+#include "tern/runtime/runtime.h"
 
 namespace tern::passes {
 namespace {
@@ -85,6 +88,38 @@ TEST(WidenContractions, FusedEpilogueOperandsAreWidenedToo) {
   for (int i = 0; i < 4; ++i) cast_from(fused.input(i), DType::kBF16);
 }
 
+TEST(WidenContractions, ACastDownAndUpIsOneRounding) {
+  // x is cast to bf16 for two matmuls only: one rounding in f32 replaces the cast; y's cast is
+  // also read by a bf16 relu, so it stays next to the rounding; m, a matmul result only another
+  // matmul reads, is rounded in f32 where it was cast down and up.
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[4, 8]}
+    %y = input() {dtype=f32, name="y", shape=[8, 3]}
+    %xl = cast(%x) {dtype=bf16}
+    %yl = cast(%y) {dtype=bf16}
+    %m = matmul(%xl, %yl)
+    %d = matmul(%xl, %m) {transpose_a=true}
+    %r = relu(%yl)
+    return {"d": %d, "r": %r}
+  })");
+  WidenContractions pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  ASSERT_EQ(count_ops(*g, "fused_elementwise"), 3u);
+  std::multiset<std::string> rounded;
+  for (const ir::Node* f : g->nodes_of("fused_elementwise")) {
+    ops::FusedProgram p;
+    ASSERT_EQ(ops::decode_fused_program(f->attrs(), 1, &p), "");
+    ASSERT_EQ(p.code.size(), 1u);
+    EXPECT_EQ(p.code[0].op, ops::FusedOpcode::kRoundBF16);
+    EXPECT_EQ(f->input(0)->dtype(), DType::kF32);
+    rounded.insert(f->input(0)->node()->op_name());
+  }
+  EXPECT_EQ(rounded, (std::multiset<std::string>{"input", "input", "matmul"}));
+  // Left: y's cast for the relu, and d's cast down.
+  EXPECT_EQ(count_ops(*g, "cast"), 2u);
+  EXPECT_EQ(output_node(*g, "r").input(0)->node()->op_name(), "cast");
+}
+
 TEST(WidenContractions, LeavesOtherDtypesAndOpsAlone) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[4, 8]}
@@ -106,6 +141,7 @@ TEST(WidenContractions, LeavesOtherDtypesAndOpsAlone) {
 // The compiled step with the pass (casts in the graph, f32 kernels) and without it (the bf16
 // matmuls' own widening kernels, onednn_f32) give the same bits.
 TEST(WidenContractions, SameBitsAsTheWideningKernels) {
+  runtime::initialize();  // registers the backends
   if (!DeviceRegistry::global()
            .get(DeviceType::kCPU)
            .supports(DeviceCapability::kBF16WidenedContractions)) {

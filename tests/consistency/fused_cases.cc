@@ -104,6 +104,15 @@ TERN_OP_CASES(fused) {
        {},
        1e-5,
        "binary-all"},
+      // Rounding to bf16 values (a step function: no gradient check), ties and NaN included by
+      // the bf16 rounding tests of the fused table.
+      {"fused_elementwise",
+       {In({6, 7}, -3, 3)},
+       program(1, {{F::kRoundBF16, 0}}),
+       false,
+       {},
+       1e-5,
+       "round-bf16"},
       // The gradient helpers (themselves first-order only: no gradient check).
       {"fused_elementwise",
        {In({3, 4}), In({3, 4}, 0.1, 0.9), In({4}, -1, 1)},

@@ -7,6 +7,7 @@
 // is the libm-free float math of elementwise_math.h (sin, cos and pow call libm per element).
 #include <immintrin.h>
 
+#include <bit>
 #include <cmath>
 
 #include "tern/backends/cpu/cpu_isa.h"
@@ -87,6 +88,9 @@ constexpr VectorRow kVectorTable[] = {
      }>},
     {FusedOpcode::kGeluTanh, &unary_loop<[](float x) { return vm::gelu_tanh(x); }>},
     {FusedOpcode::kGeluErf, &unary_loop<[](float x) { return vm::gelu_erf(x); }>},
+    {FusedOpcode::kRoundBF16, &unary_loop<[](float x) {
+       return std::bit_cast<float>(static_cast<uint32_t>(bfloat16::from_float(x)) << 16);
+     }>},
     {FusedOpcode::kAdd, &binary_loop<[](float p, float q) { return p + q; }>},
     {FusedOpcode::kSub, &binary_loop<[](float p, float q) { return p - q; }>},
     {FusedOpcode::kMul, &binary_loop<[](float p, float q) { return p * q; }>},
