@@ -566,16 +566,10 @@ TEST(Amp, OptimizedMatchesUnoptimized) {
     return {"p": %p}
   })";
   runtime::VariableStore vars;
-  Tensor w1(DType::kF32, Shape({32, 64})), b1(DType::kF32, Shape({64})),
-      w2(DType::kF32, Shape({64, 8})), x(DType::kF32, Shape({16, 32}));
-  auto fill = [](Tensor& t, double scale) {
-    for (int64_t i = 0; i < t.num_elements(); ++i)
-      t.data<float>()[i] = static_cast<float>(scale * std::sin(0.37 * static_cast<double>(i) + 1));
-  };
-  fill(w1, 0.2);
-  fill(b1, 0.1);
-  fill(w2, 0.3);
-  fill(x, 1.0);
+  Tensor w1 = testing::sine_tensor(Shape({32, 64}), 0.2),
+         b1 = testing::sine_tensor(Shape({64}), 0.1),
+         w2 = testing::sine_tensor(Shape({64, 8}), 0.3),
+         x = testing::sine_tensor(Shape({16, 32}), 1.0);
   vars.create("w1", w1);
   vars.create("b1", b1);
   vars.create("w2", w2);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string_view>
 
@@ -26,6 +27,14 @@ inline bool run_pass(Pass& pass, ir::Graph& g) {
 
 inline size_t count_ops(const ir::Graph& g, std::string_view op) {
   return g.nodes_of(op).size();
+}
+
+// An f32 tensor of `shape` holding scale * sin(0.37 i + 1): smooth, signed, reproducible values.
+inline Tensor sine_tensor(const Shape& shape, double scale) {
+  Tensor t(DType::kF32, shape);
+  for (int64_t i = 0; i < t.num_elements(); ++i)
+    t.data<float>()[i] = static_cast<float>(scale * std::sin(0.37 * static_cast<double>(i) + 1));
+  return t;
 }
 
 // The node producing graph output `name`.

@@ -2,7 +2,6 @@
 // widen their own operands, bit for bit.
 #include "tern/passes/widen_contractions.h"
 
-#include <cmath>
 #include <cstring>
 #include <set>
 
@@ -161,16 +160,10 @@ TEST(WidenContractions, SameBitsAsTheWideningKernels) {
     return {"y": %y, "dr": %dr, "dw": %dw}
   })";
   runtime::VariableStore vars;
-  auto filled = [](Shape s, double scale) {
-    Tensor t(DType::kF32, s);
-    for (int64_t i = 0; i < t.num_elements(); ++i)
-      t.data<float>()[i] = static_cast<float>(scale * std::sin(0.37 * static_cast<double>(i) + 1));
-    return t;
-  };
-  vars.create("w1", filled(Shape({96, 128}), 0.2));
-  vars.create("b1", filled(Shape({128}), 0.1));
-  vars.create("w2", filled(Shape({128, 8}), 0.3));
-  Tensor x = filled(Shape({64, 96}), 1.0);
+  vars.create("w1", testing::sine_tensor(Shape({96, 128}), 0.2));
+  vars.create("b1", testing::sine_tensor(Shape({128}), 0.1));
+  vars.create("w2", testing::sine_tensor(Shape({128, 8}), 0.3));
+  Tensor x = testing::sine_tensor(Shape({64, 96}), 1.0);
   std::vector<Tensor> out[2];
   for (int mode = 0; mode < 2; ++mode) {
     auto g = parse(text);
