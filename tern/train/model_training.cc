@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <iterator>
 
 #include "tern/base/row_error.h"
 #include "tern/base/trace.h"
@@ -409,14 +410,28 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
       // agree on it through the step's sums, so all stop after the same step.
       int interrupt = train::fit_interrupt_requested();
       if (dp) {
-        // Global loss and metrics: sums over the workers; the last value counts the workers
-        // asked to stop.
+        // Global loss and metrics: sums over the workers; the last values count the workers
+        // asked to stop, per signal. A worker that was not asked (the signal reached another one
+        // before this step's sums) stops for the signal most workers got, and says which.
         batch_stats.push_back(batch_loss * static_cast<double>(n));
         batch_stats.push_back(static_cast<double>(n));
-        batch_stats.push_back(interrupt != 0 ? 1.0 : 0.0);
+        // (Another request than these signals counts as SIGTERM, the generic stop.)
+        constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGUSR1};
+        for (int sig : kStopSignals) {
+          bool mine = interrupt == sig || (sig == SIGTERM && interrupt != 0 &&
+                                           interrupt != SIGINT && interrupt != SIGUSR1);
+          batch_stats.push_back(mine ? 1.0 : 0.0);
+        }
         train::sum_over_workers(*dp, batch_stats);
-        if (batch_stats.back() > 0 && interrupt == 0) interrupt = SIGTERM;  // another worker's
-        batch_stats.pop_back();
+        const size_t first = batch_stats.size() - std::size(kStopSignals);
+        if (interrupt == 0) {
+          double most = 0;
+          for (size_t k = 0; k < std::size(kStopSignals); ++k) {
+            if (batch_stats[first + k] > most)
+              most = batch_stats[first + k], interrupt = kStopSignals[k];
+          }
+        }
+        batch_stats.resize(first);
         n = static_cast<int64_t>(batch_stats.back());
         batch_loss = batch_stats[batch_stats.size() - 2] / static_cast<double>(n);
         dp->watchdog().progress("training step");

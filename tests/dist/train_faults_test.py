@@ -306,8 +306,38 @@ def case_interrupt(tern, work):
           f"resumed run's weights_sha256 {resumed} != uninterrupted {reference}")
 
 
+def case_interrupt_one_rank(tern, work):
+    """SIGUSR1 to rank 1 alone: rank 0 learns of it from the step's sums, both stop after the
+    same step, and rank 0 checkpoints and names the signal rank 1 got (not a generic SIGTERM:
+    the random moments of case_interrupt hit this when the signal reached one rank a step before
+    the other)."""
+    out = os.path.join(work, "one")
+    cfg = write_config(work, "one.toml", out, epochs=3)
+    log_path = os.path.join(work, "one_rank.log")
+    with open(log_path, "w") as log:
+        proc = mpirun(2, [tern, "train", cfg, "--metrics-json", out + ".json"], log)
+        pid = worker_pid(proc.pid, 1)
+        deadline = time.time() + 120
+        while time.time() < deadline and "Epoch" not in read(log_path) and proc.poll() is None:
+            time.sleep(0.02)
+        check(proc.poll() is None, "one rank: the job ended before the signal\n"
+              + read(log_path)[-2000:])
+        os.kill(pid, signal.SIGUSR1)
+        rc = finish(proc, 120, "job with one rank interrupted")
+    text = read(log_path)
+    check(rc == 128 + signal.SIGUSR1, f"one rank: exit {rc}, expected {128 + signal.SIGUSR1}\n"
+          + text[-3000:])
+    check(text.count("tern: SIGUSR1: stopping after this step") == 1,
+          "one rank: not exactly one rank got the signal:\n" + text[-3000:])
+    check(text.count("interrupted by SIGUSR1 after step") == 1 and "checkpoint: " + out in text,
+          "one rank: rank 0 did not report SIGUSR1 and its checkpoint once:\n" + text[-3000:])
+    step = text.split("interrupted by SIGUSR1 after step ")[1].split(" ")[0]
+    print(f"interrupt_one_rank: SIGUSR1 to rank 1 only, rank 0 stopped after step {step} too")
+
+
 CASES = {"workers": case_workers, "kill": case_kill, "stop": case_stop, "configs": case_configs,
-         "uneven": case_uneven, "interrupt": case_interrupt}
+         "uneven": case_uneven, "interrupt": case_interrupt,
+         "interrupt_one_rank": case_interrupt_one_rank}
 
 
 def main():
