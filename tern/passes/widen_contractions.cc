@@ -40,7 +40,6 @@ class Widener {
     g_.remove_node(n);
   }
 
- public:
   // Removes the casts to bf16 that only widened operands read (now read by the roundings).
   void remove_dead_casts() {
     for (ir::Node* c : rounded_) {
