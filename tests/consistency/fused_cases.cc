@@ -1,6 +1,11 @@
 // Consistency cases: fused ops (fused_elementwise programs, fused_matmul, fused_conv2d epilogues).
+#include <gtest/gtest.h>
+
+#include "tern/autodiff/autodiff.h"
 #include "tern/ops/fused_program.h"
+#include "tern/runtime/eager.h"
 #include "tests/consistency/op_case.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::testing {
 namespace {
@@ -240,6 +245,29 @@ TERN_OP_CASES(fused) {
        1e-5,
        "pool-overlapping-same"},
   };
+}
+
+// round_bf16 has no graph op of its own: its gradient is the one of the casts down and up it
+// stands for (they pass dy through, rounded to bf16 on the way).
+TEST(FusedGrads, RoundBF16DifferentiatesAsItsCasts) {
+  Tensor x = random_tensor(DType::kF32, {4, 6}, 3, -3, 3);
+  Tensor w = random_tensor(DType::kF32, {4, 6}, 5, -2, 2);
+  std::vector<Tensor> dx;
+  for (bool fused : {true, false}) {
+    ir::Graph g;
+    ir::Value* in = g.input("x", x.type());
+    ir::Value* y =
+        fused ? g.add("fused_elementwise", {in}, program(1, {{FusedOpcode::kRoundBF16, 0}}))
+              : g.add("cast", {g.add("cast", {in}, {{"dtype", DType::kBF16}})},
+                      {{"dtype", DType::kF32}});
+    ir::Value* loss = g.add("sum", {g.add("mul", {y, g.constant(w)})},
+                            {{"axes", std::vector<int64_t>{}}, {"keepdims", false}});
+    std::vector<ir::Value*> wrt = {in};
+    g.add_output("dx", autodiff::gradients(g, loss, wrt)[0]);
+    dx.push_back(runtime::run_graph_eager(g, {{"x", x}}, nullptr, {})[0]);
+  }
+  EXPECT_TRUE(bitwise_equal(dx[0], dx[1]));
+  EXPECT_NE(dx[0].get(0), 0.0);
 }
 
 }  // namespace tern::testing
