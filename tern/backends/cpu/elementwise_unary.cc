@@ -82,17 +82,48 @@ using UnaryBlock = void (*)(const float* x, float* y, int64_t n);
 using PairBlock = void (*)(const float* a, const float* b, float* out, int64_t n);
 
 template <typename F>
-void unary_block(const float* x, float* y, int64_t n) {
+[[gnu::flatten]] void unary_block(const float* x, float* y, int64_t n) {
   const F f;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
 template <typename F>
-void pair_block(const float* a, const float* b, float* out, int64_t n) {
+[[gnu::flatten]] void pair_block(const float* a, const float* b, float* out, int64_t n) {
   const F f;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
+// The same two loops compiled for AVX-512 (x86-64-v4, 16 floats per register): the
+// transcendental functions are bound by arithmetic, not memory, and run about twice as fast.
+// unary_block_for / pair_block_for pick them where cpu_runs_v4_variants().
+// The target names x86-64-v4's extensions, not `arch=x86-64-v4`: GCC inlines a function into
+// one of another arch only when it is always_inline, and F comes from the x86-64-v3 region.
+template <typename F>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten)) void
+unary_block_v4(const float* x, float* y, int64_t n) {
+  const F f;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
+}
+
+template <typename F>
+__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten)) void
+pair_block_v4(const float* a, const float* b, float* out, int64_t n) {
+  const F f;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
+}
+
+template <typename F>
+UnaryBlock unary_block_for() {
+  return cpu_runs_v4_variants() ? &unary_block_v4<F> : &unary_block<F>;
+}
+
+template <typename F>
+PairBlock pair_block_for() {
+  return cpu_runs_v4_variants() ? &pair_block_v4<F> : &pair_block<F>;
 }
 
 // IEEE square roots (GCC keeps std::sqrt scalar for errno, so these use the instruction).
@@ -197,32 +228,33 @@ void add_pair(kernels::KernelRegistry& r, std::string_view op, PairBlock block) 
 }  // namespace
 
 void register_elementwise_unary_kernels(kernels::KernelRegistry& r) {
-  add_unary(r, "neg", unary_block<NegOp>);
-  add_unary(r, "abs", unary_block<AbsOp>);
-  add_unary(r, "square", unary_block<SquareOp>);
-  add_unary(r, "relu", unary_block<ReluOp>);
-  add_unary(r, "sign", unary_block<SignOp>);
-  add_unary(r, "exp", unary_block<ExpOp>);
-  add_unary(r, "log", unary_block<LogOp>);
-  add_unary(r, "log1p", unary_block<Log1pOp>);
+  add_unary(r, "neg", unary_block_for<NegOp>());
+  add_unary(r, "abs", unary_block_for<AbsOp>());
+  add_unary(r, "square", unary_block_for<SquareOp>());
+  add_unary(r, "relu", unary_block_for<ReluOp>());
+  add_unary(r, "sign", unary_block_for<SignOp>());
+  add_unary(r, "exp", unary_block_for<ExpOp>());
+  add_unary(r, "log", unary_block_for<LogOp>());
+  add_unary(r, "log1p", unary_block_for<Log1pOp>());
   add_unary(r, "sqrt", sqrt_block<false>);
   add_unary(r, "rsqrt", sqrt_block<true>);
-  add_unary(r, "tanh", unary_block<TanhOp>);
-  add_unary(r, "sigmoid", unary_block<SigmoidOp>);
-  add_unary(r, "softplus", unary_block<SoftplusOp>);
+  add_unary(r, "tanh", unary_block_for<TanhOp>());
+  add_unary(r, "sigmoid", unary_block_for<SigmoidOp>());
+  add_unary(r, "softplus", unary_block_for<SoftplusOp>());
   kernels::add_fn_kernel(
       r, "gelu", "vec", kVecFloats, kVectorPriority, [](kernels::KernelContext& ctx) {
         bool approximate = ctx.attrs.get_bool("approximate");
-        run_unary(ctx, approximate ? unary_block<GeluTanhOp> : unary_block<GeluErfOp>);
+        run_unary(ctx, approximate ? unary_block_for<GeluTanhOp>() : unary_block_for<GeluErfOp>());
       });
 
-  add_pair(r, "relu_grad", pair_block<ReluGradOp>);
-  add_pair(r, "sigmoid_grad", pair_block<SigmoidGradOp>);
-  add_pair(r, "tanh_grad", pair_block<TanhGradOp>);
+  add_pair(r, "relu_grad", pair_block_for<ReluGradOp>());
+  add_pair(r, "sigmoid_grad", pair_block_for<SigmoidGradOp>());
+  add_pair(r, "tanh_grad", pair_block_for<TanhGradOp>());
   kernels::add_fn_kernel(
       r, "gelu_grad", "vec", kVecFloats, kVectorPriority, [](kernels::KernelContext& ctx) {
         bool approximate = ctx.attrs.get_bool("approximate");
-        run_pair(ctx, approximate ? pair_block<GeluTanhGradOp> : pair_block<GeluErfGradOp>);
+        run_pair(ctx,
+                 approximate ? pair_block_for<GeluTanhGradOp>() : pair_block_for<GeluErfGradOp>());
       });
 
   register_elementwise_cast_kernels(r);
