@@ -45,8 +45,9 @@ enum class CpuIsa {
 CpuIsa cpu_isa();
 // "x86-64" / "x86-64-v3".
 std::string cpu_isa_name(CpuIsa isa);
-// Whether the few loops that also have an AVX-512 (x86-64-v4) build (the dropout kernels' Philox
-// tiles) may run it: the CPU has x86-64-v4 and TERN_CPU_ISA is unset or "x86-64-v4".
+// Whether the loops that also have an AVX-512 (x86-64-v4) build (the dropout kernels' Philox
+// tiles, the elementwise formulas, small_gemm ...) may run it: the CPU has x86-64-v4 and
+// TERN_CPU_ISA is unset or "x86-64-v4".
 bool cpu_runs_v4_variants();
 
 }  // namespace tern::cpu
