@@ -2,6 +2,8 @@
 // widen their own operands, bit for bit.
 #include "tern/passes/widen_contractions.h"
 
+#include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <set>
 
@@ -185,6 +187,56 @@ TEST(WidenContractions, SameBitsAsTheWideningKernels) {
     ASSERT_EQ(out[0][i].type(), out[1][i].type()) << i;
     EXPECT_EQ(std::memcmp(out[0][i].raw_data(), out[1][i].raw_data(), out[0][i].nbytes()), 0)
         << "output " << i;
+  }
+}
+
+// The runtime runs the pass exactly where the device reports widened bf16 contractions, and the
+// device follows TERN_BF16_CONTRACTIONS (ctest runs these tests again under =native and =f32):
+// f32 always widens; native keeps oneDNN's bf16 kernels wherever the CPU has AVX-512 (without
+// it oneDNN has no bf16 kernels and widening is the only fast form).
+TEST(WidenContractions, RunsWhereTheDeviceWidens) {
+  runtime::initialize();
+  const bool widens = DeviceRegistry::global()
+                          .get(DeviceType::kCPU)
+                          .supports(DeviceCapability::kBF16WidenedContractions);
+  const char* env = std::getenv("TERN_BF16_CONTRACTIONS");
+  const std::string mode = env ? env : "";
+  if (mode == "f32") {
+    EXPECT_TRUE(widens);
+  }
+  if (mode == "native" && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+      __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq")) {
+    EXPECT_FALSE(widens);
+  }
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[16, 32]}
+    %w = variable() {dtype=f32, name="w", shape=[32, 8]}
+    %y = matmul(%x, %w)
+    return {"y": %y}
+  })");
+  runtime::VariableStore vars;
+  vars.create("w", testing::sine_tensor(Shape({32, 8}), 0.2));
+  runtime::CompileOptions o;
+  o.mixed_precision = DType::kBF16;
+  auto exe = runtime::Executable::compile(*g, vars, o);
+  size_t bf16_matmuls = 0, f32_matmuls = 0;
+  for (const ir::Node* n : exe->graph().nodes()) {
+    if (n->op_name().find("matmul") == std::string::npos) continue;
+    (n->input(0)->dtype() == DType::kBF16 ? bf16_matmuls : f32_matmuls) += 1;
+  }
+  EXPECT_EQ(bf16_matmuls, widens ? 0u : 1u) << "mode '" << mode << "'";
+  EXPECT_EQ(f32_matmuls, widens ? 1u : 0u) << "mode '" << mode << "'";
+  // Either way the product is the f32 one within bf16's rounding.
+  Tensor x = testing::sine_tensor(Shape({16, 32}), 1.0);
+  const Tensor& w = vars.get("w");
+  std::vector<Tensor> out = exe->run({{"x", x}});
+  ASSERT_EQ(out.size(), 1u);
+  for (int64_t i = 0; i < 16; ++i) {
+    for (int64_t j = 0; j < 8; ++j) {
+      double want = 0;
+      for (int64_t k = 0; k < 32; ++k) want += x.get(i * 32 + k) * w.get(k * 8 + j);
+      EXPECT_NEAR(out[0].get(i * 8 + j), want, 0.02 * (1 + std::abs(want))) << i << "," << j;
+    }
   }
 }
 
