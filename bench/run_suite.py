@@ -127,7 +127,10 @@ def side_commands(a, build, flag, prec, kind, seed, order, batch=None):
         if a.epoch_steps:
             common += ["--epoch-steps", str(a.epoch_steps)]
     else:
-        calls = a.infer_calls if batch == 1 else (5 if flag == "i-resnet18" else 50)
+        # Batch 256: enough calls for seconds of measurement per framework (tern's CNN call is ~5
+        # ms: 50 calls measured a quarter of a second, which one burst of this host's noise
+        # could dominate).
+        calls = a.infer_calls if batch == 1 else (5 if flag == "i-resnet18" else 400)
         common += ["--batch", str(batch), "--steps", str(calls), "--warmup", "10" if batch == 1 else "2"]
     peer_extra = ["--order", order] if kind == "epoch" else []
     tf = [a.python, f"{ROOT}/bench/workloads_tf.py"] + common + peer_extra + [
