@@ -417,10 +417,9 @@ train::History Model::fit(std::shared_ptr<const data::Dataset> train_data,
         batch_stats.push_back(static_cast<double>(n));
         // (Another request than these signals counts as SIGTERM, the generic stop.)
         constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGUSR1};
-        for (int sig : kStopSignals) {
-          bool mine = interrupt == sig || (sig == SIGTERM && interrupt != 0 &&
-                                           interrupt != SIGINT && interrupt != SIGUSR1);
-          batch_stats.push_back(mine ? 1.0 : 0.0);
+        const int own = interrupt == SIGINT ? 0 : interrupt == SIGUSR1 ? 2 : 1;
+        for (int k = 0; k < static_cast<int>(std::size(kStopSignals)); ++k) {
+          batch_stats.push_back(interrupt != 0 && k == own ? 1.0 : 0.0);
         }
         train::sum_over_workers(*dp, batch_stats);
         const size_t first = batch_stats.size() - std::size(kStopSignals);

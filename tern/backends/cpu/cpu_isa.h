@@ -33,6 +33,14 @@
 #endif
 // clang-format on
 
+// An `omp simd` loop's AVX-512 build inside a TERN_CPU_V3_BEGIN region (16 floats per register),
+// run where cpu_runs_v4_variants(). The target names x86-64-v4's extensions, not
+// `arch=x86-64-v4`: GCC inlines a function into one of another arch only when it is
+// always_inline, and the loop's formula comes from the x86-64-v3 region; `flatten` inlines it
+// (with two builds of a loop GCC would otherwise call a larger formula out of line).
+#define TERN_CPU_V4_LOOP \
+  __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten))
+
 namespace tern::cpu {
 
 enum class CpuIsa {

@@ -98,19 +98,15 @@ template <typename F>
 // The same two loops compiled for AVX-512 (x86-64-v4, 16 floats per register): the
 // transcendental functions are bound by arithmetic, not memory, and run about twice as fast.
 // unary_block_for / pair_block_for pick them where cpu_runs_v4_variants().
-// The target names x86-64-v4's extensions, not `arch=x86-64-v4`: GCC inlines a function into
-// one of another arch only when it is always_inline, and F comes from the x86-64-v3 region.
 template <typename F>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten)) void
-unary_block_v4(const float* x, float* y, int64_t n) {
+TERN_CPU_V4_LOOP void unary_block_v4(const float* x, float* y, int64_t n) {
   const F f;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = f(x[i]);
 }
 
 template <typename F>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten)) void
-pair_block_v4(const float* a, const float* b, float* out, int64_t n) {
+TERN_CPU_V4_LOOP void pair_block_v4(const float* a, const float* b, float* out, int64_t n) {
   const F f;
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
@@ -241,21 +237,20 @@ void register_elementwise_unary_kernels(kernels::KernelRegistry& r) {
   add_unary(r, "tanh", unary_block_for<TanhOp>());
   add_unary(r, "sigmoid", unary_block_for<SigmoidOp>());
   add_unary(r, "softplus", unary_block_for<SoftplusOp>());
-  kernels::add_fn_kernel(
-      r, "gelu", "vec", kVecFloats, kVectorPriority, [](kernels::KernelContext& ctx) {
-        bool approximate = ctx.attrs.get_bool("approximate");
-        run_unary(ctx, approximate ? unary_block_for<GeluTanhOp>() : unary_block_for<GeluErfOp>());
-      });
+  kernels::add_fn_kernel(r, "gelu", "vec", kVecFloats, kVectorPriority,
+                         [tanh = unary_block_for<GeluTanhOp>(),
+                          erf = unary_block_for<GeluErfOp>()](kernels::KernelContext& ctx) {
+                           run_unary(ctx, ctx.attrs.get_bool("approximate") ? tanh : erf);
+                         });
 
   add_pair(r, "relu_grad", pair_block_for<ReluGradOp>());
   add_pair(r, "sigmoid_grad", pair_block_for<SigmoidGradOp>());
   add_pair(r, "tanh_grad", pair_block_for<TanhGradOp>());
-  kernels::add_fn_kernel(
-      r, "gelu_grad", "vec", kVecFloats, kVectorPriority, [](kernels::KernelContext& ctx) {
-        bool approximate = ctx.attrs.get_bool("approximate");
-        run_pair(ctx,
-                 approximate ? pair_block_for<GeluTanhGradOp>() : pair_block_for<GeluErfGradOp>());
-      });
+  kernels::add_fn_kernel(r, "gelu_grad", "vec", kVecFloats, kVectorPriority,
+                         [tanh = pair_block_for<GeluTanhGradOp>(),
+                          erf = pair_block_for<GeluErfGradOp>()](kernels::KernelContext& ctx) {
+                           run_pair(ctx, ctx.attrs.get_bool("approximate") ? tanh : erf);
+                         });
 
   register_elementwise_cast_kernels(r);
 }

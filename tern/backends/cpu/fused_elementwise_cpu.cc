@@ -26,7 +26,7 @@ using ops::FusedOpcode;
 constexpr int64_t kChunk = 256;
 
 // The vector loop of a unary / binary formula F, instantiated per row. `flatten` inlines F
-// (GCC would call a formula out of line once two loops instantiate it).
+// (GCC would call a formula out of line once two loops instantiate it: TERN_CPU_V4_LOOP).
 template <auto F>
 [[gnu::flatten]] void unary_loop(const float* a, const float*, float* y, int64_t n) {
 #pragma omp simd
@@ -42,18 +42,14 @@ template <auto F>
 // The same loops compiled for AVX-512 (x86-64-v4, 16 floats per register), which the kernel
 // runs where cpu_runs_v4_variants(): the transcendental formulas (exp, tanh, gelu and their
 // gradients) are bound by arithmetic and run about twice as fast.
-// The target names x86-64-v4's extensions, not `arch=x86-64-v4`: GCC inlines a function into
-// one of another arch only when it is always_inline, and F comes from the x86-64-v3 region.
 template <auto F>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten)) void
-unary_loop_v4(const float* a, const float*, float* y, int64_t n) {
+TERN_CPU_V4_LOOP void unary_loop_v4(const float* a, const float*, float* y, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = F(a[i]);
 }
 
 template <auto F>
-__attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,prefer-vector-width=512"), flatten)) void
-binary_loop_v4(const float* a, const float* b, float* y, int64_t n) {
+TERN_CPU_V4_LOOP void binary_loop_v4(const float* a, const float* b, float* y, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) y[i] = F(a[i], b[i]);
 }
