@@ -341,7 +341,9 @@ class ConvForwardKernel {
         chunks_ = std::make_unique<PooledChunks>(sig, ep_);
         return;
       }
-      // Small images as a GEMM; where oneDNN declines the matmul, the convolution primitive.
+      // Winograd F(2x2, 3x3) where oneDNN's would not run; small images as a GEMM; where
+      // oneDNN declines the matmul, the convolution primitive.
+      if (winograd_f2(sig, g)) return;
       if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype) &&
           try_build([&] {
             gemm_ = std::make_unique<ConvForwardGemm>(g, sig.inputs[0].dtype, ep_);
@@ -353,6 +355,13 @@ class ConvForwardKernel {
   }
 
   void run(kernels::KernelContext& ctx) {
+    if (winograd_) {  // the epilogue in its output transform
+      load_residual(ep_, ctx);
+      winograd_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), constant_filter_,
+                     ep_.bias_input >= 0 ? ctx.inputs[ep_.bias_input].raw_data() : nullptr,
+                     ctx.outputs[0].raw_data());
+      return;
+    }
     if (chunks_) {
       chunks_->run(ctx, ep_, constant_filter_);
     } else {
@@ -375,8 +384,20 @@ class ConvForwardKernel {
   }
 
  private:
+  bool winograd_f2(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
+    if (!winograd_f2_applies(g, sig.inputs[0].dtype) ||
+        (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu) ||
+        forward_descs(sig, ep_).alg == dnnl::algorithm::convolution_winograd) {
+      return false;
+    }
+    return try_build(
+               [&] { winograd_ = std::make_unique<WinogradF2Forward>(g, /*flipped=*/false, ep_); })
+        .empty();
+  }
+
   Epilogue ep_;
   bool constant_filter_;
+  std::unique_ptr<WinogradF2Forward> winograd_;
   ConvPrimitive conv_;
   std::unique_ptr<ConvForwardGemm> gemm_;  // small images, filter not constant
   std::unique_ptr<PooledChunks> chunks_;

@@ -53,6 +53,11 @@ constexpr size_t kWinogradScratchpadLimit = size_t{32} << 20;
 constexpr int64_t kWinogradMinOutputPixels = 2048;
 void choose_conv_algorithm(ConvDescs& d, const std::function<size_t(const ConvDescs&)>& build);
 
+// The input gradient of the stride-1 ungrouped convolution `g` as a forward convolution: of dy
+// with the filter flipped in H and W and its O and I swapped, paddings (k - 1) d - pad (nullopt
+// where one would be negative, or for other convolutions).
+std::optional<ops::Conv2dGeometry> flipped_forward_geometry(const ops::Conv2dGeometry& g);
+
 // conv2d_backprop_input of the convolution `g` in `dtype` as a forward convolution (of dy with
 // the filter flipped in H and W, O and I swapped; onednn_conv_backward.cc says where and why):
 // its descriptors, or nullopt where oneDNN's backward-data convolution runs instead.
@@ -163,6 +168,56 @@ class InputGradientGemm {
   int64_t dx_elements_ = 0;
   PrimitiveRunner runner_;
   Reorder to_dx_;  // f32 -> dx's dtype, when not f32
+};
+
+// Winograd F(2x2, 3x3) (onednn_conv_winograd.cc): tern's tile transforms around 16 batched
+// GEMMs on oneDNN's matmul, 2.25x fewer multiplications than a direct convolution, for the f32 3x3
+// stride-1 layers that oneDNN's own Winograd (F(4x4, 3x3)) does not take: images too small for
+// its tiles or layers past kWinogradScratchpadLimit, such as ResNet-18's 512-channel layers at
+// 4x4 (batch 32: forward ~8.1 ms as an im2col GEMM, filter gradient ~9.9, input gradient ~7.2
+// ms on oneDNN; the 16 GEMMs of [128, 512] x [512, 512] take ~3.7 ms). Applies (f32, x86-64-v3)
+// from kWinogradF2MinTiles tiles of 2x2 output pixels (batch x tiles per image) and
+// kWinogradF2MinChannels channels, while its transformed tensors stay within
+// kWinogradF2MaxBytes each; the callers use it where oneDNN's algorithm choice is direct.
+// TERN_CONV_WINOGRAD_F2=0 keeps every convolution on oneDNN's kernels.
+constexpr int64_t kWinogradF2MinTiles = 32;
+constexpr int64_t kWinogradF2MinChannels = 16;
+constexpr int64_t kWinogradF2MaxBytes = int64_t{64} << 20;
+bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype);
+
+// The forward convolution `g` as Winograd F(2x2, 3x3), with the epilogue's bias, residual (which
+// `out` holds before the run) and relu (keeping NaN) in the output transform; no other
+// activation. `flipped`: `g` is the forward form of an input gradient (dy convolved with the
+// filter flipped in H and W, O and I swapped) and run() takes the original HWIO filter
+// [3, 3, g.c_out, g.c_in].
+class WinogradF2Forward {
+ public:
+  WinogradF2Forward(const ops::Conv2dGeometry& g, bool flipped, const Epilogue& ep);
+  // constant_filter: the filter's transform is kept for the next runs (made again only if
+  // `filter` is another buffer).
+  void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
+
+ private:
+  ops::Conv2dGeometry g_;
+  bool flipped_, bias_, residual_, relu_, v4_;
+  int64_t tiles_ = 0;
+  PrimitiveRunner gemm_;
+  AlignedBuffer kept_;  // a constant filter's transform
+  const void* kept_from_ = nullptr;
+};
+
+// conv2d_backprop_filter of `g` as Winograd F(2x2, 3x3): x and dy (nhwc, f32) -> the HWIO f32
+// filter gradient.
+class WinogradF2FilterGradient {
+ public:
+  explicit WinogradF2FilterGradient(const ops::Conv2dGeometry& g);
+  void run(const void* x, const void* dy, void* dw);
+
+ private:
+  ops::Conv2dGeometry g_;
+  bool v4_;
+  int64_t tiles_ = 0;
+  PrimitiveRunner gemm_;
 };
 
 }  // namespace tern::cpu::onednn

@@ -93,7 +93,17 @@ dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
 // backward data everywhere.
 constexpr int64_t kMinF32DirectSize = 7;
 
-std::optional<ops::Conv2dGeometry> flipped_forward_geometry(const ops::Conv2dGeometry& g) {
+bool input_gradient_as_forward_enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TERN_INPUT_GRADIENT_AS_FORWARD");
+    return v == nullptr || std::string_view(v) != "0";
+  }();
+  return on;
+}
+
+}  // namespace
+
+std::optional<ops::Conv2dGeometry> onednn::flipped_forward_geometry(const ops::Conv2dGeometry& g) {
   if (g.groups != 1 || g.stride_h != 1 || g.stride_w != 1) return std::nullopt;
   ops::Conv2dGeometry f = g;
   f.h = g.out_h;
@@ -109,16 +119,6 @@ std::optional<ops::Conv2dGeometry> flipped_forward_geometry(const ops::Conv2dGeo
   if (f.pad_top < 0 || f.pad_bottom < 0 || f.pad_left < 0 || f.pad_right < 0) return std::nullopt;
   return f;
 }
-
-bool input_gradient_as_forward_enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("TERN_INPUT_GRADIENT_AS_FORWARD");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
-  return on;
-}
-
-}  // namespace
 
 std::optional<ConvDescs> onednn::input_gradient_forward_descs(const ops::Conv2dGeometry& g,
                                                               DType dtype) {
@@ -149,6 +149,7 @@ class ConvBackwardDataKernel {
           }).empty()) {
         return;
       }
+      if (init_winograd_f2(g, sig.inputs[0].dtype)) return;
       if (init_as_forward(g, sig.inputs[0].dtype)) return;
       ConvDescs d = backward_data_descs(sig);
       auto pd = backward_data_pd(d);
@@ -162,6 +163,7 @@ class ConvBackwardDataKernel {
     void* dx = ctx.outputs[0].raw_data();
     const void* filter = ctx.inputs[1].raw_data();
     if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), filter, dx);
+    if (winograd_) return winograd_->run(ctx.inputs[0].raw_data(), filter, false, nullptr, dx);
     if (taps_ > 0) filter = flip(filter);
     runner_.set(dy_arg_, dy_.to_primitive(ctx.inputs[0].raw_data()));
     runner_.set(DNNL_ARG_WEIGHTS, weights_.to_primitive(filter));
@@ -186,6 +188,25 @@ class ConvBackwardDataKernel {
     weights_ = WeightsReorder(user_filter, pd.weights_desc(), /*from_user=*/true);
     dy_ = ActivationReorder(user_dy, dy, 0);
     dx_ = ActivationReorder(user_dx, dx, 1);
+  }
+
+  // The forward convolution of flipped_forward_geometry as Winograd F(2x2, 3x3), where it
+  // applies and oneDNN's own Winograd would not run (neither forward nor backward data).
+  bool init_winograd_f2(const ops::Conv2dGeometry& g, DType dtype) {
+    std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
+    if (!fg || !winograd_f2_applies(*fg, dtype)) return false;
+    std::optional<ConvDescs> forward = input_gradient_forward_descs(g, dtype);
+    if (forward && forward->alg == dnnl::algorithm::convolution_winograd) return false;
+    if (!forward) {
+      ConvDescs d = conv_descs(g, dtype, false);
+      choose_conv_algorithm(
+          d, [](const ConvDescs& c) { return backward_data_pd(c).scratchpad_desc().get_size(); });
+      if (d.alg == dnnl::algorithm::convolution_winograd) return false;
+    }
+    return try_build([&] {
+             winograd_ = std::make_unique<WinogradF2Forward>(*fg, /*flipped=*/true, Epilogue{});
+           })
+        .empty();
   }
 
   // The forward convolution of flipped_forward_geometry, where input_gradient_forward_descs
@@ -222,6 +243,7 @@ class ConvBackwardDataKernel {
   }
 
   std::unique_ptr<InputGradientGemm> gemm_;  // small images (input_gradient_gemm_applies)
+  std::unique_ptr<WinogradF2Forward> winograd_;
   PrimitiveRunner runner_;
   int dy_arg_ = 0, dx_arg_ = 0;
   WeightsReorder weights_;
@@ -234,6 +256,13 @@ class ConvBackwardWeightsKernel {
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       BackwardWeightsDescs b = backward_weights_descs(sig);
+      if (winograd_f2_applies(b.d.geo, sig.inputs[0].dtype) &&
+          b.d.alg != dnnl::algorithm::convolution_winograd &&
+          try_build([&] {
+            winograd_ = std::make_unique<WinogradF2FilterGradient>(b.d.geo);
+          }).empty()) {
+        return;
+      }
       if (filter_gradient_gemm_applies(b.d.geo, sig.inputs[0].dtype) &&
           try_build([&] {
             gemm_ = std::make_unique<FilterGradientGemm>(b.d.geo, sig.inputs[0].dtype,
@@ -254,6 +283,8 @@ class ConvBackwardWeightsKernel {
 
   void run(kernels::KernelContext& ctx) {
     void* dfilter = ctx.outputs[0].raw_data();
+    if (winograd_)
+      return winograd_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), dfilter);
     if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), dfilter);
     runner_.set(DNNL_ARG_SRC, x_.to_primitive(ctx.inputs[0].raw_data()));
     runner_.set(DNNL_ARG_DIFF_DST, dy_.to_primitive(ctx.inputs[1].raw_data()));
@@ -263,6 +294,7 @@ class ConvBackwardWeightsKernel {
   }
 
  private:
+  std::unique_ptr<WinogradF2FilterGradient> winograd_;
   std::unique_ptr<FilterGradientGemm> gemm_;
   PrimitiveRunner runner_;
   WeightsReorder weights_;

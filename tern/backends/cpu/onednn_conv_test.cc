@@ -70,10 +70,11 @@ TEST_P(OneDnnConv, ForwardAndBackpropsMatchRef) {
   }
 }
 
-// conv2d_backprop_filter takes two paths: an im2col GEMM for layers with at most 2048 output
-// pixels (every case of conv_cases() but the grouped ones) and oneDNN's backward-weights
-// convolution above that; both against ref, also with bf16 inputs and an f32 result (what
-// mixed_bfloat16 compiles: dfilter_dtype = "f32").
+// conv2d_backprop_filter takes three paths: Winograd F(2x2, 3x3) for f32 3x3 stride-1 layers with
+// enough tiles (winograd_f2_applies), an im2col GEMM for other layers with at most 2048 output
+// pixels, and oneDNN's backward-weights convolution above that; each against ref, also with bf16
+// inputs and an f32 result (what mixed_bfloat16 compiles: dfilter_dtype = "f32"; widened to f32,
+// it takes the f32 paths). ctest conv_no_winograd_f2 runs the first case as a GEMM.
 TEST_P(OneDnnConv, FilterGradientBothPathsMatchRef) {
   DType d = GetParam();
   uint64_t seed = 300;
@@ -82,11 +83,12 @@ TEST_P(OneDnnConv, FilterGradientBothPathsMatchRef) {
     ops::Attrs attrs;
   };
   const std::vector<Case> cases = {
-      {{2, 9, 9, 32}, {3, 3, 32, 16}, {{"padding", std::string("SAME")}}},  // GEMM, 162 rows
+      {{2, 9, 9, 32}, {3, 3, 32, 16}, {{"padding", std::string("SAME")}}},  // F2 (50 tiles)
       {{2, 9, 8, 8},
        {3, 3, 8, 8},
        {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}},
       {{4, 24, 24, 8}, {3, 3, 8, 16}, {{"padding", std::string("SAME")}}},  // conv, 2304 rows
+      {{1, 5, 5, 32}, {3, 3, 32, 16}, {{"padding", std::string("SAME")}}},  // GEMM (9 tiles)
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));

@@ -1,0 +1,190 @@
+// Tests for Winograd F(2x2, 3x3) (onednn_conv_winograd.cc): the forward convolution, its
+// epilogue, the input gradient (flipped filter) and the filter gradient against the reference
+// kernels over paddings, odd sizes and tiles that leave the image; which layers it takes; and
+// that the kernels of the conv family run it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "tern/backends/cpu/cpu_isa.h"
+#include "tern/backends/cpu/onednn_conv.h"
+#include "tern/backends/cpu/onednn_test_util.h"
+
+namespace tern::testing {
+namespace {
+
+using Ints = std::vector<int64_t>;
+using cpu::onednn::Epilogue;
+
+struct Case {
+  Shape x;
+  int64_t c_out;
+  ops::Attrs attrs;
+};
+
+// Every case has at least kWinogradF2MinTiles tiles of 2x2 output pixels.
+std::vector<Case> cases() {
+  return {
+      {{8, 4, 4, 32}, 48, {{"padding", std::string("SAME")}}},  // ResNet's small layers' shape
+      {{3, 5, 7, 16}, 32, {{"padding", std::string("SAME")}}},  // odd sizes: tiles leave y
+      {{8, 6, 5, 16}, 16, {{"padding", std::string("VALID")}}},
+      {{32, 2, 2, 64}, 64, {{"padding", std::string("SAME")}}},  // one tile per image
+      {{32, 1, 1, 16}, 16, {{"padding", std::string("SAME")}}},  // only the centre tap
+      {{4, 7, 6, 16},
+       24,
+       {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{2, 0, 1, 2}}}},
+  };
+}
+
+class WinogradF2 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    runtime::initialize();
+    if (cpu::cpu_isa() < cpu::CpuIsa::kX86_64_v3) {
+      GTEST_SKIP() << "Winograd F(2x2, 3x3) runs on x86-64-v3 CPUs";
+    }
+  }
+
+  static Tensor ref(std::string_view op, const std::vector<Tensor>& in, const ops::Attrs& attrs) {
+    runtime::EagerOptions o;
+    o.kernel = "ref";
+    return runtime::eager_call1(op, in, attrs, o);
+  }
+
+  // F(2x2, 3x3)'s transforms use the coefficients 1 and 1/2: a few ulps per sum.
+  static constexpr double kTol = 2e-5;
+};
+
+TEST_F(WinogradF2, ForwardMatchesRef) {
+  uint64_t seed = 1;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
+    const Shape fshape{3, 3, c.x[3], c.c_out};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, fshape, c.attrs);
+    ASSERT_TRUE(cpu::onednn::winograd_f2_applies(g, DType::kF32));
+    Tensor x = random_tensor(DType::kF32, c.x, seed++);
+    Tensor f = random_tensor(DType::kF32, fshape, seed++);
+    Tensor want = ref("conv2d", {x, f}, c.attrs);
+    Tensor y(DType::kF32, want.shape());
+    cpu::onednn::WinogradF2Forward w(g, /*flipped=*/false, Epilogue{});
+    w.run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
+    EXPECT_LE(max_rel_error(y, want), kTol);
+  }
+}
+
+// Bias, the residual `out` holds and relu, in the output transform; relu keeps a NaN the input
+// carries (each output pixel whose window reads it).
+TEST_F(WinogradF2, EpilogueMatchesRefAndKeepsNaN) {
+  const Shape xs{8, 4, 4, 16}, fs{3, 3, 16, 32};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  Tensor x = random_tensor(DType::kF32, xs, 7);
+  x.data<float>()[(1 * 16 + 1 * 4 + 2) * 16 + 3] = std::numeric_limits<float>::quiet_NaN();
+  Tensor f = random_tensor(DType::kF32, fs, 8);
+  Tensor bias = random_tensor(DType::kF32, {32}, 9);
+  Tensor residual = random_tensor(DType::kF32, {8, 4, 4, 32}, 10);
+  Tensor want = ref("fused_conv2d", {x, f, bias, residual},
+                    {{"padding", std::string("SAME")},
+                     {"activation", std::string("relu")},
+                     {"has_bias", true},
+                     {"has_residual", true}});
+  Epilogue ep;
+  ep.bias_input = 2;
+  ep.residual_input = 3;
+  ep.activation = ops::Activation::kRelu;
+  Tensor y = residual.clone();  // y holds the residual
+  cpu::onednn::WinogradF2Forward w(ops::conv2d_geometry(xs, fs, same), false, ep);
+  w.run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
+  int nan = 0, both = 0;
+  for (int64_t i = 0; i < y.num_elements(); ++i) {
+    const bool a = std::isnan(y.get(i)), b = std::isnan(want.get(i));
+    nan += a;
+    both += a && b;
+    if (!a && !b) {
+      EXPECT_LE(std::fabs(y.get(i) - want.get(i)) / (1 + std::fabs(want.get(i))), kTol) << i;
+    }
+  }
+  EXPECT_EQ(nan, 9 * 32);  // the 3x3 output pixels around the NaN, every output channel
+  EXPECT_EQ(both, nan);
+}
+
+// The input gradient as the forward convolution of the flipped filter: the tile positions
+// permuted, the transformed filter read transposed.
+TEST_F(WinogradF2, InputGradientMatchesRef) {
+  uint64_t seed = 100;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
+    const Shape fshape{3, 3, c.x[3], c.c_out};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, fshape, c.attrs);
+    std::optional<ops::Conv2dGeometry> fg = cpu::onednn::flipped_forward_geometry(g);
+    ASSERT_TRUE(fg.has_value());
+    Tensor f = random_tensor(DType::kF32, fshape, seed++);
+    Tensor dy = random_tensor(DType::kF32, g.output_shape(), seed++);
+    ops::Attrs attrs = c.attrs;
+    attrs.set("input_shape", c.x.dims());
+    Tensor want = ref("conv2d_backprop_input", {dy, f}, attrs);
+    Tensor dx(DType::kF32, c.x);
+    cpu::onednn::WinogradF2Forward w(*fg, /*flipped=*/true, Epilogue{});
+    w.run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    EXPECT_LE(max_rel_error(dx, want), kTol);
+  }
+}
+
+TEST_F(WinogradF2, FilterGradientMatchesRef) {
+  uint64_t seed = 200;
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
+    const Shape fshape{3, 3, c.x[3], c.c_out};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, fshape, c.attrs);
+    Tensor x = random_tensor(DType::kF32, c.x, seed++);
+    Tensor dy = random_tensor(DType::kF32, g.output_shape(), seed++);
+    ops::Attrs attrs = c.attrs;
+    attrs.set("filter_shape", fshape.dims());
+    Tensor want = ref("conv2d_backprop_filter", {x, dy}, attrs);
+    Tensor dw(DType::kF32, fshape);
+    cpu::onednn::WinogradF2FilterGradient w(g);
+    w.run(x.raw_data(), dy.raw_data(), dw.raw_data());
+    // Sums over n x out_h x out_w products: relative to the gradient's scale.
+    EXPECT_LE(max_rel_error(dw, want), kTol * 10);
+  }
+}
+
+// A constant filter's transform is made at the first run and kept; another buffer makes it
+// again.
+TEST_F(WinogradF2, ConstantFilterTransformKeptPerBuffer) {
+  const Shape xs{8, 4, 4, 16}, fs{3, 3, 16, 16};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  Tensor x = random_tensor(DType::kF32, xs, 1);
+  Tensor f1 = random_tensor(DType::kF32, fs, 2), f2 = random_tensor(DType::kF32, fs, 3);
+  cpu::onednn::WinogradF2Forward w(ops::conv2d_geometry(xs, fs, same), false, Epilogue{});
+  Tensor y(DType::kF32, xs);
+  w.run(x.raw_data(), f1.raw_data(), true, nullptr, y.raw_data());
+  EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f1}, same)), kTol);
+  w.run(x.raw_data(), f2.raw_data(), true, nullptr, y.raw_data());
+  EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f2}, same)), kTol);
+}
+
+// Which layers it takes: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels.
+TEST_F(WinogradF2, AppliesWhereItShould) {
+  auto applies = [](Shape x, Shape f, ops::Attrs attrs, DType d = DType::kF32) {
+    return cpu::onednn::winograd_f2_applies(ops::conv2d_geometry(x, f, attrs), d);
+  };
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  if (const char* v = std::getenv("TERN_CONV_WINOGRAD_F2"); v && std::string_view(v) == "0") {
+    EXPECT_FALSE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same));
+    return;
+  }
+  EXPECT_TRUE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same));
+  EXPECT_FALSE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kBF16));
+  EXPECT_FALSE(applies({1, 4, 4, 512}, {3, 3, 512, 512}, same));  // 4 tiles
+  EXPECT_FALSE(applies({32, 4, 4, 8}, {3, 3, 8, 64}, same));      // 8 input channels
+  EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 64, 64},
+                       {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}));
+  EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 64, 64},
+                       {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}));
+  EXPECT_FALSE(applies({32, 8, 8, 64}, {1, 1, 64, 64}, {}));
+  EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 32, 64}, {{"groups", int64_t{2}}}));
+}
+
+}  // namespace
+}  // namespace tern::testing
