@@ -177,11 +177,14 @@ class InputGradientGemm {
 // 4x4 (batch 32: forward ~8.1 ms as an im2col GEMM, filter gradient ~9.9, input gradient ~7.2
 // ms on oneDNN; the 16 GEMMs of [128, 512] x [512, 512] take ~3.7 ms). Applies (f32, x86-64-v3)
 // from kWinogradF2MinTiles tiles of 2x2 output pixels (batch x tiles per image) and
-// kWinogradF2MinChannels channels, while its transformed tensors stay within
-// kWinogradF2MaxBytes each; the callers use it where oneDNN's algorithm choice is direct.
-// TERN_CONV_WINOGRAD_F2=0 keeps every convolution on oneDNN's kernels.
+// kWinogradF2MinChannels input and output channels, while its transformed tensors stay within
+// kWinogradF2MaxBytes each; the callers use it where oneDNN's algorithm choice is direct
+// (oneDNN's F(4x4, 3x3), where it runs, is as fast on 8x8 images and faster from 16x16). With
+// fewer channels the transforms' memory traffic outweighs the multiplications saved: the W3
+// CNN's input gradient, 64 -> 32 channels at 13x13, batch 128, took 3.6 ms as F(2x2, 3x3) against
+// 2.0 ms direct. TERN_CONV_WINOGRAD_F2=0 keeps every convolution on oneDNN's kernels.
 constexpr int64_t kWinogradF2MinTiles = 32;
-constexpr int64_t kWinogradF2MinChannels = 16;
+constexpr int64_t kWinogradF2MinChannels = 64;
 constexpr int64_t kWinogradF2MaxBytes = int64_t{64} << 20;
 bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype);
 

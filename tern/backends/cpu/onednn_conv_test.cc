@@ -74,7 +74,7 @@ TEST_P(OneDnnConv, ForwardAndBackpropsMatchRef) {
 // enough tiles (winograd_f2_applies), an im2col GEMM for other layers with at most 2048 output
 // pixels, and oneDNN's backward-weights convolution above that; each against ref, also with bf16
 // inputs and an f32 result (what mixed_bfloat16 compiles: dfilter_dtype = "f32"; widened to f32,
-// it takes the f32 paths). ctest conv_no_winograd_f2 runs the first case as a GEMM.
+// it takes the f32 paths). ctest conv_no_winograd_f2 runs the first case as a GEMM too.
 TEST_P(OneDnnConv, FilterGradientBothPathsMatchRef) {
   DType d = GetParam();
   uint64_t seed = 300;
@@ -83,7 +83,8 @@ TEST_P(OneDnnConv, FilterGradientBothPathsMatchRef) {
     ops::Attrs attrs;
   };
   const std::vector<Case> cases = {
-      {{2, 9, 9, 32}, {3, 3, 32, 16}, {{"padding", std::string("SAME")}}},  // F2 (50 tiles)
+      {{2, 9, 9, 64}, {3, 3, 64, 64}, {{"padding", std::string("SAME")}}},  // F2 (50 tiles)
+      {{2, 9, 9, 32}, {3, 3, 32, 16}, {{"padding", std::string("SAME")}}},  // GEMM, 162 rows
       {{2, 9, 8, 8},
        {3, 3, 8, 8},
        {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}, {"dilations", Ints{1, 1}}}},
