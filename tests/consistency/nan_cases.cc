@@ -209,6 +209,16 @@ std::vector<OpCase> fused_nan_cases() {
                       {{"padding", std::string("SAME")}}, "onednn-winograd", kFast);
   winograd.nan_may_spread = true;
   cases.push_back(winograd);
+  // 64-channel 3x3 stride-1 layers over small images take tern's Winograd F(2x2, 3x3): each
+  // input of a 4x4 tile reaches exactly the outputs whose 3x3 window reads it, so the NaNs
+  // match ref's, and relu keeps them.
+  cases.push_back(nan_case("fused_conv2d",
+                           {WithNaN({4, 4, 4, 64}, {0, 300, 4095}), In({3, 3, 64, 64}),
+                            WithNaN({64}, {7}), WithNaN({4, 4, 4, 64}, {3, 2000})},
+                           epilogue("relu", true, true, {{"padding", std::string("SAME")}}),
+                           "winograd-f2-relu", kFast));
+  cases.push_back(nan_case("conv2d", {WithNaN({4, 5, 3, 64}, {0, 500}), In({3, 3, 64, 64})},
+                           {{"padding", std::string("SAME")}}, "winograd-f2", kFast));
   cases.push_back(nan_case("matmul", {WithNaN({96, 200}, {0, 1000}), In({200, 130})}, {},
                            "onednn-gemm", kFast));
   return cases;

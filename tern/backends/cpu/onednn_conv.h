@@ -182,8 +182,12 @@ class InputGradientGemm {
 // (oneDNN's F(4x4, 3x3), where it runs, is as fast on 8x8 images and faster from 16x16). With
 // fewer channels the transforms' memory traffic outweighs the multiplications saved: the W3
 // CNN's input gradient, 64 -> 32 channels at 13x13, batch 128, took 3.6 ms as F(2x2, 3x3) against
-// 2.0 ms direct. TERN_CONV_WINOGRAD_F2=0 keeps every convolution on oneDNN's kernels.
-constexpr int64_t kWinogradF2MinTiles = 32;
+// 2.0 ms direct. With fewer tiles a layer streams its filter more than it computes: served
+// ResNet-18 at batch 1 runs its 8x8 256-channel layers (16 tiles) in 0.19-0.20 ms against
+// 0.24 direct, but its 4x4 512-channel ones (4 tiles) stay direct (the transformed filter is
+// 16/9 of the filter's bytes). TERN_CONV_WINOGRAD_F2=0 keeps every convolution on oneDNN's
+// kernels.
+constexpr int64_t kWinogradF2MinTiles = 16;
 constexpr int64_t kWinogradF2MinChannels = 64;
 constexpr int64_t kWinogradF2MaxBytes = int64_t{64} << 20;
 bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype);
