@@ -385,7 +385,7 @@ class ConvForwardKernel {
 
  private:
   bool winograd_f2(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
-    if (!winograd_f2_applies(g, sig.inputs[0].dtype) ||
+    if (!winograd_f2_applies(g, sig.inputs[0].dtype, false) ||
         (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu) ||
         forward_descs(sig, ep_).alg == dnnl::algorithm::convolution_winograd) {
       return false;

@@ -10,6 +10,7 @@
 
 #include <functional>
 #include <optional>
+#include <vector>
 
 namespace tern::cpu::onednn {
 
@@ -190,7 +191,15 @@ class InputGradientGemm {
 constexpr int64_t kWinogradF2MinTiles = 16;
 constexpr int64_t kWinogradF2MinChannels = 64;
 constexpr int64_t kWinogradF2MaxBytes = int64_t{64} << 20;
-bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype);
+// whole_batch: the filter gradient's transformed tiles, of the whole batch; else the forward's,
+// of one chunk of images (winograd_f2_chunk_images).
+bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch);
+// The forward runs in chunks of images whose transformed tiles (input or output) take at most
+// kWinogradF2ChunkBytes each: the GEMM's operands stay in cache and a large batch needs no
+// large buffers (served ResNet-18 at batch 256: 4 chunks in its 512-channel layers, 8 in its
+// 256-channel ones).
+constexpr int64_t kWinogradF2ChunkBytes = int64_t{8} << 20;
+int64_t winograd_f2_chunk_images(const ops::Conv2dGeometry& g);
 
 // The forward convolution `g` as Winograd F(2x2, 3x3), with the epilogue's bias, residual (which
 // `out` holds before the run) and relu (keeping NaN) in the output transform; no other
@@ -205,11 +214,15 @@ class WinogradF2Forward {
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
 
  private:
+  // The images of `g` (a chunk) from x into y, with the transformed filter u.
+  void run_chunk(const ops::Conv2dGeometry& g, PrimitiveRunner& gemm, const float* x,
+                 const float* u, const float* bias, float* y);
+
   ops::Conv2dGeometry g_;
   bool flipped_, bias_, residual_, relu_, v4_;
-  int64_t tiles_ = 0;
-  PrimitiveRunner gemm_;
-  AlignedBuffer kept_;  // a constant filter's transform
+  int64_t chunk_ = 1;                   // images per chunk
+  std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)
+  AlignedBuffer kept_;                  // a constant filter's transform
   const void* kept_from_ = nullptr;
 };
 

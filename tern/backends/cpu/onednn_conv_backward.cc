@@ -194,7 +194,7 @@ class ConvBackwardDataKernel {
   // applies and oneDNN's own Winograd would not run (neither forward nor backward data).
   bool init_winograd_f2(const ops::Conv2dGeometry& g, DType dtype) {
     std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
-    if (!fg || !winograd_f2_applies(*fg, dtype)) return false;
+    if (!fg || !winograd_f2_applies(*fg, dtype, false)) return false;
     std::optional<ConvDescs> forward = input_gradient_forward_descs(g, dtype);
     if (forward && forward->alg == dnnl::algorithm::convolution_winograd) return false;
     if (!forward) {
@@ -256,7 +256,7 @@ class ConvBackwardWeightsKernel {
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       BackwardWeightsDescs b = backward_weights_descs(sig);
-      if (winograd_f2_applies(b.d.geo, sig.inputs[0].dtype) &&
+      if (winograd_f2_applies(b.d.geo, sig.inputs[0].dtype, true) &&
           b.d.alg != dnnl::algorithm::convolution_winograd &&
           try_build([&] {
             winograd_ = std::make_unique<WinogradF2FilterGradient>(b.d.geo);

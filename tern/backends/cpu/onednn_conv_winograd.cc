@@ -41,7 +41,12 @@ int64_t tiles_w(const ops::Conv2dGeometry& g) {
 }  // namespace
 
 // Baseline code (called before anything checks the CPU); the rest of the file is x86-64-v3.
-bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype) {
+int64_t winograd_f2_chunk_images(const ops::Conv2dGeometry& g) {
+  const int64_t image_bytes = kTile * tiles_h(g) * tiles_w(g) * std::max(g.c_in, g.c_out) * 4;
+  return std::clamp<int64_t>(kWinogradF2ChunkBytes / image_bytes, 1, g.n);
+}
+
+bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch) {
   static const bool enabled = [] {
     const char* v = std::getenv("TERN_CONV_WINOGRAD_F2");
     return v == nullptr || std::string_view(v) != "0";
@@ -52,9 +57,11 @@ bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype) {
       g.c_out < kWinogradF2MinChannels) {
     return false;
   }
-  const int64_t tiles = g.n * tiles_h(g) * tiles_w(g);
+  // The transformed tiles of the batch (or of one chunk of images) and the transformed filter.
+  const int64_t images = whole_batch ? g.n : winograd_f2_chunk_images(g);
+  const int64_t tiles = images * tiles_h(g) * tiles_w(g);
   const int64_t largest = kTile * 4 * std::max({tiles * g.c_in, tiles * g.c_out, g.c_in * g.c_out});
-  return tiles >= kWinogradF2MinTiles && largest <= kWinogradF2MaxBytes;
+  return g.n * tiles_h(g) * tiles_w(g) >= kWinogradF2MinTiles && largest <= kWinogradF2MaxBytes;
 }
 
 }  // namespace tern::cpu::onednn
@@ -307,16 +314,20 @@ WinogradF2Forward::WinogradF2Forward(const ops::Conv2dGeometry& g, bool flipped,
       v4_(cpu_runs_v4_variants()) {
   TERN_CHECK(ep.activation == ops::Activation::kNone || relu_,
              "Winograd F(2x2, 3x3): an activation other than relu");
-  tiles_ = g.n * tiles_h(g) * tiles_w(g);
-  // M (tiles x c_out) = V (tiles x c_in) U, U read transposed for the flipped filter: the
-  // transform of the HWIO [3, 3, c_out, c_in] filter is [16, c_out, c_in].
-  init_batch_gemm(gemm_, tiles_, g.c_in, g.c_out, false, flipped);
+  chunk_ = winograd_f2_chunk_images(g);
+  // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U, U read transposed for the
+  // flipped filter (the transform of the HWIO [3, 3, c_out, c_in] filter is [16, c_out, c_in]).
+  // The full chunk's GEMM, then the last, shorter chunk's (if any).
+  for (int64_t n : {chunk_, g.n % chunk_}) {
+    if (n == 0) continue;
+    gemms_.emplace_back();
+    init_batch_gemm(gemms_.back(), n * tiles_h(g) * tiles_w(g), g.c_in, g.c_out, false, flipped);
+  }
 }
 
 void WinogradF2Forward::run(const void* x, const void* filter, bool constant_filter,
                             const void* bias, void* out) {
   const ops::Conv2dGeometry& g = g_;
-  const std::array<int, kTile> slot = tile_slots(flipped_);
   const size_t u_bytes = static_cast<size_t>(kTile * g.c_in * g.c_out) * sizeof(float);
   // The filter's transform: every run, or once for a constant filter (again if it moves).
   float* u = nullptr;
@@ -331,20 +342,32 @@ void WinogradF2Forward::run(const void* x, const void* filter, bool constant_fil
     filter_transform(a, b, v4_, static_cast<const float*>(filter), u);
     kept_from_ = constant_filter ? filter : nullptr;
   }
+  const auto* in = static_cast<const float*>(x);
+  auto* y = static_cast<float*>(out);
+  for (int64_t first = 0; first < g.n; first += chunk_) {
+    ops::Conv2dGeometry part = g;
+    part.n = std::min(chunk_, g.n - first);
+    run_chunk(part, part.n == chunk_ ? gemms_[0] : gemms_[1], in + first * g.h * g.w * g.c_in, u,
+              static_cast<const float*>(bias_ ? bias : nullptr),
+              y + first * g.out_h * g.out_w * g.c_out);
+  }
+}
+
+void WinogradF2Forward::run_chunk(const ops::Conv2dGeometry& g, PrimitiveRunner& gemm,
+                                  const float* x, const float* u, const float* bias, float* y) {
+  const std::array<int, kTile> slot = tile_slots(flipped_);
+  const int64_t th = tiles_h(g), tw = tiles_w(g), k = g.c_out, tiles = g.n * th * tw;
   auto* v = static_cast<float*>(
-      layout_slot(kPatchesSlot, static_cast<size_t>(kTile * tiles_ * g.c_in) * sizeof(float)));
-  input_transform(g, slot, v4_, static_cast<const float*>(x), zero_channels(g.c_in), v);
+      layout_slot(kPatchesSlot, static_cast<size_t>(kTile * tiles * g.c_in) * sizeof(float)));
+  input_transform(g, slot, v4_, x, zero_channels(g.c_in), v);
   auto* m = static_cast<float*>(
-      layout_slot(kGemmResultSlot, static_cast<size_t>(kTile * tiles_ * g.c_out) * sizeof(float)));
-  gemm_.set(DNNL_ARG_SRC, v);
-  gemm_.set(DNNL_ARG_WEIGHTS, u);
-  gemm_.set(DNNL_ARG_DST, m);
-  gemm_.execute();
+      layout_slot(kGemmResultSlot, static_cast<size_t>(kTile * tiles * k) * sizeof(float)));
+  gemm.set(DNNL_ARG_SRC, v);
+  gemm.set(DNNL_ARG_WEIGHTS, u);
+  gemm.set(DNNL_ARG_DST, m);
+  gemm.execute();
 
   // Output tiles: y (nhwc), plus the bias, the residual y holds, relu.
-  const int64_t th = tiles_h(g), tw = tiles_w(g), k = g.c_out, tiles = tiles_;
-  auto* y = static_cast<float*>(out);
-  const auto* b = static_cast<const float*>(bias_ ? bias : nullptr);
   const bool accumulate = residual_, relu = relu_, v4 = v4_;
 #pragma omp parallel for schedule(static) if (parallel_for(tiles * 4 * k * 4))
   for (int64_t t = 0; t < tiles; ++t) {
@@ -358,7 +381,7 @@ void WinogradF2Forward::run(const void* x, const void* filter, bool constant_fil
             oh < g.out_h && ow < g.out_w ? y + ((n * g.out_h + oh) * g.out_w + ow) * k : nullptr;
       }
     }
-    body.bias = b;
+    body.bias = bias;
     body.accumulate = accumulate;
     body.relu = relu;
     channel_loop(v4, body, k);

@@ -150,6 +150,41 @@ TEST_F(WinogradF2, FilterGradientMatchesRef) {
   }
 }
 
+// A batch whose transformed tiles exceed kWinogradF2ChunkBytes runs in chunks of images, the
+// last one shorter: forward (with the epilogue) and input gradient against ref.
+TEST_F(WinogradF2, ChunksOfImagesMatchRef) {
+  const Shape xs{35, 1, 1, 64}, fs{3, 3, 64, 4096};  // 256 KB of tiles per image
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+  const int64_t chunk = cpu::onednn::winograd_f2_chunk_images(g);
+  ASSERT_LT(chunk, 35);
+  ASSERT_NE(35 % chunk, 0);
+  Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
+  Tensor bias = random_tensor(DType::kF32, {4096}, 3);
+  Tensor residual = random_tensor(DType::kF32, g.output_shape(), 4);
+  Tensor want = ref("fused_conv2d", {x, f, bias, residual},
+                    {{"padding", std::string("SAME")},
+                     {"activation", std::string("relu")},
+                     {"has_bias", true},
+                     {"has_residual", true}});
+  Epilogue ep;
+  ep.bias_input = 2;
+  ep.residual_input = 3;
+  ep.activation = ops::Activation::kRelu;
+  Tensor y = residual.clone();
+  cpu::onednn::WinogradF2Forward(g, false, ep)
+      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
+  EXPECT_LE(max_rel_error(y, want), kTol);
+
+  Tensor dy = random_tensor(DType::kF32, g.output_shape(), 5);
+  ops::Attrs in_attrs = same;
+  in_attrs.set("input_shape", xs.dims());
+  Tensor dx(DType::kF32, xs);
+  cpu::onednn::WinogradF2Forward(*cpu::onednn::flipped_forward_geometry(g), true, Epilogue{})
+      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), kTol * 10);
+}
+
 // A constant filter's transform is made at the first run and kept; another buffer makes it
 // again.
 TEST_F(WinogradF2, ConstantFilterTransformKeptPerBuffer) {
@@ -171,7 +206,8 @@ TEST_F(WinogradF2, KernelsRunIt) {
   const Shape xs{8, 4, 4, 64}, fs{3, 3, 64, 64};
   const ops::Attrs same = {{"padding", std::string("SAME")}};
   const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
-  if (!cpu::onednn::winograd_f2_applies(g, DType::kF32)) GTEST_SKIP() << "TERN_CONV_WINOGRAD_F2=0";
+  if (!cpu::onednn::winograd_f2_applies(g, DType::kF32, true))
+    GTEST_SKIP() << "TERN_CONV_WINOGRAD_F2=0";
   Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
   Tensor dy = random_tensor(DType::kF32, xs, 3);
   runtime::EagerOptions onednn;
@@ -198,7 +234,7 @@ TEST_F(WinogradF2, KernelsRunIt) {
 // Which layers it takes: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels.
 TEST_F(WinogradF2, AppliesWhereItShould) {
   auto applies = [](Shape x, Shape f, ops::Attrs attrs, DType d = DType::kF32) {
-    return cpu::onednn::winograd_f2_applies(ops::conv2d_geometry(x, f, attrs), d);
+    return cpu::onednn::winograd_f2_applies(ops::conv2d_geometry(x, f, attrs), d, true);
   };
   const ops::Attrs same = {{"padding", std::string("SAME")}};
   if (const char* v = std::getenv("TERN_CONV_WINOGRAD_F2"); v && std::string_view(v) == "0") {
