@@ -150,9 +150,9 @@ TERN_OP_CASES(conv) {
        {DType::kF32, DType::kBF16, DType::kF16},
        1e-5,
        "f32-dfilter"},
-      // 64 channels, 3x3 stride 1 over small images: tern's Winograd F(2x2, 3x3) in all three
-      // directions (odd sizes: tiles that leave the output; VALID; the input gradient's flipped
-      // filter). The gradients are those of the small cases above.
+      // 64 channels, 3x3 stride 1: tern's Winograd in all three directions, F(2x2, 3x3) below
+      // 8x8 outputs and F(4x4, 3x3) from there (odd sizes: tiles that leave the output; VALID;
+      // the input gradient's flipped filter). The gradients are those of the small cases above.
       {"conv2d",
        {In({4, 5, 3, 64}), In({3, 3, 64, 64})},
        {{"padding", std::string("SAME")}},
@@ -174,6 +174,27 @@ TERN_OP_CASES(conv) {
        {},
        1e-5,
        "winograd-f2-valid"},
+      {"conv2d",
+       {In({2, 9, 10, 64}), In({3, 3, 64, 64})},
+       {{"padding", std::string("SAME")}},
+       false,
+       {},
+       1e-5,
+       "winograd-f4"},
+      {"conv2d_backprop_input",
+       {In({2, 8, 8, 64}), In({3, 3, 64, 64})},
+       {{"input_shape", Ints{2, 8, 8, 64}}, {"padding", std::string("SAME")}},
+       false,
+       {},
+       1e-5,
+       "winograd-f4"},
+      {"conv2d_backprop_filter",
+       {In({2, 10, 10, 64}), In({2, 8, 8, 64})},
+       {{"filter_shape", Ints{3, 3, 64, 64}}},
+       false,
+       {},
+       1e-5,
+       "winograd-f4-valid"},
       // --- pooling ---
       {"max_pool2d",
        {In({2, 6, 6, 3})},

@@ -219,6 +219,15 @@ std::vector<OpCase> fused_nan_cases() {
                            "winograd-f2-relu", kFast));
   cases.push_back(nan_case("conv2d", {WithNaN({4, 5, 3, 64}, {0, 500}), In({3, 3, 64, 64})},
                            {{"padding", std::string("SAME")}}, "winograd-f2", kFast));
+  // From 8x8 outputs, F(4x4, 3x3): an input of its 6x6 tile may reach more of the tile's outputs
+  // than read it (as with oneDNN's Winograd).
+  OpCase f4 = nan_case("fused_conv2d",
+                       {WithNaN({2, 8, 9, 64}, {0, 700, 9215}), In({3, 3, 64, 64}),
+                        WithNaN({64}, {7}), WithNaN({2, 8, 9, 64}, {3, 4000})},
+                       epilogue("relu", true, true, {{"padding", std::string("SAME")}}),
+                       "winograd-f4-relu", kFast);
+  f4.nan_may_spread = true;
+  cases.push_back(f4);
   cases.push_back(nan_case("matmul", {WithNaN({96, 200}, {0, 1000}), In({200, 130})}, {},
                            "onednn-gemm", kFast));
   return cases;

@@ -341,9 +341,9 @@ class ConvForwardKernel {
         chunks_ = std::make_unique<PooledChunks>(sig, ep_);
         return;
       }
-      // Winograd F(2x2, 3x3) where oneDNN's would not run; small images as a GEMM; where
+      // tern's Winograd where it applies; small images as a GEMM; where
       // oneDNN declines the matmul, the convolution primitive.
-      if (winograd_f2(sig, g)) return;
+      if (winograd(sig, g)) return;
       if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype) &&
           try_build([&] {
             gemm_ = std::make_unique<ConvForwardGemm>(g, sig.inputs[0].dtype, ep_);
@@ -384,20 +384,20 @@ class ConvForwardKernel {
   }
 
  private:
-  bool winograd_f2(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
-    if (!winograd_f2_applies(g, sig.inputs[0].dtype, false) ||
-        (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu) ||
-        forward_descs(sig, ep_).alg == dnnl::algorithm::convolution_winograd) {
+  bool winograd(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
+    const int m = winograd_tile(g, sig.inputs[0].dtype, false);
+    if (m == 0 ||
+        (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu)) {
       return false;
     }
     return try_build(
-               [&] { winograd_ = std::make_unique<WinogradF2Forward>(g, /*flipped=*/false, ep_); })
+               [&] { winograd_ = std::make_unique<WinogradForward>(g, m, /*flipped=*/false, ep_); })
         .empty();
   }
 
   Epilogue ep_;
   bool constant_filter_;
-  std::unique_ptr<WinogradF2Forward> winograd_;
+  std::unique_ptr<WinogradForward> winograd_;
   ConvPrimitive conv_;
   std::unique_ptr<ConvForwardGemm> gemm_;  // small images, filter not constant
   std::unique_ptr<PooledChunks> chunks_;

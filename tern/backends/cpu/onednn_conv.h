@@ -171,54 +171,59 @@ class InputGradientGemm {
   Reorder to_dx_;  // f32 -> dx's dtype, when not f32
 };
 
-// Winograd F(2x2, 3x3) (onednn_conv_winograd.cc): tern's tile transforms around 16 batched
-// GEMMs on oneDNN's matmul, 2.25x fewer multiplications than a direct convolution, for the f32 3x3
-// stride-1 layers that oneDNN's own Winograd (F(4x4, 3x3)) does not take: images too small for
-// its tiles or layers past kWinogradScratchpadLimit, such as ResNet-18's 512-channel layers at
-// 4x4 (batch 32: forward ~8.1 ms as an im2col GEMM, filter gradient ~9.9, input gradient ~7.2
-// ms on oneDNN; the 16 GEMMs of [128, 512] x [512, 512] take ~3.7 ms). Applies (f32, x86-64-v3)
-// from kWinogradF2MinTiles tiles of 2x2 output pixels (batch x tiles per image) and
-// kWinogradF2MinChannels input and output channels, while its transformed tensors stay within
-// kWinogradF2MaxBytes each; the callers use it where oneDNN's algorithm choice is direct
-// (oneDNN's F(4x4, 3x3), where it runs, is as fast on 8x8 images and faster from 16x16). With
-// fewer channels the transforms' memory traffic outweighs the multiplications saved: the W3
-// CNN's input gradient, 64 -> 32 channels at 13x13, batch 128, took 3.6 ms as F(2x2, 3x3) against
-// 2.0 ms direct. With fewer tiles a layer streams its filter more than it computes: served
-// ResNet-18 at batch 1 runs its 8x8 256-channel layers (16 tiles) in 0.19-0.20 ms against
-// 0.24 direct, but its 4x4 512-channel ones (4 tiles) stay direct (the transformed filter is
-// 16/9 of the filter's bytes). TERN_CONV_WINOGRAD_F2=0 keeps every convolution on oneDNN's
-// kernels.
-constexpr int64_t kWinogradF2MinTiles = 16;
-constexpr int64_t kWinogradF2MinChannels = 64;
-constexpr int64_t kWinogradF2MaxBytes = int64_t{64} << 20;
-// whole_batch: the filter gradient's transformed tiles, of the whole batch; else the forward's,
-// of one chunk of images (winograd_f2_chunk_images).
-bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch);
+// Winograd convolutions of tern's own (onednn_conv_winograd.cc), F(2x2, 3x3) and F(4x4, 3x3):
+// tile transforms on NHWC tensors around batched GEMMs on oneDNN's matmul (one per position of
+// the transformed tile), 2.25x or 4x fewer multiplications than a direct convolution, for f32 3x3
+// stride-1 layers. They take the layers oneDNN's own Winograd does not (images too small for its
+// tiles, or past kWinogradScratchpadLimit), such as ResNet-18's 512-channel layers at 4x4
+// (batch 32: forward ~8.1 ms as an im2col GEMM, filter gradient ~9.9, input gradient ~7.2 ms on
+// oneDNN; as F(2x2, 3x3) 4.9 / 5.1 / 4.9-5.4 ms, its 16 GEMMs of [128, 512] x [512, 512] ~3.7),
+// and the kernels prefer them to oneDNN's Winograd where both apply: no nhwc <-> blocked
+// reorders (batch 32, `kernel_ab_bench`: 64 channels at 32x32 forward 4.7 -> 3.7 ms, input
+// gradient 4.6 -> 3.7, filter gradient even; 128 at 16x16 3.6-3.9 -> 2.9-3.1, 4.2 -> 3.0,
+// 3.7 -> 3.0-3.1; 256 at 8x8 3.9-4.0 -> 2.7, filter gradient even, 4.2 -> 2.9).
+// winograd_tile() gives the tile (2 or 4; 0: none) for a layer of kWinogradMinChannels input
+// and output channels or more and at least kWinogradMinTiles 2x2 tiles (batch x tiles per
+// image): 4 from kWinogradF4MinSize output pixels a side, while its transformed tensors (the
+// whole batch's, or one chunk's: whole_batch false) and the transformed filter stay within
+// kWinogradMaxBytes each. With fewer channels the transforms' memory traffic outweighs the
+// multiplications saved: the W3 CNN's input gradient, 64 -> 32 channels at 13x13, batch 128, took
+// 3.6 ms as F(2x2, 3x3) against 2.0 ms direct. With fewer tiles a layer streams its filter more
+// than it computes: served ResNet-18 at batch 1 runs its 8x8 256-channel layers (16 tiles) in
+// 0.19-0.20 ms against 0.24 direct, but its 4x4 512-channel ones (4 tiles) stay direct (the
+// transformed filter is 16/9 of the filter's bytes). TERN_CONV_WINOGRAD=0 keeps every convolution
+// on oneDNN's kernels, =2 or =4 forces that tile wherever one applies.
+constexpr int64_t kWinogradMinTiles = 16;
+constexpr int64_t kWinogradMinChannels = 64;
+constexpr int64_t kWinogradF4MinSize = 8;
+constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch);
 // The forward runs in chunks of images whose transformed tiles (input or output) take at most
-// kWinogradF2ChunkBytes each: the GEMM's operands stay in cache and a large batch needs no
-// large buffers (served ResNet-18 at batch 256: 4 chunks in its 512-channel layers, 8 in its
+// kWinogradChunkBytes each: the GEMM's operands stay in cache and a large batch needs no large
+// buffers (served ResNet-18 at batch 256: 4 chunks in its 512-channel layers, 8 in its
 // 256-channel ones).
-constexpr int64_t kWinogradF2ChunkBytes = int64_t{8} << 20;
-int64_t winograd_f2_chunk_images(const ops::Conv2dGeometry& g);
+constexpr int64_t kWinogradChunkBytes = int64_t{8} << 20;
+int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m);
 
-// The forward convolution `g` as Winograd F(2x2, 3x3), with the epilogue's bias, residual (which
-// `out` holds before the run) and relu (keeping NaN) in the output transform; no other
-// activation. `flipped`: `g` is the forward form of an input gradient (dy convolved with the
-// filter flipped in H and W, O and I swapped) and run() takes the original HWIO filter
+// The forward convolution `g` as Winograd with m x m output tiles, with the epilogue's bias,
+// residual (which `out` holds before the run) and relu (keeping NaN) in the output transform; no
+// other activation. `flipped`: `g` is the forward form of an input gradient (dy convolved with
+// the filter flipped in H and W, O and I swapped) and run() takes the original HWIO filter
 // [3, 3, g.c_out, g.c_in].
-class WinogradF2Forward {
+class WinogradForward {
  public:
-  WinogradF2Forward(const ops::Conv2dGeometry& g, bool flipped, const Epilogue& ep);
+  WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped, const Epilogue& ep);
   // constant_filter: the filter's transform is kept for the next runs (made again only if
   // `filter` is another buffer).
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
 
  private:
-  // The images of `g` (a chunk) from x into y, with the transformed filter u.
-  void run_chunk(const ops::Conv2dGeometry& g, PrimitiveRunner& gemm, const float* x,
-                 const float* u, const float* bias, float* y);
+  template <int M>
+  void run_tiles(const void* x, const void* filter, bool constant_filter, const void* bias,
+                 void* out);
 
   ops::Conv2dGeometry g_;
+  int m_;
   bool flipped_, bias_, residual_, relu_, v4_;
   int64_t chunk_ = 1;                   // images per chunk
   std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)
@@ -226,17 +231,20 @@ class WinogradF2Forward {
   const void* kept_from_ = nullptr;
 };
 
-// conv2d_backprop_filter of `g` as Winograd F(2x2, 3x3): x and dy (nhwc, f32) -> the HWIO f32
-// filter gradient.
-class WinogradF2FilterGradient {
+// conv2d_backprop_filter of `g` as Winograd with m x m output tiles: x and dy (nhwc, f32) -> the
+// HWIO f32 filter gradient.
+class WinogradFilterGradient {
  public:
-  explicit WinogradF2FilterGradient(const ops::Conv2dGeometry& g);
+  WinogradFilterGradient(const ops::Conv2dGeometry& g, int m);
   void run(const void* x, const void* dy, void* dw);
 
  private:
+  template <int M>
+  void run_tiles(const void* x, const void* dy, void* dw);
+
   ops::Conv2dGeometry g_;
+  int m_;
   bool v4_;
-  int64_t tiles_ = 0;
   PrimitiveRunner gemm_;
 };
 

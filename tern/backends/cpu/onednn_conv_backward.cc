@@ -149,7 +149,7 @@ class ConvBackwardDataKernel {
           }).empty()) {
         return;
       }
-      if (init_winograd_f2(g, sig.inputs[0].dtype)) return;
+      if (init_winograd(g, sig.inputs[0].dtype)) return;
       if (init_as_forward(g, sig.inputs[0].dtype)) return;
       ConvDescs d = backward_data_descs(sig);
       auto pd = backward_data_pd(d);
@@ -190,21 +190,13 @@ class ConvBackwardDataKernel {
     dx_ = ActivationReorder(user_dx, dx, 1);
   }
 
-  // The forward convolution of flipped_forward_geometry as Winograd F(2x2, 3x3), where it
-  // applies and oneDNN's own Winograd would not run (neither forward nor backward data).
-  bool init_winograd_f2(const ops::Conv2dGeometry& g, DType dtype) {
+  // The forward convolution of flipped_forward_geometry as tern's Winograd, where it applies.
+  bool init_winograd(const ops::Conv2dGeometry& g, DType dtype) {
     std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
-    if (!fg || !winograd_f2_applies(*fg, dtype, false)) return false;
-    std::optional<ConvDescs> forward = input_gradient_forward_descs(g, dtype);
-    if (forward && forward->alg == dnnl::algorithm::convolution_winograd) return false;
-    if (!forward) {
-      ConvDescs d = conv_descs(g, dtype, false);
-      choose_conv_algorithm(
-          d, [](const ConvDescs& c) { return backward_data_pd(c).scratchpad_desc().get_size(); });
-      if (d.alg == dnnl::algorithm::convolution_winograd) return false;
-    }
+    const int m = fg ? winograd_tile(*fg, dtype, false) : 0;
+    if (m == 0) return false;
     return try_build([&] {
-             winograd_ = std::make_unique<WinogradF2Forward>(*fg, /*flipped=*/true, Epilogue{});
+             winograd_ = std::make_unique<WinogradForward>(*fg, m, /*flipped=*/true, Epilogue{});
            })
         .empty();
   }
@@ -243,7 +235,7 @@ class ConvBackwardDataKernel {
   }
 
   std::unique_ptr<InputGradientGemm> gemm_;  // small images (input_gradient_gemm_applies)
-  std::unique_ptr<WinogradF2Forward> winograd_;
+  std::unique_ptr<WinogradForward> winograd_;
   PrimitiveRunner runner_;
   int dy_arg_ = 0, dx_arg_ = 0;
   WeightsReorder weights_;
@@ -256,11 +248,10 @@ class ConvBackwardWeightsKernel {
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       BackwardWeightsDescs b = backward_weights_descs(sig);
-      if (winograd_f2_applies(b.d.geo, sig.inputs[0].dtype, true) &&
-          b.d.alg != dnnl::algorithm::convolution_winograd &&
-          try_build([&] {
-            winograd_ = std::make_unique<WinogradF2FilterGradient>(b.d.geo);
-          }).empty()) {
+      const int m = winograd_tile(b.d.geo, sig.inputs[0].dtype, true);
+      if (m != 0 && try_build([&] {
+                      winograd_ = std::make_unique<WinogradFilterGradient>(b.d.geo, m);
+                    }).empty()) {
         return;
       }
       if (filter_gradient_gemm_applies(b.d.geo, sig.inputs[0].dtype) &&
@@ -294,7 +285,7 @@ class ConvBackwardWeightsKernel {
   }
 
  private:
-  std::unique_ptr<WinogradF2FilterGradient> winograd_;
+  std::unique_ptr<WinogradFilterGradient> winograd_;
   std::unique_ptr<FilterGradientGemm> gemm_;
   PrimitiveRunner runner_;
   WeightsReorder weights_;

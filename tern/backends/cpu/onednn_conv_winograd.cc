@@ -1,20 +1,24 @@
-// Winograd F(2x2, 3x3) convolutions (declared in onednn_conv.h): tern's tile transforms around
-// 16 batched GEMMs on oneDNN's matmul, for the 3x3 stride-1 layers oneDNN 2.6 runs without its
-// own Winograd (images too small for its F(4x4, 3x3) tiles or scratchpad limit). Notation of
-// Lavin and Gray, "Fast Algorithms for Convolutional Neural Networks" (2016): a 2x2 output tile
-// is A^T [(G g G^T) . (B^T d B)] A for the 4x4 input tile d and the 3x3 filter g, with
+// Winograd convolutions F(2x2, 3x3) and F(4x4, 3x3) on NHWC tensors (declared in onednn_conv.h):
+// tern's tile transforms around batched GEMMs on oneDNN's matmul. Notation of Lavin and Gray,
+// "Fast Algorithms for Convolutional Neural Networks" (2016): an m x m output tile is
+// A^T [(G g G^T) . (B^T d B)] A for the (m + 2) x (m + 2) input tile d and the 3x3 filter g, with
+// for m = 2 (points 0, 1, -1)
 //   B^T = [1 0 -1 0; 0 1 1 0; 0 -1 1 0; 0 1 0 -1], G = [1 0 0; .5 .5 .5; .5 -.5 .5; 0 0 1],
-//   A^T = [1 1 1 0; 0 1 -1 -1].
-// Each of the 16 positions xi of the transformed tile is one GEMM over the channels:
+//   A^T = [1 1 1 0; 0 1 -1 -1],
+// and for m = 4 (points 0, 1, -1, 2, -2)
+//   B^T = [4 0 -5 0 1 0; 0 -4 -4 1 1 0; 0 4 -4 -1 1 0; 0 -2 -1 2 1 0; 0 2 -1 -2 1 0;
+//          0 4 0 -5 0 1],
+//   G = [1/4 0 0; -1/6 -1/6 -1/6; -1/6 1/6 -1/6; 1/24 1/12 1/6; 1/24 -1/12 1/6; 0 0 1],
+//   A^T = [1 1 1 1 1 0; 0 1 -1 2 -2 0; 0 1 1 4 4 0; 0 1 -1 8 -8 1].
+// Each of the (m + 2)^2 positions xi of a transformed tile is one GEMM over the channels:
 //   forward          M[xi] (tiles x c_out) = V[xi] (tiles x c_in) U[xi] (c_in x c_out),
 //   filter gradient  dU[xi] (c_in x c_out) = V[xi]^T W[xi] (tiles x c_out), W = A dy A^T,
 //                    then dg = G^T dU G;
 // the input gradient is the forward convolution of dy with the filter flipped in H and W (O and
-// I swapped), whose transform is U with rows and columns 0 and 3 of the tile swapped (G of the
-// reversed filter is G with rows 0 and 3 exchanged) and each [c_in, c_out] block transposed: the
-// GEMMs read U transposed, and the tile positions are permuted in V and M instead of U.
-// Every transform is a loop over channels (NHWC keeps them contiguous), built for x86-64-v3 and
-// for AVX-512; the code below runs only where cpu_isa() is x86-64-v3 (winograd_f2_applies).
+// I swapped): its transform is that of the filter with its taps in reverse order, read transposed
+// by the GEMMs. Every transform is a loop over channels (NHWC keeps them contiguous), built for
+// x86-64-v3 and for AVX-512; the code below runs only where cpu_isa() is x86-64-v3
+// (winograd_tile).
 #include <omp.h>
 
 #include <algorithm>
@@ -29,39 +33,52 @@
 namespace tern::cpu::onednn {
 namespace {
 
-constexpr int kTile = 16;  // positions of a 4x4 transformed tile
-
-int64_t tiles_h(const ops::Conv2dGeometry& g) {
-  return (g.out_h + 1) / 2;
+int64_t tiles_of(int64_t size, int m) {
+  return (size + m - 1) / m;
 }
-int64_t tiles_w(const ops::Conv2dGeometry& g) {
-  return (g.out_w + 1) / 2;
+int64_t tiles_per_image(const ops::Conv2dGeometry& g, int m) {
+  return tiles_of(g.out_h, m) * tiles_of(g.out_w, m);
+}
+int64_t positions(int m) {
+  return (m + 2) * (m + 2);
+}
+
+// TERN_CONV_WINOGRAD: unset or "auto", "0" (off), "2" or "4" (that tile wherever it applies).
+int winograd_setting() {
+  static const int setting = [] {
+    const char* v = std::getenv("TERN_CONV_WINOGRAD");
+    const std::string_view s = v == nullptr ? "auto" : v;
+    TERN_CHECK_ARG(s == "auto" || s == "0" || s == "2" || s == "4", "TERN_CONV_WINOGRAD='", s,
+                   "': expected auto, 0 (off), 2 (F(2x2, 3x3) only) or 4 (F(4x4, 3x3) only)");
+    return s == "auto" ? -1 : s[0] - '0';
+  }();
+  return setting;
 }
 
 }  // namespace
 
 // Baseline code (called before anything checks the CPU); the rest of the file is x86-64-v3.
-int64_t winograd_f2_chunk_images(const ops::Conv2dGeometry& g) {
-  const int64_t image_bytes = kTile * tiles_h(g) * tiles_w(g) * std::max(g.c_in, g.c_out) * 4;
-  return std::clamp<int64_t>(kWinogradF2ChunkBytes / image_bytes, 1, g.n);
+int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m) {
+  const int64_t image_bytes = positions(m) * tiles_per_image(g, m) * std::max(g.c_in, g.c_out) * 4;
+  return std::clamp<int64_t>(kWinogradChunkBytes / image_bytes, 1, g.n);
 }
 
-bool winograd_f2_applies(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch) {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TERN_CONV_WINOGRAD_F2");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
-  if (!enabled || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return false;
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch) {
+  const int setting = winograd_setting();
+  if (setting == 0 || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
-      g.dil_w != 1 || g.groups != 1 || g.c_in < kWinogradF2MinChannels ||
-      g.c_out < kWinogradF2MinChannels) {
-    return false;
+      g.dil_w != 1 || g.groups != 1 || g.c_in < kWinogradMinChannels ||
+      g.c_out < kWinogradMinChannels || g.n * tiles_per_image(g, 2) < kWinogradMinTiles) {
+    return 0;
   }
+  int m = setting;
+  if (m < 0) m = std::min(g.out_h, g.out_w) >= kWinogradF4MinSize ? 4 : 2;
   // The transformed tiles of the batch (or of one chunk of images) and the transformed filter.
-  const int64_t images = whole_batch ? g.n : winograd_f2_chunk_images(g);
-  const int64_t tiles = images * tiles_h(g) * tiles_w(g);
-  const int64_t largest = kTile * 4 * std::max({tiles * g.c_in, tiles * g.c_out, g.c_in * g.c_out});
-  return g.n * tiles_h(g) * tiles_w(g) >= kWinogradF2MinTiles && largest <= kWinogradF2MaxBytes;
+  const int64_t images = whole_batch ? g.n : winograd_chunk_images(g, m);
+  const int64_t tiles = images * tiles_per_image(g, m);
+  const int64_t largest =
+      positions(m) * 4 * std::max({tiles * g.c_in, tiles * g.c_out, g.c_in * g.c_out});
+  return largest <= kWinogradMaxBytes ? m : 0;
 }
 
 }  // namespace tern::cpu::onednn
@@ -71,16 +88,87 @@ TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 namespace tern::cpu::onednn {
 namespace {
 
-// The GEMM slot of tile position xi = 4 i + j: itself, or with rows and columns 0 and 3
-// exchanged (the flipped filter of an input gradient).
-std::array<int, kTile> tile_slots(bool flipped) {
-  std::array<int, kTile> slot{};
-  auto swap03 = [](int i) { return i == 0 ? 3 : i == 3 ? 0 : i; };
-  for (int i = 0; i < 4; ++i) {
-    for (int j = 0; j < 4; ++j) slot[i * 4 + j] = flipped ? swap03(i) * 4 + swap03(j) : i * 4 + j;
+// The 1-D transforms of F(m, 3) over arrays: input B^T d, output A^T m, filter G g, gradient
+// A e (dy's tile to the transformed domain), filter gradient G^T q.
+template <int M>
+struct F;
+
+template <>
+struct F<2> {
+  static constexpr int kA = 4;
+  static void input(const float* d, float* v) {
+    v[0] = d[0] - d[2];
+    v[1] = d[1] + d[2];
+    v[2] = d[2] - d[1];
+    v[3] = d[1] - d[3];
   }
-  return slot;
-}
+  static void output(const float* m, float* y) {
+    y[0] = m[0] + m[1] + m[2];
+    y[1] = m[1] - m[2] - m[3];
+  }
+  static void filter(const float* g, float* u) {
+    u[0] = g[0];
+    u[1] = 0.5f * (g[0] + g[1] + g[2]);
+    u[2] = 0.5f * (g[0] - g[1] + g[2]);
+    u[3] = g[2];
+  }
+  static void gradient(const float* e, float* w) {
+    w[0] = e[0];
+    w[1] = e[0] + e[1];
+    w[2] = e[0] - e[1];
+    w[3] = -e[1];
+  }
+  static void filter_gradient(const float* q, float* g) {
+    g[0] = q[0] + 0.5f * (q[1] + q[2]);
+    g[1] = 0.5f * (q[1] - q[2]);
+    g[2] = 0.5f * (q[1] + q[2]) + q[3];
+  }
+};
+
+template <>
+struct F<4> {
+  static constexpr int kA = 6;
+  static void input(const float* d, float* v) {
+    v[0] = 4.0f * d[0] - 5.0f * d[2] + d[4];
+    v[1] = -4.0f * (d[1] + d[2]) + d[3] + d[4];
+    v[2] = 4.0f * (d[1] - d[2]) - d[3] + d[4];
+    v[3] = -2.0f * (d[1] - d[3]) - d[2] + d[4];
+    v[4] = 2.0f * (d[1] - d[3]) - d[2] + d[4];
+    v[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+  }
+  static void output(const float* m, float* y) {
+    const float a = m[1] + m[2], b = m[1] - m[2], c = m[3] + m[4], d = m[3] - m[4];
+    y[0] = m[0] + a + c;
+    y[1] = b + 2.0f * d;
+    y[2] = a + 4.0f * c;
+    y[3] = b + 8.0f * d + m[5];
+  }
+  static void filter(const float* g, float* u) {
+    const float a = g[0] + g[2], b = (1.0f / 24) * g[0] + (1.0f / 6) * g[2];
+    u[0] = 0.25f * g[0];
+    u[1] = (-1.0f / 6) * (a + g[1]);
+    u[2] = (-1.0f / 6) * (a - g[1]);
+    u[3] = b + (1.0f / 12) * g[1];
+    u[4] = b - (1.0f / 12) * g[1];
+    u[5] = g[2];
+  }
+  static void gradient(const float* e, float* w) {
+    const float a = e[0] + e[2], b = e[1] + e[3], c = e[0] + 4.0f * e[2],
+                d = 2.0f * e[1] + 8.0f * e[3];
+    w[0] = e[0];
+    w[1] = a + b;
+    w[2] = a - b;
+    w[3] = c + d;
+    w[4] = c - d;
+    w[5] = e[3];
+  }
+  static void filter_gradient(const float* q, float* g) {
+    const float s12 = q[1] + q[2], d12 = q[2] - q[1], s34 = q[3] + q[4], d34 = q[3] - q[4];
+    g[0] = 0.25f * q[0] - (1.0f / 6) * s12 + (1.0f / 24) * s34;
+    g[1] = (1.0f / 6) * d12 + (1.0f / 12) * d34;
+    g[2] = (1.0f / 6) * (s34 - s12) + q[5];
+  }
+};
 
 // An `omp simd` loop over channels [0, n) of `body(c)`, in its x86-64-v3 and AVX-512 builds. The
 // body is copied first: its pointers are then locals that the stores cannot change, so GCC keeps
@@ -108,130 +196,139 @@ void channel_loop(bool v4, const Body& body, int64_t n) {
   }
 }
 
-// V = B^T d B for the 4x4 tile d whose rows are in[0..15] (row-major; a row of zeros where the
-// tile leaves the image), written to out[slot[xi]] + c.
+// V = B^T d B for the tile d whose pixels are in[0..A*A) (row-major; a row of zeros where the
+// tile leaves the image), position xi written to out[xi] + c.
+template <int M>
 struct InputTransform {
-  const float* in[kTile];
-  float* out[kTile];
+  static constexpr int A = F<M>::kA;
+  const float* in[A * A];
+  float* out[A * A];
   void operator()(int64_t c) const {
-    float t[kTile];
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {  // columns: d B
-      const float d0 = in[i * 4][c], d1 = in[i * 4 + 1][c], d2 = in[i * 4 + 2][c],
-                  d3 = in[i * 4 + 3][c];
-      t[i * 4] = d0 - d2;
-      t[i * 4 + 1] = d1 + d2;
-      t[i * 4 + 2] = d2 - d1;
-      t[i * 4 + 3] = d1 - d3;
+    float t[A * A], d[A], v[A];
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i) {  // rows: d B
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) d[j] = in[i * A + j][c];
+      F<M>::input(d, t + i * A);
     }
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {  // rows: B^T (d B)
-      const float r0 = t[j], r1 = t[4 + j], r2 = t[8 + j], r3 = t[12 + j];
-      out[j][c] = r0 - r2;
-      out[4 + j][c] = r1 + r2;
-      out[8 + j][c] = r2 - r1;
-      out[12 + j][c] = r1 - r3;
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {  // columns: B^T (d B)
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) d[i] = t[i * A + j];
+      F<M>::input(d, v);
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) out[i * A + j][c] = v[i];
     }
   }
 };
 
-// The 2x2 output tile A^T m A from in[xi] + c, plus bias[c] and what out holds (a residual),
-// relu (keeping NaN: NaN < 0 is false) when asked; out[r] is null for a pixel outside the
-// output.
+// The M x M output tile A^T m A from in[xi] + c, plus bias[c] and, with Accumulate, what out
+// holds (a residual), then with Relu relu (keeping NaN: NaN < 0 is false); out[r] is a scratch
+// row for a pixel outside the output. No branch in the body: GCC vectorizes it only so.
+template <int M, bool Accumulate, bool Relu>
 struct OutputTransform {
-  const float* in[kTile];
-  float* out[4];
+  static constexpr int A = F<M>::kA;
+  const float* in[A * A];
+  float* out[M * M];
   const float* bias;
-  bool accumulate, relu;
   void operator()(int64_t c) const {
-    float r[8];
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {  // columns: m A
-      const float m0 = in[i * 4][c], m1 = in[i * 4 + 1][c], m2 = in[i * 4 + 2][c],
-                  m3 = in[i * 4 + 3][c];
-      r[i * 2] = m0 + m1 + m2;
-      r[i * 2 + 1] = m1 - m2 - m3;
+    float r[A * M], m[A], y[M];
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i) {  // rows: m A
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) m[j] = in[i * A + j][c];
+      F<M>::output(m, r + i * M);
     }
-    const float b = bias ? bias[c] : 0.0f;
-#pragma GCC unroll 4
-    for (int j = 0; j < 2; ++j) {  // rows: A^T (m A)
-      float y[2] = {r[j] + r[2 + j] + r[4 + j], r[2 + j] - r[4 + j] - r[6 + j]};
-#pragma GCC unroll 4
-      for (int i = 0; i < 2; ++i) {
-        float* o = out[i * 2 + j];
-        if (o == nullptr) continue;
+    const float b = bias[c];
+#pragma GCC unroll 8
+    for (int j = 0; j < M; ++j) {  // columns: A^T (m A)
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) m[i] = r[i * M + j];
+      F<M>::output(m, y);
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i) {
+        float* o = out[i * M + j];
         float v = y[i] + b;
-        if (accumulate) v += o[c];
-        if (relu) v = v < 0.0f ? 0.0f : v;
+        if constexpr (Accumulate) v += o[c];
+        if constexpr (Relu) v = v < 0.0f ? 0.0f : v;
         o[c] = v;
       }
     }
   }
 };
 
-// U = G g G^T for the 3x3 filter taps in[0..8] + c, written to out[slot[xi]] + c.
+// U = G g G^T for the 3x3 filter taps in[0..9) + c, position xi written to out[xi] + c.
+template <int M>
 struct FilterTransform {
+  static constexpr int A = F<M>::kA;
   const float* in[9];
-  float* out[kTile];
+  float* out[A * A];
   void operator()(int64_t c) const {
-    float s[12];  // G g: 4 rows of 3
-#pragma GCC unroll 4
-    for (int j = 0; j < 3; ++j) {
-      const float g0 = in[j][c], g1 = in[3 + j][c], g2 = in[6 + j][c];
-      s[j] = g0;
-      s[3 + j] = 0.5f * (g0 + g1 + g2);
-      s[6 + j] = 0.5f * (g0 - g1 + g2);
-      s[9 + j] = g2;
+    float s[3 * A], g[A], u[A];
+#pragma GCC unroll 8
+    for (int i = 0; i < 3; ++i) {  // rows: g G^T
+#pragma GCC unroll 8
+      for (int j = 0; j < 3; ++j) g[j] = in[i * 3 + j][c];
+      F<M>::filter(g, s + i * A);
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {  // (G g) G^T
-      const float a = s[i * 3], b = s[i * 3 + 1], d = s[i * 3 + 2];
-      out[i * 4][c] = a;
-      out[i * 4 + 1][c] = 0.5f * (a + b + d);
-      out[i * 4 + 2][c] = 0.5f * (a - b + d);
-      out[i * 4 + 3][c] = d;
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {  // columns: G (g G^T)
+#pragma GCC unroll 8
+      for (int i = 0; i < 3; ++i) g[i] = s[i * A + j];
+      F<M>::filter(g, u);
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) out[i * A + j][c] = u[i];
     }
   }
 };
 
-// W = A e A^T for the 2x2 dy tile e whose pixels are in[0..3] (zeros outside the output).
+// W = A e A^T for the M x M dy tile e whose pixels are in[0..M*M) (zeros outside the output).
+template <int M>
 struct GradientTransform {
-  const float* in[4];
-  float* out[kTile];
+  static constexpr int A = F<M>::kA;
+  const float* in[M * M];
+  float* out[A * A];
   void operator()(int64_t c) const {
-    const float e00 = in[0][c], e01 = in[1][c], e10 = in[2][c], e11 = in[3][c];
-    const float r[8] = {e00, e01, e00 + e10, e01 + e11, e00 - e10, e01 - e11, -e10, -e11};
-#pragma GCC unroll 4
-    for (int i = 0; i < 4; ++i) {
-      const float a = r[i * 2], b = r[i * 2 + 1];
-      out[i * 4][c] = a;
-      out[i * 4 + 1][c] = a + b;
-      out[i * 4 + 2][c] = a - b;
-      out[i * 4 + 3][c] = -b;
+    float r[M * A], e[A], w[A];
+#pragma GCC unroll 8
+    for (int i = 0; i < M; ++i) {  // rows: e A^T
+#pragma GCC unroll 8
+      for (int j = 0; j < M; ++j) e[j] = in[i * M + j][c];
+      F<M>::gradient(e, r + i * A);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {  // columns: A (e A^T)
+#pragma GCC unroll 8
+      for (int i = 0; i < M; ++i) e[i] = r[i * A + j];
+      F<M>::gradient(e, w);
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) out[i * A + j][c] = w[i];
     }
   }
 };
 
-// dg = G^T q G for the 16 positions in[xi] + c of the transformed filter gradient, written to
-// the 3x3 taps out[0..8] + c.
+// dg = G^T q G for the positions in[xi] + c of the transformed filter gradient, written to the
+// 3x3 taps out[0..9) + c.
+template <int M>
 struct FilterGradientTransform {
-  const float* in[kTile];
+  static constexpr int A = F<M>::kA;
+  const float* in[A * A];
   float* out[9];
   void operator()(int64_t c) const {
-    float s[12];  // G^T q: 3 rows of 4
-#pragma GCC unroll 4
-    for (int j = 0; j < 4; ++j) {
-      const float q0 = in[j][c], q1 = in[4 + j][c], q2 = in[8 + j][c], q3 = in[12 + j][c];
-      s[j] = q0 + 0.5f * (q1 + q2);
-      s[4 + j] = 0.5f * (q1 - q2);
-      s[8 + j] = 0.5f * (q1 + q2) + q3;
+    float s[A * 3], q[A], g[3];
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i) {  // rows: q G
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) q[j] = in[i * A + j][c];
+      F<M>::filter_gradient(q, s + i * 3);
     }
-#pragma GCC unroll 4
-    for (int i = 0; i < 3; ++i) {  // (G^T q) G
-      const float a = s[i * 4], b = s[i * 4 + 1], d = s[i * 4 + 2], e = s[i * 4 + 3];
-      out[i * 3][c] = a + 0.5f * (b + d);
-      out[i * 3 + 1][c] = 0.5f * (b - d);
-      out[i * 3 + 2][c] = 0.5f * (b + d) + e;
+#pragma GCC unroll 8
+    for (int j = 0; j < 3; ++j) {  // columns: G^T (q G)
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) q[i] = s[i * 3 + j];
+      F<M>::filter_gradient(q, g);
+#pragma GCC unroll 8
+      for (int i = 0; i < 3; ++i) out[i * 3 + j][c] = g[i];
     }
   }
 };
@@ -243,51 +340,147 @@ bool parallel_for(int64_t bytes) {
   return bytes >= kParallelBytes && !omp_in_parallel();
 }
 
-// V [16, tiles, c_in] of x (nhwc) for `g`, position xi in slot[xi]; `zeros` holds c_in zeros.
-void input_transform(const ops::Conv2dGeometry& g, const std::array<int, kTile>& slot, bool v4,
-                     const float* x, const float* zeros, float* v) {
-  const int64_t th = tiles_h(g), tw = tiles_w(g), tiles = g.n * th * tw, c = g.c_in;
-#pragma omp parallel for schedule(static) if (parallel_for(tiles * kTile * c * 4))
+const float* zero_channels(int64_t c) {
+  thread_local std::vector<float> zeros;
+  if (static_cast<int64_t>(zeros.size()) < c) zeros.assign(static_cast<size_t>(c), 0.0f);
+  return zeros.data();
+}
+
+// A per-thread row of c floats that output pixels outside the image are written to (and, with
+// a residual, read from: its values are finite, and discarded).
+float* scratch_channels(int64_t c) {
+  thread_local std::vector<float> row;
+  if (static_cast<int64_t>(row.size()) < c) row.assign(static_cast<size_t>(c), 0.0f);
+  return row.data();
+}
+
+// V [A*A, tiles, c_in] of x (nhwc) for `g`.
+template <int M>
+void input_transform(const ops::Conv2dGeometry& g, bool v4, const float* x, float* v) {
+  constexpr int A = F<M>::kA;
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
+                c = g.c_in;
+  const float* zeros = zero_channels(c);
+#pragma omp parallel for schedule(static) if (parallel_for(tiles * A * A * c * 4))
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    InputTransform body;
-    for (int i = 0; i < 4; ++i) {
-      const int64_t ih = 2 * ty - g.pad_top + i;
-      for (int j = 0; j < 4; ++j) {
-        const int64_t iw = 2 * tx - g.pad_left + j;
+    InputTransform<M> body;
+    for (int i = 0; i < A; ++i) {
+      const int64_t ih = M * ty - g.pad_top + i;
+      for (int j = 0; j < A; ++j) {
+        const int64_t iw = M * tx - g.pad_left + j;
         const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-        body.in[i * 4 + j] = inside ? x + ((n * g.h + ih) * g.w + iw) * c : zeros;
-        body.out[i * 4 + j] = v + (slot[i * 4 + j] * tiles + t) * c;
+        body.in[i * A + j] = inside ? x + ((n * g.h + ih) * g.w + iw) * c : zeros;
+        body.out[i * A + j] = v + ((i * A + j) * tiles + t) * c;
       }
     }
     channel_loop(v4, body, c);
   }
 }
 
-// U [16, a, b] of an HWIO filter [3, 3, a, b], position xi in slot xi.
-void filter_transform(int64_t a, int64_t b, bool v4, const float* filter, float* u) {
-#pragma omp parallel for schedule(static) if (parallel_for(a * b * kTile * 4))
+// U [A*A, a, b] of an HWIO filter [3, 3, a, b]; `reversed`: of the filter with its taps in
+// reverse order (flipped in H and W).
+template <int M>
+void filter_transform(int64_t a, int64_t b, bool reversed, bool v4, const float* filter, float* u) {
+  constexpr int A = F<M>::kA;
+#pragma omp parallel for schedule(static) if (parallel_for(a * b * A * A * 4))
   for (int64_t i = 0; i < a; ++i) {
-    FilterTransform body;
-    for (int k = 0; k < 9; ++k) body.in[k] = filter + (k * a + i) * b;
-    for (int xi = 0; xi < kTile; ++xi) body.out[xi] = u + (xi * a + i) * b;
+    FilterTransform<M> body;
+    for (int k = 0; k < 9; ++k) body.in[k] = filter + ((reversed ? 8 - k : k) * a + i) * b;
+    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (xi * a + i) * b;
     channel_loop(v4, body, b);
   }
 }
 
-// A batched matmul over the 16 tile positions: c[s] (m x n) = a[s] (m x k) b[s] (k x n), each
+// The output tiles of M (nhwc y), plus the bias (zeros when null), the residual y holds
+// (Accumulate), relu.
+template <int M, bool Accumulate, bool Relu>
+void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, const float* bias,
+                      float* y) {
+  constexpr int A = F<M>::kA;
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
+                k = g.c_out;
+  if (bias == nullptr) bias = zero_channels(k);
+#pragma omp parallel for schedule(static) if (parallel_for(tiles * M * M * k * 4))
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+    OutputTransform<M, Accumulate, Relu> body;
+    for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + (xi * tiles + t) * k;
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < M; ++j) {
+        const int64_t oh = M * ty + i, ow = M * tx + j;
+        body.out[i * M + j] = oh < g.out_h && ow < g.out_w
+                                  ? y + ((n * g.out_h + oh) * g.out_w + ow) * k
+                                  : scratch_channels(k);
+      }
+    }
+    body.bias = bias;
+    channel_loop(v4, body, k);
+  }
+}
+
+template <int M>
+void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, const float* bias,
+                      bool accumulate, bool relu, float* y) {
+  if (accumulate) {
+    relu ? output_transform<M, true, true>(g, v4, m, bias, y)
+         : output_transform<M, true, false>(g, v4, m, bias, y);
+  } else {
+    relu ? output_transform<M, false, true>(g, v4, m, bias, y)
+         : output_transform<M, false, false>(g, v4, m, bias, y);
+  }
+}
+
+// W [A*A, tiles, c_out] of dy (nhwc) for `g`.
+template <int M>
+void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* dy, float* w) {
+  constexpr int A = F<M>::kA;
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
+                k = g.c_out;
+  const float* zeros = zero_channels(k);
+#pragma omp parallel for schedule(static) if (parallel_for(tiles * A * A * k * 4))
+  for (int64_t t = 0; t < tiles; ++t) {
+    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+    GradientTransform<M> body;
+    for (int i = 0; i < M; ++i) {
+      for (int j = 0; j < M; ++j) {
+        const int64_t oh = M * ty + i, ow = M * tx + j;
+        body.in[i * M + j] =
+            oh < g.out_h && ow < g.out_w ? dy + ((n * g.out_h + oh) * g.out_w + ow) * k : zeros;
+      }
+    }
+    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = w + (xi * tiles + t) * k;
+    channel_loop(v4, body, k);
+  }
+}
+
+// The HWIO filter gradient [3, 3, c_in, c_out] of dU [A*A, c_in, c_out].
+template <int M>
+void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* du, float* dw) {
+  constexpr int A = F<M>::kA;
+  const int64_t c_in = g.c_in, k = g.c_out;
+#pragma omp parallel for schedule(static) if (parallel_for(c_in * 9 * k * 4))
+  for (int64_t i = 0; i < c_in; ++i) {
+    FilterGradientTransform<M> body;
+    for (int xi = 0; xi < A * A; ++xi) body.in[xi] = du + (xi * c_in + i) * k;
+    for (int tap = 0; tap < 9; ++tap) body.out[tap] = dw + (tap * c_in + i) * k;
+    channel_loop(v4, body, k);
+  }
+}
+
+// A batched matmul over the tile positions: c[s] (m x n) = a[s] (m x k) b[s] (k x n), each
 // operand dense or read transposed (its last two dims swapped in the strides).
-dnnl::memory::desc batch_desc(int64_t rows, int64_t cols, bool transposed) {
-  const dnnl_dims dims{kTile, rows, cols};
+dnnl::memory::desc batch_desc(int64_t batch, int64_t rows, int64_t cols, bool transposed) {
+  const dnnl_dims dims{batch, rows, cols};
   if (!transposed) return dense_desc(dims, DType::kF32);
   return dnnl::memory::desc(dims, dnnl_dt::f32, dnnl_dims{rows * cols, 1, rows});
 }
 
-void init_batch_gemm(PrimitiveRunner& runner, int64_t m, int64_t k, int64_t n, bool a_transposed,
-                     bool b_transposed) {
-  dnnl::memory::desc a = batch_desc(m, k, a_transposed);
-  dnnl::memory::desc b = batch_desc(k, n, b_transposed);
-  dnnl::memory::desc c = batch_desc(m, n, false);
+void init_batch_gemm(PrimitiveRunner& runner, int64_t batch, int64_t m, int64_t k, int64_t n,
+                     bool a_transposed, bool b_transposed) {
+  dnnl::memory::desc a = batch_desc(batch, m, k, a_transposed);
+  dnnl::memory::desc b = batch_desc(batch, k, n, b_transposed);
+  dnnl::memory::desc c = batch_desc(batch, m, n, false);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
   runner.init<dnnl::matmul>(pd);
   runner.add_arg(DNNL_ARG_SRC, pd.src_desc());
@@ -295,40 +488,45 @@ void init_batch_gemm(PrimitiveRunner& runner, int64_t m, int64_t k, int64_t n, b
   runner.add_arg(DNNL_ARG_DST, pd.dst_desc());
 }
 
-const float* zero_channels(int64_t c) {
-  thread_local std::vector<float> zeros;
-  if (static_cast<int64_t>(zeros.size()) < c) zeros.assign(static_cast<size_t>(c), 0.0f);
-  return zeros.data();
-}
-
 }  // namespace
 
-// --- WinogradF2Forward ---
+// --- WinogradForward ---
 
-WinogradF2Forward::WinogradF2Forward(const ops::Conv2dGeometry& g, bool flipped, const Epilogue& ep)
+WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped,
+                                 const Epilogue& ep)
     : g_(g),
+      m_(m),
       flipped_(flipped),
       bias_(ep.bias_input >= 0),
       residual_(ep.residual_input >= 0),
       relu_(ep.activation == ops::Activation::kRelu),
       v4_(cpu_runs_v4_variants()) {
+  TERN_CHECK(m == 2 || m == 4, "Winograd: output tiles of 2x2 or 4x4, not ", m);
   TERN_CHECK(ep.activation == ops::Activation::kNone || relu_,
-             "Winograd F(2x2, 3x3): an activation other than relu");
-  chunk_ = winograd_f2_chunk_images(g);
+             "Winograd: an activation other than relu");
+  chunk_ = winograd_chunk_images(g, m);
   // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U, U read transposed for the
-  // flipped filter (the transform of the HWIO [3, 3, c_out, c_in] filter is [16, c_out, c_in]).
+  // flipped filter (the transform of the HWIO [3, 3, c_out, c_in] filter is [A*A, c_out, c_in]).
   // The full chunk's GEMM, then the last, shorter chunk's (if any).
   for (int64_t n : {chunk_, g.n % chunk_}) {
     if (n == 0) continue;
     gemms_.emplace_back();
-    init_batch_gemm(gemms_.back(), n * tiles_h(g) * tiles_w(g), g.c_in, g.c_out, false, flipped);
+    init_batch_gemm(gemms_.back(), positions(m), n * tiles_per_image(g, m), g.c_in, g.c_out, false,
+                    flipped);
   }
 }
 
-void WinogradF2Forward::run(const void* x, const void* filter, bool constant_filter,
-                            const void* bias, void* out) {
+void WinogradForward::run(const void* x, const void* filter, bool constant_filter, const void* bias,
+                          void* out) {
+  if (m_ == 4) return run_tiles<4>(x, filter, constant_filter, bias, out);
+  run_tiles<2>(x, filter, constant_filter, bias, out);
+}
+
+template <int M>
+void WinogradForward::run_tiles(const void* x, const void* filter, bool constant_filter,
+                                const void* bias, void* out) {
   const ops::Conv2dGeometry& g = g_;
-  const size_t u_bytes = static_cast<size_t>(kTile * g.c_in * g.c_out) * sizeof(float);
+  const size_t u_bytes = static_cast<size_t>(positions(M) * g.c_in * g.c_out) * sizeof(float);
   // The filter's transform: every run, or once for a constant filter (again if it moves).
   float* u = nullptr;
   if (constant_filter) {
@@ -339,7 +537,7 @@ void WinogradF2Forward::run(const void* x, const void* filter, bool constant_fil
   }
   if (!constant_filter || kept_from_ != filter) {
     const int64_t a = flipped_ ? g.c_out : g.c_in, b = flipped_ ? g.c_in : g.c_out;
-    filter_transform(a, b, v4_, static_cast<const float*>(filter), u);
+    filter_transform<M>(a, b, flipped_, v4_, static_cast<const float*>(filter), u);
     kept_from_ = constant_filter ? filter : nullptr;
   }
   const auto* in = static_cast<const float*>(x);
@@ -347,100 +545,53 @@ void WinogradF2Forward::run(const void* x, const void* filter, bool constant_fil
   for (int64_t first = 0; first < g.n; first += chunk_) {
     ops::Conv2dGeometry part = g;
     part.n = std::min(chunk_, g.n - first);
-    run_chunk(part, part.n == chunk_ ? gemms_[0] : gemms_[1], in + first * g.h * g.w * g.c_in, u,
-              static_cast<const float*>(bias_ ? bias : nullptr),
-              y + first * g.out_h * g.out_w * g.c_out);
+    PrimitiveRunner& gemm = part.n == chunk_ ? gemms_[0] : gemms_[1];
+    const int64_t tiles = part.n * tiles_per_image(g, M);
+    auto* v = static_cast<float*>(layout_slot(
+        kPatchesSlot, static_cast<size_t>(positions(M) * tiles * g.c_in) * sizeof(float)));
+    input_transform<M>(part, v4_, in + first * g.h * g.w * g.c_in, v);
+    auto* m = static_cast<float*>(layout_slot(
+        kGemmResultSlot, static_cast<size_t>(positions(M) * tiles * g.c_out) * sizeof(float)));
+    gemm.set(DNNL_ARG_SRC, v);
+    gemm.set(DNNL_ARG_WEIGHTS, u);
+    gemm.set(DNNL_ARG_DST, m);
+    gemm.execute();
+    output_transform<M>(part, v4_, m, static_cast<const float*>(bias_ ? bias : nullptr), residual_,
+                        relu_, y + first * g.out_h * g.out_w * g.c_out);
   }
 }
 
-void WinogradF2Forward::run_chunk(const ops::Conv2dGeometry& g, PrimitiveRunner& gemm,
-                                  const float* x, const float* u, const float* bias, float* y) {
-  const std::array<int, kTile> slot = tile_slots(flipped_);
-  const int64_t th = tiles_h(g), tw = tiles_w(g), k = g.c_out, tiles = g.n * th * tw;
-  auto* v = static_cast<float*>(
-      layout_slot(kPatchesSlot, static_cast<size_t>(kTile * tiles * g.c_in) * sizeof(float)));
-  input_transform(g, slot, v4_, x, zero_channels(g.c_in), v);
-  auto* m = static_cast<float*>(
-      layout_slot(kGemmResultSlot, static_cast<size_t>(kTile * tiles * k) * sizeof(float)));
-  gemm.set(DNNL_ARG_SRC, v);
-  gemm.set(DNNL_ARG_WEIGHTS, u);
-  gemm.set(DNNL_ARG_DST, m);
-  gemm.execute();
+// --- WinogradFilterGradient ---
 
-  // Output tiles: y (nhwc), plus the bias, the residual y holds, relu.
-  const bool accumulate = residual_, relu = relu_, v4 = v4_;
-#pragma omp parallel for schedule(static) if (parallel_for(tiles * 4 * k * 4))
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    OutputTransform body;
-    for (int xi = 0; xi < kTile; ++xi) body.in[xi] = m + (slot[xi] * tiles + t) * k;
-    for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) {
-        const int64_t oh = 2 * ty + i, ow = 2 * tx + j;
-        body.out[i * 2 + j] =
-            oh < g.out_h && ow < g.out_w ? y + ((n * g.out_h + oh) * g.out_w + ow) * k : nullptr;
-      }
-    }
-    body.bias = bias;
-    body.accumulate = accumulate;
-    body.relu = relu;
-    channel_loop(v4, body, k);
-  }
-}
-
-// --- WinogradF2FilterGradient ---
-
-WinogradF2FilterGradient::WinogradF2FilterGradient(const ops::Conv2dGeometry& g)
-    : g_(g), v4_(cpu_runs_v4_variants()) {
-  tiles_ = g.n * tiles_h(g) * tiles_w(g);
+WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int m)
+    : g_(g), m_(m), v4_(cpu_runs_v4_variants()) {
+  TERN_CHECK(m == 2 || m == 4, "Winograd: output tiles of 2x2 or 4x4, not ", m);
   // dU (c_in x c_out) = V^T (V: tiles x c_in, read transposed) W (tiles x c_out).
-  init_batch_gemm(gemm_, g.c_in, tiles_, g.c_out, true, false);
+  init_batch_gemm(gemm_, positions(m), g.c_in, g.n * tiles_per_image(g, m), g.c_out, true, false);
 }
 
-void WinogradF2FilterGradient::run(const void* x, const void* dy, void* dw) {
+void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
+  if (m_ == 4) return run_tiles<4>(x, dy, dw);
+  run_tiles<2>(x, dy, dw);
+}
+
+template <int M>
+void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) {
   const ops::Conv2dGeometry& g = g_;
-  const std::array<int, kTile> slot = tile_slots(false);
-  const int64_t tiles = tiles_, k = g.c_out, th = tiles_h(g), tw = tiles_w(g);
-  const bool v4 = v4_;
+  const int64_t tiles = g.n * tiles_per_image(g, M), p = positions(M);
   auto* v = static_cast<float*>(
-      layout_slot(kPatchesSlot, static_cast<size_t>(kTile * tiles * g.c_in) * sizeof(float)));
-  input_transform(g, slot, v4, static_cast<const float*>(x), zero_channels(g.c_in), v);
-
+      layout_slot(kPatchesSlot, static_cast<size_t>(p * tiles * g.c_in) * sizeof(float)));
+  input_transform<M>(g, v4_, static_cast<const float*>(x), v);
   auto* w =
-      static_cast<float*>(layout_slot(0, static_cast<size_t>(kTile * tiles * k) * sizeof(float)));
-  const auto* e = static_cast<const float*>(dy);
-  const float* zeros = zero_channels(k);
-#pragma omp parallel for schedule(static) if (parallel_for(tiles * kTile * k * 4))
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    GradientTransform body;
-    for (int i = 0; i < 2; ++i) {
-      for (int j = 0; j < 2; ++j) {
-        const int64_t oh = 2 * ty + i, ow = 2 * tx + j;
-        body.in[i * 2 + j] =
-            oh < g.out_h && ow < g.out_w ? e + ((n * g.out_h + oh) * g.out_w + ow) * k : zeros;
-      }
-    }
-    for (int xi = 0; xi < kTile; ++xi) body.out[xi] = w + (xi * tiles + t) * k;
-    channel_loop(v4, body, k);
-  }
-
+      static_cast<float*>(layout_slot(0, static_cast<size_t>(p * tiles * g.c_out) * sizeof(float)));
+  gradient_transform<M>(g, v4_, static_cast<const float*>(dy), w);
   auto* du = static_cast<float*>(
-      layout_slot(kGemmResultSlot, static_cast<size_t>(kTile * g.c_in * k) * sizeof(float)));
+      layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
   gemm_.set(DNNL_ARG_SRC, v);
   gemm_.set(DNNL_ARG_WEIGHTS, w);
   gemm_.set(DNNL_ARG_DST, du);
   gemm_.execute();
-
-  auto* out = static_cast<float*>(dw);
-  const int64_t c_in = g.c_in;
-#pragma omp parallel for schedule(static) if (parallel_for(c_in * 9 * k * 4))
-  for (int64_t i = 0; i < c_in; ++i) {
-    FilterGradientTransform body;
-    for (int xi = 0; xi < kTile; ++xi) body.in[xi] = du + (xi * c_in + i) * k;
-    for (int tap = 0; tap < 9; ++tap) body.out[tap] = out + (tap * c_in + i) * k;
-    channel_loop(v4, body, k);
-  }
+  filter_gradient_transform<M>(g, v4_, du, static_cast<float*>(dw));
 }
 
 }  // namespace tern::cpu::onednn

@@ -1,12 +1,13 @@
-// Tests for Winograd F(2x2, 3x3) (onednn_conv_winograd.cc): the forward convolution, its
-// epilogue, the input gradient (flipped filter) and the filter gradient against the reference
-// kernels over paddings, odd sizes and tiles that leave the image; which layers it takes; and
-// that the kernels of the conv family run it.
+// Tests for tern's Winograd convolutions, F(2x2, 3x3) and F(4x4, 3x3) (onednn_conv_winograd.cc):
+// the forward convolution, its epilogue, the input gradient (flipped filter) and the filter
+// gradient against the reference kernels over paddings, odd sizes and tiles that leave the image;
+// chunks of images; which layers take which tile; and that the conv family's kernels run it.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <string>
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/onednn_conv.h"
@@ -24,8 +25,8 @@ struct Case {
   ops::Attrs attrs;
 };
 
-// The classes run any channel counts; the kernels use them from kWinogradF2MinChannels (the
-// cases keep fewer, for speed) and kWinogradF2MinTiles tiles of 2x2 output pixels.
+// The classes run any channel counts and tile counts; the kernels use them from
+// kWinogradMinChannels channels (the cases keep fewer, for speed) and kWinogradMinTiles tiles.
 std::vector<Case> cases() {
   return {
       {{8, 4, 4, 32}, 48, {{"padding", std::string("SAME")}}},  // ResNet's small layers' shape
@@ -39,26 +40,27 @@ std::vector<Case> cases() {
   };
 }
 
-class WinogradF2 : public ::testing::Test {
+class Winograd : public ::testing::TestWithParam<int> {  // the output tile: 2 or 4
  protected:
   void SetUp() override {
     runtime::initialize();
     if (cpu::cpu_isa() < cpu::CpuIsa::kX86_64_v3) {
-      GTEST_SKIP() << "Winograd F(2x2, 3x3) runs on x86-64-v3 CPUs";
+      GTEST_SKIP() << "tern's Winograd convolutions run on x86-64-v3 CPUs";
     }
   }
+  int m() const { return GetParam(); }
+  // F(2x2, 3x3)'s transforms use the coefficients 1 and 1/2: a few ulps per sum; F(4x4, 3x3)'s
+  // up to 8 and 1/24: about ten times more.
+  double tol() const { return m() == 2 ? 2e-5 : 2e-4; }
 
   static Tensor ref(std::string_view op, const std::vector<Tensor>& in, const ops::Attrs& attrs) {
     runtime::EagerOptions o;
     o.kernel = "ref";
     return runtime::eager_call1(op, in, attrs, o);
   }
-
-  // F(2x2, 3x3)'s transforms use the coefficients 1 and 1/2: a few ulps per sum.
-  static constexpr double kTol = 2e-5;
 };
 
-TEST_F(WinogradF2, ForwardMatchesRef) {
+TEST_P(Winograd, ForwardMatchesRef) {
   uint64_t seed = 1;
   for (const Case& c : cases()) {
     SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
@@ -68,15 +70,16 @@ TEST_F(WinogradF2, ForwardMatchesRef) {
     Tensor f = random_tensor(DType::kF32, fshape, seed++);
     Tensor want = ref("conv2d", {x, f}, c.attrs);
     Tensor y(DType::kF32, want.shape());
-    cpu::onednn::WinogradF2Forward w(g, /*flipped=*/false, Epilogue{});
+    cpu::onednn::WinogradForward w(g, m(), /*flipped=*/false, Epilogue{});
     w.run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
-    EXPECT_LE(max_rel_error(y, want), kTol);
+    EXPECT_LE(max_rel_error(y, want), tol());
   }
 }
 
 // Bias, the residual `out` holds and relu, in the output transform; relu keeps a NaN the input
-// carries (each output pixel whose window reads it).
-TEST_F(WinogradF2, EpilogueMatchesRefAndKeepsNaN) {
+// carries: F(2x2, 3x3) in exactly the output pixels whose window reads it (each input of a tile
+// reaches only those), F(4x4, 3x3) in those and may spread it over more of its tile.
+TEST_P(Winograd, EpilogueMatchesRefAndKeepsNaN) {
   const Shape xs{8, 4, 4, 16}, fs{3, 3, 16, 32};
   const ops::Attrs same = {{"padding", std::string("SAME")}};
   Tensor x = random_tensor(DType::kF32, xs, 7);
@@ -94,7 +97,7 @@ TEST_F(WinogradF2, EpilogueMatchesRefAndKeepsNaN) {
   ep.residual_input = 3;
   ep.activation = ops::Activation::kRelu;
   Tensor y = residual.clone();  // y holds the residual
-  cpu::onednn::WinogradF2Forward w(ops::conv2d_geometry(xs, fs, same), false, ep);
+  cpu::onednn::WinogradForward w(ops::conv2d_geometry(xs, fs, same), m(), false, ep);
   w.run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
   int nan = 0, both = 0;
   for (int64_t i = 0; i < y.num_elements(); ++i) {
@@ -102,16 +105,21 @@ TEST_F(WinogradF2, EpilogueMatchesRefAndKeepsNaN) {
     nan += a;
     both += a && b;
     if (!a && !b) {
-      EXPECT_LE(std::fabs(y.get(i) - want.get(i)) / (1 + std::fabs(want.get(i))), kTol) << i;
+      EXPECT_LE(std::fabs(y.get(i) - want.get(i)) / (1 + std::fabs(want.get(i))), tol()) << i;
     }
   }
-  EXPECT_EQ(nan, 9 * 32);  // the 3x3 output pixels around the NaN, every output channel
-  EXPECT_EQ(both, nan);
+  int ref_nan = 0;
+  for (int64_t i = 0; i < want.num_elements(); ++i) ref_nan += std::isnan(want.get(i));
+  EXPECT_EQ(ref_nan, 9 * 32);  // the 3x3 output pixels around the NaN, every output channel
+  EXPECT_EQ(both, ref_nan);    // every one of them NaN here too
+  if (m() == 2) {
+    EXPECT_EQ(nan, ref_nan);
+  }
 }
 
-// The input gradient as the forward convolution of the flipped filter: the tile positions
-// permuted, the transformed filter read transposed.
-TEST_F(WinogradF2, InputGradientMatchesRef) {
+// The input gradient as the forward convolution of the flipped filter: the filter's taps
+// transformed in reverse order, read transposed.
+TEST_P(Winograd, InputGradientMatchesRef) {
   uint64_t seed = 100;
   for (const Case& c : cases()) {
     SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
@@ -125,13 +133,13 @@ TEST_F(WinogradF2, InputGradientMatchesRef) {
     attrs.set("input_shape", c.x.dims());
     Tensor want = ref("conv2d_backprop_input", {dy, f}, attrs);
     Tensor dx(DType::kF32, c.x);
-    cpu::onednn::WinogradF2Forward w(*fg, /*flipped=*/true, Epilogue{});
+    cpu::onednn::WinogradForward w(*fg, m(), /*flipped=*/true, Epilogue{});
     w.run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
-    EXPECT_LE(max_rel_error(dx, want), kTol);
+    EXPECT_LE(max_rel_error(dx, want), tol());
   }
 }
 
-TEST_F(WinogradF2, FilterGradientMatchesRef) {
+TEST_P(Winograd, FilterGradientMatchesRef) {
   uint64_t seed = 200;
   for (const Case& c : cases()) {
     SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
@@ -143,20 +151,20 @@ TEST_F(WinogradF2, FilterGradientMatchesRef) {
     attrs.set("filter_shape", fshape.dims());
     Tensor want = ref("conv2d_backprop_filter", {x, dy}, attrs);
     Tensor dw(DType::kF32, fshape);
-    cpu::onednn::WinogradF2FilterGradient w(g);
+    cpu::onednn::WinogradFilterGradient w(g, m());
     w.run(x.raw_data(), dy.raw_data(), dw.raw_data());
     // Sums over n x out_h x out_w products: relative to the gradient's scale.
-    EXPECT_LE(max_rel_error(dw, want), kTol * 10);
+    EXPECT_LE(max_rel_error(dw, want), tol() * 10);
   }
 }
 
-// A batch whose transformed tiles exceed kWinogradF2ChunkBytes runs in chunks of images, the
+// A batch whose transformed tiles exceed kWinogradChunkBytes runs in chunks of images, the
 // last one shorter: forward (with the epilogue) and input gradient against ref.
-TEST_F(WinogradF2, ChunksOfImagesMatchRef) {
+TEST_P(Winograd, ChunksOfImagesMatchRef) {
   const Shape xs{35, 1, 1, 64}, fs{3, 3, 64, 4096};  // 256 KB of tiles per image
   const ops::Attrs same = {{"padding", std::string("SAME")}};
   const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
-  const int64_t chunk = cpu::onednn::winograd_f2_chunk_images(g);
+  const int64_t chunk = cpu::onednn::winograd_chunk_images(g, m());
   ASSERT_LT(chunk, 35);
   ASSERT_NE(35 % chunk, 0);
   Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
@@ -172,88 +180,105 @@ TEST_F(WinogradF2, ChunksOfImagesMatchRef) {
   ep.residual_input = 3;
   ep.activation = ops::Activation::kRelu;
   Tensor y = residual.clone();
-  cpu::onednn::WinogradF2Forward(g, false, ep)
+  cpu::onednn::WinogradForward(g, m(), false, ep)
       .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
-  EXPECT_LE(max_rel_error(y, want), kTol);
+  EXPECT_LE(max_rel_error(y, want), tol());
 
   Tensor dy = random_tensor(DType::kF32, g.output_shape(), 5);
   ops::Attrs in_attrs = same;
   in_attrs.set("input_shape", xs.dims());
   Tensor dx(DType::kF32, xs);
-  cpu::onednn::WinogradF2Forward(*cpu::onednn::flipped_forward_geometry(g), true, Epilogue{})
+  cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m(), true, Epilogue{})
       .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
-  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), kTol * 10);
+  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), tol() * 10);
 }
 
 // A constant filter's transform is made at the first run and kept; another buffer makes it
 // again.
-TEST_F(WinogradF2, ConstantFilterTransformKeptPerBuffer) {
+TEST_P(Winograd, ConstantFilterTransformKeptPerBuffer) {
   const Shape xs{8, 4, 4, 16}, fs{3, 3, 16, 16};
   const ops::Attrs same = {{"padding", std::string("SAME")}};
   Tensor x = random_tensor(DType::kF32, xs, 1);
   Tensor f1 = random_tensor(DType::kF32, fs, 2), f2 = random_tensor(DType::kF32, fs, 3);
-  cpu::onednn::WinogradF2Forward w(ops::conv2d_geometry(xs, fs, same), false, Epilogue{});
+  cpu::onednn::WinogradForward w(ops::conv2d_geometry(xs, fs, same), m(), false, Epilogue{});
   Tensor y(DType::kF32, xs);
   w.run(x.raw_data(), f1.raw_data(), true, nullptr, y.raw_data());
-  EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f1}, same)), kTol);
+  EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f1}, same)), tol());
   w.run(x.raw_data(), f2.raw_data(), true, nullptr, y.raw_data());
-  EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f2}, same)), kTol);
+  EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f2}, same)), tol());
 }
 
-// The conv family's "onednn" kernels run it where it applies: their results are the classes'
-// bit for bit (ResNet-18's 4x4 layer shape, fewer channels).
-TEST_F(WinogradF2, KernelsRunIt) {
-  const Shape xs{8, 4, 4, 64}, fs{3, 3, 64, 64};
-  const ops::Attrs same = {{"padding", std::string("SAME")}};
-  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
-  if (!cpu::onednn::winograd_f2_applies(g, DType::kF32, true))
-    GTEST_SKIP() << "TERN_CONV_WINOGRAD_F2=0";
-  Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
-  Tensor dy = random_tensor(DType::kF32, xs, 3);
-  runtime::EagerOptions onednn;
-  onednn.kernel = "onednn";
-  auto expect_same = [](const Tensor& got, const Tensor& want) {
-    ASSERT_EQ(got.shape(), want.shape());
-    EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0);
-  };
-  Tensor y(DType::kF32, xs), dx(DType::kF32, xs), dw(DType::kF32, fs);
-  cpu::onednn::WinogradF2Forward(g, false, Epilogue{})
-      .run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
-  expect_same(runtime::eager_call1("conv2d", {x, f}, same, onednn), y);
-  cpu::onednn::WinogradF2Forward(*cpu::onednn::flipped_forward_geometry(g), true, Epilogue{})
-      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
-  ops::Attrs in_attrs = same;
-  in_attrs.set("input_shape", xs.dims());
-  expect_same(runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn), dx);
-  cpu::onednn::WinogradF2FilterGradient(g).run(x.raw_data(), dy.raw_data(), dw.raw_data());
-  ops::Attrs f_attrs = same;
-  f_attrs.set("filter_shape", fs.dims());
-  expect_same(runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f_attrs, onednn), dw);
-}
+INSTANTIATE_TEST_SUITE_P(Tiles, Winograd, ::testing::Values(2, 4),
+                         [](const ::testing::TestParamInfo<int>& p) {
+                           return str_cat("F", p.param, "x", p.param);
+                         });
 
-// Which layers it takes: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels.
-TEST_F(WinogradF2, AppliesWhereItShould) {
-  auto applies = [](Shape x, Shape f, ops::Attrs attrs, DType d = DType::kF32) {
-    return cpu::onednn::winograd_f2_applies(ops::conv2d_geometry(x, f, attrs), d, true);
-  };
-  const ops::Attrs same = {{"padding", std::string("SAME")}};
-  if (const char* v = std::getenv("TERN_CONV_WINOGRAD_F2"); v && std::string_view(v) == "0") {
-    EXPECT_FALSE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same));
-    return;
+// The conv family's "onednn" kernels run it where it applies, with the tile winograd_tile
+// gives: their results are the classes' bit for bit (ResNet-18's 4x4 layer shape and an 8x8
+// one, fewer channels).
+TEST(WinogradKernels, RunIt) {
+  runtime::initialize();
+  for (const Shape& xs : {Shape{8, 4, 4, 64}, Shape{2, 8, 8, 64}}) {
+    SCOPED_TRACE(str_cat("x ", xs));
+    const Shape fs{3, 3, 64, 64};
+    const ops::Attrs same = {{"padding", std::string("SAME")}};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+    const int m = cpu::onednn::winograd_tile(g, DType::kF32, true);
+    if (m == 0) GTEST_SKIP() << "TERN_CONV_WINOGRAD=0, or not an x86-64-v3 CPU";
+    Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
+    Tensor dy = random_tensor(DType::kF32, xs, 3);
+    runtime::EagerOptions onednn;
+    onednn.kernel = "onednn";
+    auto expect_same = [](const Tensor& got, const Tensor& want) {
+      ASSERT_EQ(got.shape(), want.shape());
+      EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0);
+    };
+    Tensor y(DType::kF32, xs), dx(DType::kF32, xs), dw(DType::kF32, fs);
+    cpu::onednn::WinogradForward(g, m, false, Epilogue{})
+        .run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
+    expect_same(runtime::eager_call1("conv2d", {x, f}, same, onednn), y);
+    cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m, true, Epilogue{})
+        .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    ops::Attrs in_attrs = same;
+    in_attrs.set("input_shape", xs.dims());
+    expect_same(runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn), dx);
+    cpu::onednn::WinogradFilterGradient(g, m).run(x.raw_data(), dy.raw_data(), dw.raw_data());
+    ops::Attrs f_attrs = same;
+    f_attrs.set("filter_shape", fs.dims());
+    expect_same(runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f_attrs, onednn), dw);
   }
-  EXPECT_TRUE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same));
-  EXPECT_FALSE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kBF16));
-  EXPECT_FALSE(applies({1, 4, 4, 512}, {3, 3, 512, 512}, same));  // 4 tiles
-  EXPECT_TRUE(applies({4, 4, 4, 64}, {3, 3, 64, 64}, same));      // 16 tiles
-  EXPECT_FALSE(applies({3, 4, 4, 64}, {3, 3, 64, 64}, same));     // 12 tiles
-  EXPECT_FALSE(applies({32, 4, 4, 32}, {3, 3, 32, 64}, same));    // 32 input channels
-  EXPECT_FALSE(applies({32, 4, 4, 64}, {3, 3, 64, 32}, same));    // 32 output channels
-  EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 64, 64},
-                       {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}));
-  EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 64, 64},
-                       {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}));
-  EXPECT_FALSE(applies({32, 8, 8, 64}, {1, 1, 64, 64}, {}));
-  EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 32, 64}, {{"groups", int64_t{2}}}));
+}
+
+// Which layers take which tile: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels;
+// 4x4 tiles from 8x8 outputs (TERN_CONV_WINOGRAD=2 or 4 forces one tile, =0 none).
+TEST(WinogradKernels, TileWhereItApplies) {
+  runtime::initialize();
+  if (cpu::cpu_isa() < cpu::CpuIsa::kX86_64_v3) GTEST_SKIP() << "not an x86-64-v3 CPU";
+  auto tile = [](Shape x, Shape f, ops::Attrs attrs, DType d = DType::kF32) {
+    return cpu::onednn::winograd_tile(ops::conv2d_geometry(x, f, attrs), d, true);
+  };
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const char* v = std::getenv("TERN_CONV_WINOGRAD");
+  const std::string setting = v ? v : "auto";
+  const int small = setting == "auto" ? 2 : setting == "0" ? 0 : setting[0] - '0';
+  const int large = setting == "auto" ? 4 : small;
+  EXPECT_EQ(tile({32, 4, 4, 512}, {3, 3, 512, 512}, same), small);
+  EXPECT_EQ(tile({32, 8, 8, 256}, {3, 3, 256, 256}, same), large);
+  EXPECT_EQ(tile({4, 7, 9, 64}, {3, 3, 64, 64}, same), small);  // 7 rows
+  EXPECT_EQ(tile({4, 4, 4, 64}, {3, 3, 64, 64}, same), small);  // 16 tiles of 2x2
+  EXPECT_EQ(tile({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kBF16), 0);
+  EXPECT_EQ(tile({1, 4, 4, 512}, {3, 3, 512, 512}, same), 0);  // 4 tiles
+  EXPECT_EQ(tile({3, 4, 4, 64}, {3, 3, 64, 64}, same), 0);     // 12 tiles
+  EXPECT_EQ(tile({32, 4, 4, 32}, {3, 3, 32, 64}, same), 0);    // 32 input channels
+  EXPECT_EQ(tile({32, 4, 4, 64}, {3, 3, 64, 32}, same), 0);    // 32 output channels
+  EXPECT_EQ(tile({32, 8, 8, 64}, {3, 3, 64, 64},
+                 {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}),
+            0);
+  EXPECT_EQ(tile({32, 8, 8, 64}, {3, 3, 64, 64},
+                 {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}),
+            0);
+  EXPECT_EQ(tile({32, 8, 8, 64}, {1, 1, 64, 64}, {}), 0);
+  EXPECT_EQ(tile({32, 8, 8, 64}, {3, 3, 32, 64}, {{"groups", int64_t{2}}}), 0);
 }
 
 }  // namespace
