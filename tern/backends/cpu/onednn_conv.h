@@ -185,19 +185,24 @@ class InputGradientGemm {
 // winograd_tile() gives the tile (2 or 4; 0: none) for a layer of kWinogradMinChannels input
 // and output channels or more and at least kWinogradMinTiles 2x2 tiles (batch x tiles per
 // image): 4 from kWinogradF4MinSize output pixels a side, while its transformed tensors (the
-// whole batch's, or one chunk's: whole_batch false) and the transformed filter stay within
-// kWinogradMaxBytes each. With fewer channels the transforms' memory traffic outweighs the
-// multiplications saved: the W3 CNN's input gradient, 64 -> 32 channels at 13x13, batch 128, took
-// 3.6 ms as F(2x2, 3x3) against 2.0 ms direct. With fewer tiles a layer streams its filter more
-// than it computes: served ResNet-18 at batch 1 runs its 8x8 256-channel layers (16 tiles) in
-// 0.19-0.20 ms against 0.24 direct, but its 4x4 512-channel ones (4 tiles) stay direct (the
-// transformed filter is 16/9 of the filter's bytes). TERN_CONV_WINOGRAD=0 keeps every convolution
-// on oneDNN's kernels, =2 or =4 forces that tile wherever one applies.
+// whole batch's for a filter gradient, one chunk's for a forward) and the transformed filter stay
+// within kWinogradMaxBytes each. (F(4x4, 3x3) on 4x4 outputs, one tile per image, ran
+// ResNet-18's 512-channel layer at batch 32 slower forward, 5.8 vs 5.2 ms, and its filter
+// gradient faster alone, 4.1 vs 5.7 ms, but not in the W4 step, 5.6-6.6 vs 5.2-5.7 ms: its
+// transformed filter gradient is 38 MB.) With fewer channels the transforms' memory traffic
+// outweighs the multiplications saved: the W3 CNN's input gradient, 64 -> 32 channels at 13x13,
+// batch 128, took 3.6 ms as F(2x2, 3x3) against 2.0 ms direct. With fewer tiles a layer streams its
+// filter more than it computes: served ResNet-18 at batch 1 runs its 8x8 256-channel layers (16
+// tiles) in 0.19-0.20 ms against 0.24 direct, but its 4x4 512-channel ones (4 tiles) stay direct
+// (the transformed filter is 16/9 of the filter's bytes). TERN_CONV_WINOGRAD=0 keeps every
+// convolution on oneDNN's kernels, =2 or =4 forces that tile wherever one applies.
 constexpr int64_t kWinogradMinTiles = 16;
 constexpr int64_t kWinogradMinChannels = 64;
 constexpr int64_t kWinogradF4MinSize = 8;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch);
+// filter_gradient: for conv2d_backprop_filter of `g`; else for its forward (or the forward form
+// of an input gradient).
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool filter_gradient);
 // The forward runs in chunks of images whose transformed tiles (input or output) take at most
 // kWinogradChunkBytes each: the GEMM's operands stay in cache and a large batch needs no large
 // buffers (served ResNet-18 at batch 256: 4 chunks in its 512-channel layers, 8 in its

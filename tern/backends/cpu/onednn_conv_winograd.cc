@@ -63,7 +63,7 @@ int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m) {
   return std::clamp<int64_t>(kWinogradChunkBytes / image_bytes, 1, g.n);
 }
 
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch) {
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool filter_gradient) {
   const int setting = winograd_setting();
   if (setting == 0 || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
@@ -73,8 +73,9 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool whole_batch) {
   }
   int m = setting;
   if (m < 0) m = std::min(g.out_h, g.out_w) >= kWinogradF4MinSize ? 4 : 2;
-  // The transformed tiles of the batch (or of one chunk of images) and the transformed filter.
-  const int64_t images = whole_batch ? g.n : winograd_chunk_images(g, m);
+  // The transformed tiles of the batch (the filter gradient's) or of one chunk of images (the
+  // forward's), and the transformed filter.
+  const int64_t images = filter_gradient ? g.n : winograd_chunk_images(g, m);
   const int64_t tiles = images * tiles_per_image(g, m);
   const int64_t largest =
       positions(m) * 4 * std::max({tiles * g.c_in, tiles * g.c_out, g.c_in * g.c_out});
