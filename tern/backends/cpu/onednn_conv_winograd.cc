@@ -197,6 +197,10 @@ void channel_loop(bool v4, const Body& body, int64_t n) {
   }
 }
 
+// The five 2-D transforms below share one shape (the 1-D transform along rows, then along
+// columns) but stay written out: one generic functor over the 1-D transform, with the tile
+// copied through local arrays, ran 3-5x slower (GCC no longer vectorized it).
+
 // V = B^T d B for the tile d whose pixels are in[0..A*A) (row-major; a row of zeros where the
 // tile leaves the image), position xi written to out[xi] + c.
 template <int M>

@@ -40,6 +40,27 @@ std::vector<Case> cases() {
   };
 }
 
+// fused_conv2d's epilogue as the Winograd classes take it: inputs x, filter, bias, residual.
+Epilogue bias_residual_relu() {
+  Epilogue ep;
+  ep.bias_input = 2;
+  ep.residual_input = 3;
+  ep.activation = ops::Activation::kRelu;
+  return ep;
+}
+
+// The reference fused_conv2d (SAME, bias, residual, relu) of `in` = {x, filter, bias, residual}.
+Tensor ref_bias_residual_relu(const std::vector<Tensor>& in) {
+  runtime::EagerOptions o;
+  o.kernel = "ref";
+  return runtime::eager_call1("fused_conv2d", in,
+                              {{"padding", std::string("SAME")},
+                               {"activation", std::string("relu")},
+                               {"has_bias", true},
+                               {"has_residual", true}},
+                              o);
+}
+
 class Winograd : public ::testing::TestWithParam<int> {  // the output tile: 2 or 4
  protected:
   void SetUp() override {
@@ -87,15 +108,8 @@ TEST_P(Winograd, EpilogueMatchesRefAndKeepsNaN) {
   Tensor f = random_tensor(DType::kF32, fs, 8);
   Tensor bias = random_tensor(DType::kF32, {32}, 9);
   Tensor residual = random_tensor(DType::kF32, {8, 4, 4, 32}, 10);
-  Tensor want = ref("fused_conv2d", {x, f, bias, residual},
-                    {{"padding", std::string("SAME")},
-                     {"activation", std::string("relu")},
-                     {"has_bias", true},
-                     {"has_residual", true}});
-  Epilogue ep;
-  ep.bias_input = 2;
-  ep.residual_input = 3;
-  ep.activation = ops::Activation::kRelu;
+  Tensor want = ref_bias_residual_relu({x, f, bias, residual});
+  const Epilogue ep = bias_residual_relu();
   Tensor y = residual.clone();  // y holds the residual
   cpu::onednn::WinogradForward w(ops::conv2d_geometry(xs, fs, same), m(), false, ep);
   w.run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
@@ -170,15 +184,8 @@ TEST_P(Winograd, ChunksOfImagesMatchRef) {
   Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
   Tensor bias = random_tensor(DType::kF32, {4096}, 3);
   Tensor residual = random_tensor(DType::kF32, g.output_shape(), 4);
-  Tensor want = ref("fused_conv2d", {x, f, bias, residual},
-                    {{"padding", std::string("SAME")},
-                     {"activation", std::string("relu")},
-                     {"has_bias", true},
-                     {"has_residual", true}});
-  Epilogue ep;
-  ep.bias_input = 2;
-  ep.residual_input = 3;
-  ep.activation = ops::Activation::kRelu;
+  Tensor want = ref_bias_residual_relu({x, f, bias, residual});
+  const Epilogue ep = bias_residual_relu();
   Tensor y = residual.clone();
   cpu::onednn::WinogradForward(g, m(), false, ep)
       .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
