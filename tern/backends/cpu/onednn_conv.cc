@@ -341,8 +341,8 @@ class ConvForwardKernel {
         chunks_ = std::make_unique<PooledChunks>(sig, ep_);
         return;
       }
-      // tern's Winograd where it applies; small images as a GEMM; where
-      // oneDNN declines the matmul, the convolution primitive.
+      // tern's Winograd where it applies; small images as a GEMM; where oneDNN declines the
+      // matmul, the convolution primitive.
       if (winograd(sig, g)) return;
       if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype) &&
           try_build([&] {
