@@ -385,7 +385,7 @@ class ConvForwardKernel {
 
  private:
   bool winograd(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
-    const int m = winograd_tile(g, sig.inputs[0].dtype, false);
+    const int m = winograd_tile(g, sig.inputs[0].dtype);
     if (m == 0 ||
         (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu)) {
       return false;

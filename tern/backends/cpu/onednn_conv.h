@@ -184,12 +184,11 @@ class InputGradientGemm {
 // 3.7 -> 3.0-3.1; 256 at 8x8 3.9-4.0 -> 2.7, filter gradient even, 4.2 -> 2.9).
 // winograd_tile() gives the tile (2 or 4; 0: none) for a layer of kWinogradMinChannels input
 // and output channels or more and at least kWinogradMinTiles 2x2 tiles (batch x tiles per
-// image): 4 from kWinogradF4MinSize output pixels a side, while its transformed tensors (the
-// whole batch's for a filter gradient, one chunk's for a forward) and the transformed filter stay
-// within kWinogradMaxBytes each. (F(4x4, 3x3) on 4x4 outputs, one tile per image, ran
-// ResNet-18's 512-channel layer at batch 32 slower forward, 5.8 vs 5.2 ms, and its filter
-// gradient faster alone, 4.1 vs 5.7 ms, but not in the W4 step, 5.6-6.6 vs 5.2-5.7 ms: its
-// transformed filter gradient is 38 MB.) With fewer channels the transforms' memory traffic
+// image): 4 from kWinogradF4MinSize output pixels a side, while one chunk's transformed tiles
+// and the transformed filter stay within kWinogradMaxBytes each. (F(4x4, 3x3) on 4x4 outputs, one
+// tile per image, ran ResNet-18's 512-channel layer at batch 32 slower forward, 5.8 vs 5.2 ms, and
+// its filter gradient faster alone, 4.1 vs 5.7 ms, but not in the W4 step, 5.6-6.6 vs 5.2-5.7 ms:
+// its transformed filter gradient is 38 MB.) With fewer channels the transforms' memory traffic
 // outweighs the multiplications saved: the W3 CNN's input gradient, 64 -> 32 channels at 13x13,
 // batch 128, took 3.6 ms as F(2x2, 3x3) against 2.0 ms direct. With fewer tiles a layer streams its
 // filter more than it computes: served ResNet-18 at batch 1 runs its 8x8 256-channel layers (16
@@ -200,13 +199,12 @@ constexpr int64_t kWinogradMinTiles = 16;
 constexpr int64_t kWinogradMinChannels = 64;
 constexpr int64_t kWinogradF4MinSize = 8;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
-// filter_gradient: for conv2d_backprop_filter of `g`; else for its forward (or the forward form
-// of an input gradient).
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool filter_gradient);
-// The forward runs in chunks of images whose transformed tiles (input or output) take at most
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype);
+// Both directions run in chunks of images whose transformed tiles (input or output) take at most
 // kWinogradChunkBytes each: the GEMM's operands stay in cache and a large batch needs no large
 // buffers (served ResNet-18 at batch 256: 4 chunks in its 512-channel layers, 8 in its
-// 256-channel ones).
+// 256-channel ones; W4's 64-channel 32x32 filter gradients: 3 chunks, the step 239-253 ->
+// 232-254 ms and peak RSS 383 -> 363 MB, W5 258-262 -> 248-253 ms and 371 -> 351 MB).
 constexpr int64_t kWinogradChunkBytes = int64_t{8} << 20;
 int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m);
 
@@ -237,7 +235,7 @@ class WinogradForward {
 };
 
 // conv2d_backprop_filter of `g` as Winograd with m x m output tiles: x and dy (nhwc, f32) -> the
-// HWIO f32 filter gradient.
+// HWIO f32 filter gradient, in chunks of images (winograd_chunk_images) summed by the GEMMs.
 class WinogradFilterGradient {
  public:
   WinogradFilterGradient(const ops::Conv2dGeometry& g, int m);
@@ -250,7 +248,9 @@ class WinogradFilterGradient {
   ops::Conv2dGeometry g_;
   int m_;
   bool v4_;
-  PrimitiveRunner gemm_;
+  int64_t chunk_ = 1;  // images per chunk
+  // The first chunk's GEMM, the later full chunks' (adding to dU), the last shorter chunk's.
+  std::vector<PrimitiveRunner> gemms_;
 };
 
 }  // namespace tern::cpu::onednn

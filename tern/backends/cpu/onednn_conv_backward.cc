@@ -193,7 +193,7 @@ class ConvBackwardDataKernel {
   // The forward convolution of flipped_forward_geometry as tern's Winograd, where it applies.
   bool init_winograd(const ops::Conv2dGeometry& g, DType dtype) {
     std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
-    const int m = fg ? winograd_tile(*fg, dtype, false) : 0;
+    const int m = fg ? winograd_tile(*fg, dtype) : 0;
     if (m == 0) return false;
     return try_build([&] {
              winograd_ = std::make_unique<WinogradForward>(*fg, m, /*flipped=*/true, Epilogue{});
@@ -248,7 +248,7 @@ class ConvBackwardWeightsKernel {
   explicit ConvBackwardWeightsKernel(const kernels::KernelSignature& sig) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
       BackwardWeightsDescs b = backward_weights_descs(sig);
-      const int m = winograd_tile(b.d.geo, sig.inputs[0].dtype, true);
+      const int m = winograd_tile(b.d.geo, sig.inputs[0].dtype);
       if (m != 0 && try_build([&] {
                       winograd_ = std::make_unique<WinogradFilterGradient>(b.d.geo, m);
                     }).empty()) {

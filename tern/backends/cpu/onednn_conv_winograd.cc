@@ -63,7 +63,7 @@ int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m) {
   return std::clamp<int64_t>(kWinogradChunkBytes / image_bytes, 1, g.n);
 }
 
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool filter_gradient) {
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype) {
   const int setting = winograd_setting();
   if (setting == 0 || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
@@ -73,9 +73,8 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool filter_gradien
   }
   int m = setting;
   if (m < 0) m = std::min(g.out_h, g.out_w) >= kWinogradF4MinSize ? 4 : 2;
-  // The transformed tiles of the batch (the filter gradient's) or of one chunk of images (the
-  // forward's), and the transformed filter.
-  const int64_t images = filter_gradient ? g.n : winograd_chunk_images(g, m);
+  // The transformed tiles of one chunk of images, and the transformed filter.
+  const int64_t images = winograd_chunk_images(g, m);
   const int64_t tiles = images * tiles_per_image(g, m);
   const int64_t largest =
       positions(m) * 4 * std::max({tiles * g.c_in, tiles * g.c_out, g.c_in * g.c_out});
@@ -482,11 +481,13 @@ dnnl::memory::desc batch_desc(int64_t batch, int64_t rows, int64_t cols, bool tr
 }
 
 void init_batch_gemm(PrimitiveRunner& runner, int64_t batch, int64_t m, int64_t k, int64_t n,
-                     bool a_transposed, bool b_transposed) {
+                     bool a_transposed, bool b_transposed, bool accumulate = false) {
   dnnl::memory::desc a = batch_desc(batch, m, k, a_transposed);
   dnnl::memory::desc b = batch_desc(batch, k, n, b_transposed);
   dnnl::memory::desc c = batch_desc(batch, m, n, false);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
+  dnnl::post_ops ops;
+  if (accumulate) ops.append_sum(1.0f);  // c += a b
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(ops), engine());
   runner.init<dnnl::matmul>(pd);
   runner.add_arg(DNNL_ARG_SRC, pd.src_desc());
   runner.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
@@ -571,8 +572,19 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
 WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int m)
     : g_(g), m_(m), v4_(cpu_runs_v4_variants()) {
   TERN_CHECK(m == 2 || m == 4, "Winograd: output tiles of 2x2 or 4x4, not ", m);
-  // dU (c_in x c_out) = V^T (V: tiles x c_in, read transposed) W (tiles x c_out).
-  init_batch_gemm(gemm_, positions(m), g.c_in, g.n * tiles_per_image(g, m), g.c_out, true, false);
+  chunk_ = winograd_chunk_images(g, m);
+  // Per chunk of images: dU (c_in x c_out) = V^T (V: tiles x c_in, read transposed) W (tiles x
+  // c_out), the chunks after the first added to dU: the first chunk's GEMM, the full chunks'
+  // after it, the last, shorter chunk's (the last two only where there are such chunks).
+  const int64_t tpi = tiles_per_image(g, m), rest = g.n % chunk_;
+  gemms_.resize(3);
+  init_batch_gemm(gemms_[0], positions(m), g.c_in, chunk_ * tpi, g.c_out, true, false);
+  if (g.n > chunk_) {
+    init_batch_gemm(gemms_[1], positions(m), g.c_in, chunk_ * tpi, g.c_out, true, false, true);
+  }
+  if (rest > 0 && g.n > chunk_) {
+    init_batch_gemm(gemms_[2], positions(m), g.c_in, rest * tpi, g.c_out, true, false, true);
+  }
 }
 
 void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
@@ -583,19 +595,27 @@ void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
 template <int M>
 void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) {
   const ops::Conv2dGeometry& g = g_;
-  const int64_t tiles = g.n * tiles_per_image(g, M), p = positions(M);
-  auto* v = static_cast<float*>(
-      layout_slot(kPatchesSlot, static_cast<size_t>(p * tiles * g.c_in) * sizeof(float)));
-  input_transform<M>(g, v4_, static_cast<const float*>(x), v);
-  auto* w =
-      static_cast<float*>(layout_slot(0, static_cast<size_t>(p * tiles * g.c_out) * sizeof(float)));
-  gradient_transform<M>(g, v4_, static_cast<const float*>(dy), w);
+  const int64_t p = positions(M);
   auto* du = static_cast<float*>(
       layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
-  gemm_.set(DNNL_ARG_SRC, v);
-  gemm_.set(DNNL_ARG_WEIGHTS, w);
-  gemm_.set(DNNL_ARG_DST, du);
-  gemm_.execute();
+  const auto* in = static_cast<const float*>(x);
+  const auto* grad = static_cast<const float*>(dy);
+  for (int64_t first = 0; first < g.n; first += chunk_) {
+    ops::Conv2dGeometry part = g;
+    part.n = std::min(chunk_, g.n - first);
+    const int64_t tiles = part.n * tiles_per_image(g, M);
+    auto* v = static_cast<float*>(
+        layout_slot(kPatchesSlot, static_cast<size_t>(p * tiles * g.c_in) * sizeof(float)));
+    input_transform<M>(part, v4_, in + first * g.h * g.w * g.c_in, v);
+    auto* w = static_cast<float*>(
+        layout_slot(0, static_cast<size_t>(p * tiles * g.c_out) * sizeof(float)));
+    gradient_transform<M>(part, v4_, grad + first * g.out_h * g.out_w * g.c_out, w);
+    PrimitiveRunner& gemm = first == 0 ? gemms_[0] : part.n == chunk_ ? gemms_[1] : gemms_[2];
+    gemm.set(DNNL_ARG_SRC, v);
+    gemm.set(DNNL_ARG_WEIGHTS, w);
+    gemm.set(DNNL_ARG_DST, du);
+    gemm.execute();
+  }
   filter_gradient_transform<M>(g, v4_, du, static_cast<float*>(dw));
 }
 

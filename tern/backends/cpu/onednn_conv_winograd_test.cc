@@ -173,7 +173,8 @@ TEST_P(Winograd, FilterGradientMatchesRef) {
 }
 
 // A batch whose transformed tiles exceed kWinogradChunkBytes runs in chunks of images, the
-// last one shorter: forward (with the epilogue) and input gradient against ref.
+// last one shorter: forward (with the epilogue), input gradient and filter gradient (the chunks'
+// GEMMs summed) against ref.
 TEST_P(Winograd, ChunksOfImagesMatchRef) {
   const Shape xs{35, 1, 1, 64}, fs{3, 3, 64, 4096};  // 256 KB of tiles per image
   const ops::Attrs same = {{"padding", std::string("SAME")}};
@@ -198,6 +199,11 @@ TEST_P(Winograd, ChunksOfImagesMatchRef) {
   cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m(), true, Epilogue{})
       .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
   EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), tol() * 10);
+  Tensor dw(DType::kF32, fs);
+  cpu::onednn::WinogradFilterGradient(g, m()).run(x.raw_data(), dy.raw_data(), dw.raw_data());
+  ops::Attrs f_attrs = same;
+  f_attrs.set("filter_shape", fs.dims());
+  EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol() * 10);
 }
 
 // A constant filter's transform is made at the first run and kept; another buffer makes it
@@ -231,10 +237,9 @@ TEST(WinogradKernels, RunIt) {
     const ops::Attrs same = {{"padding", std::string("SAME")}};
     const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
     const ops::Conv2dGeometry fg = *cpu::onednn::flipped_forward_geometry(g);
-    const int m = cpu::onednn::winograd_tile(g, DType::kF32, false);
-    const int m_input = cpu::onednn::winograd_tile(fg, DType::kF32, false);
-    const int m_filter = cpu::onednn::winograd_tile(g, DType::kF32, true);
-    if (m == 0 || m_input == 0 || m_filter == 0) {
+    const int m = cpu::onednn::winograd_tile(g, DType::kF32);
+    const int m_input = cpu::onednn::winograd_tile(fg, DType::kF32);
+    if (m == 0 || m_input == 0) {
       GTEST_SKIP() << "TERN_CONV_WINOGRAD=0, or not an x86-64-v3 CPU";
     }
     Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
@@ -254,8 +259,7 @@ TEST(WinogradKernels, RunIt) {
     ops::Attrs in_attrs = same;
     in_attrs.set("input_shape", xs.dims());
     expect_same(runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn), dx);
-    cpu::onednn::WinogradFilterGradient(g, m_filter)
-        .run(x.raw_data(), dy.raw_data(), dw.raw_data());
+    cpu::onednn::WinogradFilterGradient(g, m).run(x.raw_data(), dy.raw_data(), dw.raw_data());
     ops::Attrs f_attrs = same;
     f_attrs.set("filter_shape", fs.dims());
     expect_same(runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f_attrs, onednn), dw);
@@ -268,7 +272,7 @@ TEST(WinogradKernels, TileWhereItApplies) {
   runtime::initialize();
   if (cpu::cpu_isa() < cpu::CpuIsa::kX86_64_v3) GTEST_SKIP() << "not an x86-64-v3 CPU";
   auto tile = [](Shape x, Shape f, ops::Attrs attrs, DType d = DType::kF32) {
-    return cpu::onednn::winograd_tile(ops::conv2d_geometry(x, f, attrs), d, false);
+    return cpu::onednn::winograd_tile(ops::conv2d_geometry(x, f, attrs), d);
   };
   const ops::Attrs same = {{"padding", std::string("SAME")}};
   const char* v = std::getenv("TERN_CONV_WINOGRAD");
