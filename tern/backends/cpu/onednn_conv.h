@@ -92,6 +92,10 @@ class WeightsReorder {
   const void* kept_from_ = nullptr;  // the constant filter buffer() holds, reordered
 };
 
+// Whether the conv kernels' own loops (im2col, col2im, the Winograd transforms) spread work of
+// `bytes` over threads: from 64 KiB, and not inside another parallel region.
+bool conv_loop_parallel(int64_t bytes);
+
 // Convolutions over small images as GEMMs on oneDNN's matmul (onednn_conv_gemm.cc). oneDNN
 // 2.6.3's direct convolutions run images of 4x4 and less far below their rate on larger ones;
 // the same work as one GEMM (`kernel_ab_bench`, batch 32, bf16): ResNet-18's 3x3 512-channel
@@ -217,7 +221,7 @@ class WinogradForward {
  public:
   WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped, const Epilogue& ep);
   // constant_filter: the filter's transform is kept for the next runs (made again only if
-  // `filter` is another buffer).
+  // `filter` is another buffer). bias: [g.c_out], or null for none.
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
 
  private:
@@ -227,7 +231,7 @@ class WinogradForward {
 
   ops::Conv2dGeometry g_;
   int m_;
-  bool flipped_, bias_, residual_, relu_, v4_;
+  bool flipped_, residual_, relu_, v4_;
   int64_t chunk_ = 1;                   // images per chunk
   std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)
   AlignedBuffer kept_;                  // a constant filter's transform

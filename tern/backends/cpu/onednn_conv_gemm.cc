@@ -27,10 +27,11 @@ bool patches_are_x(const ops::Conv2dGeometry& g) {
          g.pad_bottom == 0 && g.pad_left == 0 && g.pad_right == 0;
 }
 
-// Spreading work over threads: below this many bytes moved, one thread.
-constexpr int64_t kParallelBytes = int64_t{1} << 16;
-
 }  // namespace
+
+bool conv_loop_parallel(int64_t bytes) {
+  return bytes >= (int64_t{1} << 16) && !omp_in_parallel();
+}
 
 bool conv_gemm_applies(const ops::Conv2dGeometry& g, DType dtype) {
   static const bool enabled = [] {
@@ -63,8 +64,7 @@ void im2col(const ops::Conv2dGeometry& g, size_t esize, const void* x, void* pat
   const int64_t rows = gemm_rows(g), cols = gemm_depth(g);
   const auto* in = static_cast<const std::byte*>(x);
   auto* out = static_cast<std::byte*>(patches);
-  const bool parallel =
-      rows * cols * static_cast<int64_t>(esize) >= kParallelBytes && !omp_in_parallel();
+  const bool parallel = conv_loop_parallel(rows * cols * static_cast<int64_t>(esize));
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t r = 0; r < rows; ++r) {
     const int64_t n = r / (g.out_h * g.out_w), oh = (r / g.out_w) % g.out_h, ow = r % g.out_w;
@@ -189,7 +189,7 @@ void InputGradientGemm::run(const void* dy, const void* filter, void* dx) {
 void InputGradientGemm::col2im(const float* cols, float* dx) const {
   const ops::Conv2dGeometry& g = g_;
   const int64_t depth = gemm_depth(g), image = g.h * g.w * g.c_in, c_in = g.c_in;
-  const bool parallel = g.n > 1 && gemm_rows(g) * depth * 4 >= kParallelBytes && !omp_in_parallel();
+  const bool parallel = g.n > 1 && conv_loop_parallel(gemm_rows(g) * depth * 4);
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t n = 0; n < g.n; ++n) {
     float* img = dx + n * image;

@@ -19,8 +19,6 @@
 // by the GEMMs. Every transform is a loop over channels (NHWC keeps them contiguous), built for
 // x86-64-v3 and for AVX-512; the code below runs only where cpu_isa() is x86-64-v3
 // (winograd_tile).
-#include <omp.h>
-
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -337,13 +335,6 @@ struct FilterGradientTransform {
   }
 };
 
-// Work below this many bytes of a transform's output runs on one thread.
-constexpr int64_t kParallelBytes = int64_t{1} << 16;
-
-bool parallel_for(int64_t bytes) {
-  return bytes >= kParallelBytes && !omp_in_parallel();
-}
-
 const float* zero_channels(int64_t c) {
   thread_local std::vector<float> zeros;
   if (static_cast<int64_t>(zeros.size()) < c) zeros.assign(static_cast<size_t>(c), 0.0f);
@@ -365,7 +356,7 @@ void input_transform(const ops::Conv2dGeometry& g, bool v4, const float* x, floa
   const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
                 c = g.c_in;
   const float* zeros = zero_channels(c);
-#pragma omp parallel for schedule(static) if (parallel_for(tiles * A * A * c * 4))
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * A * A * c * 4))
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
     InputTransform<M> body;
@@ -387,7 +378,7 @@ void input_transform(const ops::Conv2dGeometry& g, bool v4, const float* x, floa
 template <int M>
 void filter_transform(int64_t a, int64_t b, bool reversed, bool v4, const float* filter, float* u) {
   constexpr int A = F<M>::kA;
-#pragma omp parallel for schedule(static) if (parallel_for(a * b * A * A * 4))
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(a * b * A * A * 4))
   for (int64_t i = 0; i < a; ++i) {
     FilterTransform<M> body;
     for (int k = 0; k < 9; ++k) body.in[k] = filter + ((reversed ? 8 - k : k) * a + i) * b;
@@ -405,7 +396,7 @@ void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, con
   const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
                 k = g.c_out;
   if (bias == nullptr) bias = zero_channels(k);
-#pragma omp parallel for schedule(static) if (parallel_for(tiles * M * M * k * 4))
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * M * M * k * 4))
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
     OutputTransform<M, Accumulate, Relu> body;
@@ -442,7 +433,7 @@ void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* dy, 
   const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
                 k = g.c_out;
   const float* zeros = zero_channels(k);
-#pragma omp parallel for schedule(static) if (parallel_for(tiles * A * A * k * 4))
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * A * A * k * 4))
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
     GradientTransform<M> body;
@@ -463,7 +454,7 @@ template <int M>
 void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* du, float* dw) {
   constexpr int A = F<M>::kA;
   const int64_t c_in = g.c_in, k = g.c_out;
-#pragma omp parallel for schedule(static) if (parallel_for(c_in * 9 * k * 4))
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(c_in * 9 * k * 4))
   for (int64_t i = 0; i < c_in; ++i) {
     FilterGradientTransform<M> body;
     for (int xi = 0; xi < A * A; ++xi) body.in[xi] = du + (xi * c_in + i) * k;
@@ -503,7 +494,6 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
     : g_(g),
       m_(m),
       flipped_(flipped),
-      bias_(ep.bias_input >= 0),
       residual_(ep.residual_input >= 0),
       relu_(ep.activation == ops::Activation::kRelu),
       v4_(cpu_runs_v4_variants()) {
@@ -562,8 +552,8 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
     gemm.set(DNNL_ARG_WEIGHTS, u);
     gemm.set(DNNL_ARG_DST, m);
     gemm.execute();
-    output_transform<M>(part, v4_, m, static_cast<const float*>(bias_ ? bias : nullptr), residual_,
-                        relu_, y + first * g.out_h * g.out_w * g.c_out);
+    output_transform<M>(part, v4_, m, static_cast<const float*>(bias), residual_, relu_,
+                        y + first * g.out_h * g.out_w * g.c_out);
   }
 }
 

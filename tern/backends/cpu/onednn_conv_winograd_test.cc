@@ -227,11 +227,12 @@ INSTANTIATE_TEST_SUITE_P(Tiles, Winograd, ::testing::Values(2, 4),
                          });
 
 // The conv family's "onednn" kernels run it where it applies, with the tile winograd_tile
-// gives: their results are the classes' bit for bit (ResNet-18's 4x4 layer shape and an 8x8
-// one, fewer channels).
+// gives: their results are the classes' bit for bit (ResNet-18's 4x4 layer shape, an 8x8 one,
+// and 2x2 images, where the small-image GEMMs would otherwise take the forward and the input
+// gradient; fewer channels).
 TEST(WinogradKernels, RunIt) {
   runtime::initialize();
-  for (const Shape& xs : {Shape{8, 4, 4, 64}, Shape{2, 8, 8, 64}}) {
+  for (const Shape& xs : {Shape{8, 4, 4, 64}, Shape{2, 8, 8, 64}, Shape{32, 2, 2, 64}}) {
     SCOPED_TRACE(str_cat("x ", xs));
     const Shape fs{3, 3, 64, 64};
     const ops::Attrs same = {{"padding", std::string("SAME")}};
