@@ -1,5 +1,7 @@
 // The work of a compiled step, for the suite's floors (bench/run_suite.py): the multiply-add FLOPs
-// of its matmul and convolution nodes (split, since each is held to its own measured peak), and
+// of its matmul and convolution nodes (split, since each is held to its own measured peak; the
+// 1x1 convolutions counted apart too: each is a GEMM, which no convolution algorithm does in fewer
+// multiplications, so the suite holds them to the matmul peak), and
 // the least memory traffic of its memory-bound nodes, the optimizer update and the normalizations
 // (held to the measured memory bandwidth). Everything else (elementwise ops, pooling, casts,
 // dropout, the loss) is left out: the floor is a lower bound on the step's time, not a model of it.
@@ -26,6 +28,7 @@ namespace tern::bench {
 struct GraphCost {
   double matmul_flops = 0;
   double conv_flops = 0;       // as a direct convolution (Winograd does fewer multiplications)
+  double conv_1x1_flops = 0;   // the part of conv_flops in 1x1 filters (GEMMs)
   double optimizer_bytes = 0;  // the optimizer update nodes
   double norm_bytes = 0;       // batch norm and layer norm, forward and backward
   double flops() const { return matmul_flops + conv_flops; }
@@ -67,8 +70,10 @@ inline GraphCost graph_cost(const ir::Graph& g) {
                       : op == "fused_conv2d"
                           ? ops::conv2d_geometry(n->input(0)->shape(), f, n->attrs()).output_shape()
                           : n->output()->shape();
-      c.conv_flops += 2.0 * static_cast<double>(y.num_elements()) *
-                      static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
+      const double flops = 2.0 * static_cast<double>(y.num_elements()) *
+                           static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
+      c.conv_flops += flops;
+      if (f.dim(0) == 1 && f.dim(1) == 1) c.conv_1x1_flops += flops;
     } else if (op == "sgd_update" || op == "adam_update" || op == "adamw_update" ||
                op == "rmsprop_update") {
       ops::OptimizerLayout l = ops::optimizer_layout(op, n->attrs());

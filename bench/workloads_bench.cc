@@ -193,10 +193,10 @@ GraphCost train_step_cost(nn::Model& model) {
 // The JSON fields of a step's work, `scale` times (an epoch: its number of steps).
 void print_cost(const GraphCost& c, double scale) {
   std::printf(
-      ", \"flops\": %.6g, \"matmul_flops\": %.6g, \"conv_flops\": %.6g, \"optimizer_bytes\": "
-      "%.6g, \"norm_bytes\": %.6g",
-      c.flops() * scale, c.matmul_flops * scale, c.conv_flops * scale, c.optimizer_bytes * scale,
-      c.norm_bytes * scale);
+      ", \"flops\": %.6g, \"matmul_flops\": %.6g, \"conv_flops\": %.6g, \"conv_1x1_flops\": "
+      "%.6g, \"optimizer_bytes\": %.6g, \"norm_bytes\": %.6g",
+      c.flops() * scale, c.matmul_flops * scale, c.conv_flops * scale, c.conv_1x1_flops * scale,
+      c.optimizer_bytes * scale, c.norm_bytes * scale);
 }
 
 // The rows of the training split in the order the first epoch's fit() sees them: the training
