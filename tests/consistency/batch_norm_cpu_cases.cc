@@ -1,7 +1,8 @@
 // Consistency cases for the vectorized batch norm kernels (tern/backends/cpu/batch_norm_cpu.cc) at
 // sizes that split rows over threads and cross the f32 row blocks: an MLP activation [128, 512],
 // a ResNet-like NHWC tensor, a channel count that is not a SIMD multiple, and data whose mean is
-// far from zero (the shifted variance must not cancel). Forward only: the small cases in
+// far from zero (the shifted variance must not cancel), also over a wide [100, 300] whose
+// channels end in a partial group of 16. Forward only: the small cases in
 // norm_cases.cc check the gradient rules. The "mixed" cases run bf16 (and f16, ref only) x and
 // dy with f32 gamma, beta and statistics, as the mixed_bfloat16 policy does. The "relu" cases
 // run the folded relu (the gated gradient's y half negative), the "residual" ones the folded
@@ -64,6 +65,32 @@ TERN_OP_CASES(batch_norm_cpu) {
       mixed_training({300, 37}, 37, 99, 101, "mixed-offset"),
       mixed_grad({8, 20, 20, 64}, 64, "mixed-nhwc"),
       mixed_grad({300, 37}, 37, "mixed-odd-channels"),
+      mixed_grad({128, 512}, 512, "mixed-mlp"),
+      training({100, 300}, 300, 99, 101, "cpu_vec-wide-offset"),
+      grad({100, 300}, 300, "cpu_vec-wide"),
+      {"batch_norm_training",
+       {In({128, 512}, -2, 3), In({512}, 0.5, 1.5), In({512}), In({128, 512}, -1, 1)},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "cpu_vec-mlp-residual-relu"},
+      {"batch_norm_grad",
+       {In({128, 512}), In({128, 512}, -2, 3), In({512}, 0.5, 1.5), In({512}, 0.4, 0.6),
+        In({512}, 1.5, 2.5), In({128, 512})},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "cpu_vec-mlp-relu"},
+      {"batch_norm_grad",
+       {In({128, 512}), In({128, 512}, -2, 3), f32({512}, 0.5, 1.5), f32({512}, 0.4, 0.6),
+        f32({512}, 1.5, 2.5), In({128, 512})},
+       {{"epsilon", 1e-3}, {"activation", "relu"}},
+       false,
+       half,
+       1e-5,
+       "mixed-mlp-relu"},
       {"batch_norm_training",
        {In({8, 20, 20, 64}, -2, 3), In({64}, 0.5, 1.5), In({64})},
        {{"epsilon", 1e-3}, {"activation", "relu"}},
