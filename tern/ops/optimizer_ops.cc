@@ -12,6 +12,8 @@
 // f16, the parameter's shape; the parameter f32) per listed parameter follows the slots: the
 // update writes it as the cast of the updated parameter (round to nearest even), the variable
 // store's copy that mixed-precision steps read instead of casting the weight (amp, VariableStore).
+// An f32 copy holds the updated parameter rounded to bf16 (the bf16 copy widened, read by matmuls
+// that run bf16 operands in f32: widen_contractions).
 // With attribute has_apply = true, each update op takes one more input after those: `apply`,
 // a bool scalar; when it is false the kernel returns without writing anything (every parameter
 // and slot stays bitwise unchanged). Dynamic loss scaling (tern/optim/loss_scale.h) feeds it the
@@ -97,10 +99,12 @@ std::vector<TensorType> infer_update(const InferContext& ctx) {
     }
     const TensorType& p = ctx.input(static_cast<size_t>(l.param(static_cast<int>(i))));
     const TensorType& c = ctx.input(static_cast<size_t>(l.copy(j)));
-    if (p.dtype != DType::kF32 || (c.dtype != DType::kBF16 && c.dtype != DType::kF16) ||
+    if (p.dtype != DType::kF32 ||
+        (c.dtype != DType::kBF16 && c.dtype != DType::kF16 && c.dtype != DType::kF32) ||
         c.shape != p.shape) {
       ctx.fail("copy ", j, " (input ", l.copy(j), ") of parameter ", i, " is ", c.to_string(),
-               ": a copy is bf16 or f16 of an f32 parameter's shape, the parameter is ",
+               ": a copy is bf16, f16 or f32 (rounded to bf16) of an f32 parameter's shape, the "
+               "parameter is ",
                p.to_string());
     }
   }

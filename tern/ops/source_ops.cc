@@ -44,11 +44,12 @@ void register_source_ops(OpRegistry& r) {
          .doc = "The variable store's 16-bit copy (dtype bf16 or f16) of the f32 variable `name`, "
                 "read by mixed-precision steps instead of a cast of the variable; the store casts "
                 "it again when the variable changed, an optimizer update may write it "
-                "(attribute copies).",
+                "(attribute copies). dtype f32: the variable's values rounded to bf16, held in "
+                "f32 (the bf16 copy widened, for matmuls that run bf16 operands in f32).",
          .attrs = {{"name", AttrKind::kString, std::nullopt},
                    {"dtype", AttrKind::kDType, std::nullopt},
                    {"shape", AttrKind::kInts, std::nullopt}},
-         .dtypes = {DType::kBF16, DType::kF16},
+         .dtypes = {DType::kBF16, DType::kF16, DType::kF32},
          .key_input = -1,
          .traits = kSourceTraits | kTraitNotDifferentiable,
          .infer = infer_declared});

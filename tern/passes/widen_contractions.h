@@ -11,6 +11,10 @@
 // cast). An operand that is a cast of an f32 value to bf16 (amp's cast of an input, a matmul
 // result another matmul reads) is widened as one rounding to bf16 values in f32 (fused_elementwise
 // round_bf16) instead of a cast down and a cast up; the cast down goes where nothing else reads it.
+// A weight's bf16 copy (amp's variable_copy, written by the optimizer update) that only
+// contractions and its update read becomes the store's f32 copy rounded to bf16 (variable_copy
+// with dtype f32): the update writes it rounded, and the widened contractions read it with no
+// cast per step (W2-bf16's step ~6% faster); a copy that any other op reads stays bf16.
 // The values are those of the widening kernel bit for bit: bf16 products are exact in f32, both
 // accumulate in f32, and the result is rounded once.
 //

@@ -192,6 +192,50 @@ TEST(WidenContractions, SameBitsAsTheWideningKernels) {
 
 // The runtime runs the pass exactly where the device reports widened bf16 contractions, and the
 // device follows TERN_BF16_CONTRACTIONS (ctest runs these tests again under =native and =f32):
+// A weight's bf16 copy that only matmuls (all widened) and its update read becomes the store's f32
+// copy rounded to bf16: the update writes it, the widened matmuls read it with no cast. A copy
+// another op reads too (relu here) stays bf16 and is cast for its matmul.
+TEST(WidenContractions, UpdatedCopiesReadOnlyByMatmulsAreKeptWidened) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=bf16, name="x", shape=[4, 8]}
+    %dy = input() {dtype=bf16, name="dy", shape=[4, 3]}
+    %lr = input() {dtype=f32, name="lr", shape=[]}
+    %w1 = variable() {dtype=f32, name="w1", shape=[8, 3]}
+    %w2 = variable() {dtype=f32, name="w2", shape=[8, 3]}
+    %g1 = input() {dtype=f32, name="g1", shape=[8, 3]}
+    %g2 = input() {dtype=f32, name="g2", shape=[8, 3]}
+    %c1 = variable_copy() {name="w1", dtype=bf16, shape=[8, 3]}
+    %c2 = variable_copy() {name="w2", dtype=bf16, shape=[8, 3]}
+    %y = matmul(%x, %c1)
+    %dx = matmul(%dy, %c1) {transpose_b=true}
+    %z = matmul(%x, %c2)
+    %r = relu(%c2)
+    %u = sgd_update(%lr, %w1, %w2, %g1, %g2, %c1, %c2) after(%y, %dx, %z, %r) {num_params=2, momentum=0.0, copies=[0, 1]}
+    return {"y": %y, "dx": %dx, "z": %z, "r": %r}
+  })");
+  WidenContractions pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node* update = nullptr;
+  for (const ir::Node* n : g->nodes_of("sgd_update")) update = n;
+  ASSERT_NE(update, nullptr);
+  ASSERT_EQ(update->num_inputs(), 7);
+  const ir::Node& c1 = *update->input(5)->node();
+  EXPECT_EQ(c1.op_name(), "variable_copy");
+  EXPECT_EQ(c1.attrs().get_string("name"), "w1");
+  EXPECT_EQ(c1.output()->dtype(), DType::kF32);
+  EXPECT_EQ(update->input(6)->dtype(), DType::kBF16);  // w2's copy: relu reads it too
+  EXPECT_EQ(update->control_inputs().size(), 4u);      // the update still waits for its readers
+  for (const ir::Node* m : g->nodes_of("matmul")) {
+    const ir::Node& w = *m->input(1)->node();
+    if (m->name() == "z/widened") {
+      cast_from(m->input(1), DType::kBF16);
+    } else {
+      EXPECT_EQ(&w, &c1) << m->name();
+    }
+  }
+  EXPECT_EQ(count_ops(*g, "variable_copy"), 2u);
+}
+
 // f32 always widens; native keeps oneDNN's bf16 kernels wherever the CPU has AVX-512 (without
 // it oneDNN has no bf16 kernels and widening is the only fast form).
 TEST(WidenContractions, RunsWhereTheDeviceWidens) {

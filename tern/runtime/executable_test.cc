@@ -394,7 +394,11 @@ TEST(VariableStore, CopiesFollowTheirVariablesVersions) {
   EXPECT_EQ(vars.names(), std::vector<std::string>{"w"});
   vars.create("i", Tensor(DType::kI32, Shape({2})));
   EXPECT_THROW(vars.copy("i", DType::kBF16), Error);
-  EXPECT_THROW(vars.copy("w", DType::kF32), Error);
+  EXPECT_THROW(vars.copy("w", DType::kF64), Error);
+  // An f32 copy holds the values rounded to bf16 (the bf16 copy widened).
+  vars.get_mutable("w").set(4, 1.0 + 1.0 / 1024);  // between two bf16 values: rounds to 1
+  EXPECT_EQ(vars.copy("w", DType::kF32).get(4), 1.0);
+  EXPECT_EQ(vars.get("w").get(4), 1.0 + 1.0 / 1024);
   EXPECT_THROW(vars.refresh_copy("i", DType::kBF16), Error);
 }
 

@@ -66,7 +66,10 @@ void VariableStore::assign(std::string_view name, const Tensor& value) {
 }
 
 void VariableStore::cast_into(const Entry& e, Copy& c) {
-  Tensor host = e.value.to_host().cast(c.value.dtype());
+  // An f32 copy is the bf16 copy widened: the values rounded to bf16.
+  Tensor host = c.value.dtype() == DType::kF32
+                    ? e.value.to_host().cast(DType::kBF16).cast(DType::kF32)
+                    : e.value.to_host().cast(c.value.dtype());
   c.value.copy_from(host);
   c.version = e.version;
   ++copy_casts_;
@@ -76,10 +79,11 @@ Tensor& VariableStore::copy(std::string_view name, DType dtype) {
   Entry& e = entry(name);
   auto it = e.copies.find(dtype);
   if (it != e.copies.end()) return it->second.value;
-  if (e.value.dtype() != DType::kF32 || (dtype != DType::kBF16 && dtype != DType::kF16)) {
+  if (e.value.dtype() != DType::kF32 ||
+      (dtype != DType::kBF16 && dtype != DType::kF16 && dtype != DType::kF32)) {
     throw_error(ErrorCode::kInvalidArgument, "variable '", name, "' is ",
                 e.value.type().to_string(), ": only an f32 variable has a 16-bit copy (bf16 or ",
-                "f16), asked for ", dtype_name(dtype));
+                "f16, or f32 rounded to bf16), asked for ", dtype_name(dtype));
   }
   Copy& c = e.copies[dtype];
   c.value = allocate(TensorType{dtype, e.value.shape()});

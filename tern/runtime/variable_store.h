@@ -13,6 +13,8 @@
 // restore, set_weights, a data-parallel broadcast or a step that updates the weight without
 // writing its copy. A write through a Tensor handle taken before the executable's last run is the
 // one write the store cannot see: write through assign() or a fresh get_mutable().
+// copy(name, f32) is the bf16 copy widened: the variable's values rounded to bf16, held in f32
+// (read by matmuls that run bf16 operands in f32; widen_contractions).
 #pragma once
 
 #include <cstdint>
@@ -45,7 +47,8 @@ class VariableStore {
   std::vector<std::string> names() const;
   size_t size() const { return vars_.size(); }
 
-  // The 16-bit copy (dtype bf16 or f16) of f32 variable `name`, cast from it on first use.
+  // The 16-bit copy (dtype bf16 or f16, or f32 rounded to bf16) of f32 variable `name`, cast
+  // from it on first use.
   Tensor& copy(std::string_view name, DType dtype);
   // Casts the copy again if its variable changed since it was last made; true if it did.
   bool refresh_copy(std::string_view name, DType dtype);

@@ -77,10 +77,13 @@ TEST(MixedPrecision, Bf16TrainsWithF32Variables) {
     EXPECT_EQ(model->variables().get(w.name).dtype(), DType::kF32) << w.name;
   }
   // The step computes in bf16: the convolution, both matmuls of the forward pass. Where the CPU
-  // widens bf16 matmuls (no AMX), the graph holds f32 matmuls on operands cast up from bf16, and
-  // results rounded to bf16 (widen_contractions).
+  // widens bf16 matmuls (no AMX), the graph holds f32 matmuls on operands cast up from bf16 or on
+  // the weights' f32 copies rounded to bf16, and results rounded to bf16 (widen_contractions).
   auto from_bf16 = [](const ir::Value* v) {
-    return v->node()->op_name() == "cast" && v->node()->input(0)->dtype() == DType::kBF16;
+    const ir::Node* p = v->node();
+    return (p->op_name() == "cast" && p->input(0)->dtype() == DType::kBF16) ||
+           p->op_name() == "variable_copy" ||
+           (p->op_name() == "fused_elementwise" && p->name().ends_with("/rounded"));
   };
   int bf16_compute = 0;
   for (const ir::Node* n : train_step(*model).graph().nodes()) {

@@ -196,13 +196,29 @@ TEST(OptimizerOps, InferenceRejectsBadCopies) {
       runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, bf16({1, 2})}, copies({2})),
       ErrorCode::kInvalidArgument, "got 2 at position 0");
   EXPECT_TERN_ERROR(
-      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, vec({1, 2})}, copies({1})),
+      runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, vec({1, 2}).cast(DType::kF64)},
+                          copies({1})),
       ErrorCode::kInvalidArgument,
-      "copy 0 (input 5) of parameter 1 is f32[2]: a copy is bf16 or f16 of an f32 "
-      "parameter's shape");
+      "copy 0 (input 5) of parameter 1 is f64[2]: a copy is bf16, f16 or f32 (rounded to bf16) "
+      "of an f32 parameter's shape");
   EXPECT_TERN_ERROR(
       runtime::eager_call("sgd_update", {f32(0.1), p, p, g, g, bf16({1, 2, 3})}, copies({0})),
       ErrorCode::kInvalidArgument, "copy 0 (input 5) of parameter 0 is bf16[3]");
+}
+
+// An f32 copy is the updated parameter rounded to bf16, on every kernel.
+TEST(OptimizerOps, F32CopiesHoldTheParameterRoundedToBf16) {
+  for (std::string kernel : {"ref", "cpu_vec"}) {
+    runtime::EagerOptions o;
+    o.kernel = kernel;
+    // p - 0.5 * g: 1 + 2^-10 (between two bf16 values: rounds to 1) and 3 (exact).
+    const Tensor p = vec({1.0 + 1.0 / 1024 + 0.5, 3.5}), g = vec({1, 1}), copy = vec({0, 0});
+    runtime::eager_call("sgd_update", {f32(0.5), p, g, copy},
+                        {{"num_params", int64_t{1}}, {"copies", std::vector<int64_t>{0}}}, o);
+    EXPECT_EQ(p.get(0), 1.0 + 1.0 / 1024) << kernel;
+    EXPECT_EQ(copy.get(0), 1.0) << kernel;
+    EXPECT_EQ(copy.get(1), 3.0) << kernel;
+  }
 }
 
 TEST(OptimizerOps, AdamStepBelowOneIsAnErrorOnEveryKernel) {

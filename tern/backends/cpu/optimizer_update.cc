@@ -8,6 +8,7 @@
 // ms faster per ResNet-50 step but the next forward, reading the copies from memory, as much
 // slower). With has_apply and apply = false a run writes nothing.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <memory>
 
@@ -235,8 +236,14 @@ class OptimizerUpdateKernel final : public kernels::Kernel {
       Tensor copy = ctx.inputs[static_cast<size_t>(index)];
       if (copy.dtype() == DType::kBF16) {
         from_float(p, copy.data<bfloat16>() + c.begin, c.size);
-      } else {
+      } else if (copy.dtype() == DType::kF16) {
         from_float(p, copy.data<float16>() + c.begin, c.size);
+      } else {  // f32: rounded to bf16 (the bf16 copy widened)
+        float* out = copy.data<float>() + c.begin;
+#pragma omp simd
+        for (int64_t i = 0; i < c.size; ++i) {
+          out[i] = std::bit_cast<float>(static_cast<uint32_t>(bfloat16::from_float(p[i])) << 16);
+        }
       }
     }
   }

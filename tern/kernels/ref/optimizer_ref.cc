@@ -36,13 +36,15 @@ bool skipped(KernelContext& ctx, const ops::OptimizerLayout& l) {
   return l.has_apply && ctx.inputs[static_cast<size_t>(l.apply())].get(0) == 0.0;
 }
 
-// copy = cast(updated parameter), for every parameter that attribute `copies` lists.
+// copy = cast(updated parameter), for every parameter that attribute `copies` lists (an f32 copy:
+// the parameter rounded to bf16).
 void write_copies(KernelContext& ctx, const ops::OptimizerLayout& l) {
   for (int j = 0; j < l.num_copies(); ++j) {
     Tensor copy = ctx.inputs[static_cast<size_t>(l.copy(j))];
     const Tensor& p = ctx.inputs[static_cast<size_t>(
         l.param(static_cast<int>(l.copies[static_cast<size_t>(j)])))];
-    copy.copy_from(p.cast(copy.dtype()));
+    copy.copy_from(copy.dtype() == DType::kF32 ? p.cast(DType::kBF16).cast(DType::kF32)
+                                               : p.cast(copy.dtype()));
   }
 }
 
