@@ -28,7 +28,7 @@ constexpr auto kSign = [](auto a, auto) {
 };
 // Through f32 (the only compute type whose values bf16 rounds: f64 programs round their double).
 constexpr auto kRoundBF16 = [](auto a, auto) {
-  return decltype(a)(static_cast<float>(bfloat16(static_cast<float>(a))));
+  return decltype(a)(bfloat16::round(static_cast<float>(a)));
 };
 constexpr auto kSoftplus = [](auto a, auto) {
   using C = decltype(a);

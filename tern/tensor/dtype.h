@@ -46,6 +46,13 @@ struct bfloat16 {
     const uint32_t quiet_nan = (u >> 16) | 0x40u;
     return static_cast<uint16_t>((u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded);
   }
+  // f rounded to the nearest bf16 value, as an f32 (the value a bf16 tensor would hold, widened).
+  static float round(float f) {
+    const uint32_t u = static_cast<uint32_t>(from_float(f)) << 16;
+    float r;
+    std::memcpy(&r, &u, 4);
+    return r;
+  }
 };
 
 // IEEE binary16. Conversion from f32 rounds to nearest even, with subnormals and infinities.

@@ -7,7 +7,6 @@
 // is the libm-free float math of elementwise_math.h (sin, cos and pow call libm per element).
 #include <immintrin.h>
 
-#include <bit>
 #include <cmath>
 
 #include "tern/backends/cpu/cpu_isa.h"
@@ -115,9 +114,7 @@ constexpr VectorRow kVectorTable[] = {
      }>(FusedOpcode::kSign),
     unary_row<[](float x) { return vm::gelu_tanh(x); }>(FusedOpcode::kGeluTanh),
     unary_row<[](float x) { return vm::gelu_erf(x); }>(FusedOpcode::kGeluErf),
-    unary_row<[](float x) {
-       return std::bit_cast<float>(static_cast<uint32_t>(bfloat16::from_float(x)) << 16);
-     }>(FusedOpcode::kRoundBF16),
+    unary_row<[](float x) { return bfloat16::round(x); }>(FusedOpcode::kRoundBF16),
     binary_row<[](float p, float q) { return p + q; }>(FusedOpcode::kAdd),
     binary_row<[](float p, float q) { return p - q; }>(FusedOpcode::kSub),
     binary_row<[](float p, float q) { return p * q; }>(FusedOpcode::kMul),

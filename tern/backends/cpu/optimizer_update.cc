@@ -8,7 +8,6 @@
 // ms faster per ResNet-50 step but the next forward, reading the copies from memory, as much
 // slower). With has_apply and apply = false a run writes nothing.
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <memory>
 
@@ -242,7 +241,7 @@ class OptimizerUpdateKernel final : public kernels::Kernel {
         float* out = copy.data<float>() + c.begin;
 #pragma omp simd
         for (int64_t i = 0; i < c.size; ++i) {
-          out[i] = std::bit_cast<float>(static_cast<uint32_t>(bfloat16::from_float(p[i])) << 16);
+          out[i] = bfloat16::round(p[i]);
         }
       }
     }
