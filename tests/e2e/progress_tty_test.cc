@@ -155,6 +155,9 @@ class ProgressTty : public ::testing::Test {
 };
 
 TEST_F(ProgressTty, TheBarFitsTheTerminalAndLeavesNoStaleLines) {
+  // Epochs long enough for several redraws (one per 0.1 s) on a fast CPU: 3000 samples took 0.08
+  // s per epoch on a Zen 5 core, drawn once.
+  ::tern::testing::write_quadrant_dataset(dir_, "train", 15000, 1);
   for (int columns : {80, 120}) {
     int status = -1;
     const std::string out = run_on_pty({TERN_TOOL_PATH, "train", config_}, columns, &status);

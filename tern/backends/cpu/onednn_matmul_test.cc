@@ -2,7 +2,10 @@
 // transposes, batch broadcasting and dtypes, selection, and the reasons they decline.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+
 #include "tern/backends/cpu/cpu_backend.h"
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/onednn_test_util.h"
 
 namespace tern::testing {
@@ -92,6 +95,25 @@ TEST(OneDnnMatmulSelect, PickedForF32AndBF16) {
   std::vector<TensorType> bf16 = {{DType::kBF16, {2, 8, 16}}, {DType::kBF16, {16, 4}}};
   expect_onednn_picked_for_bf16("matmul", bf16);
   expect_onednn_picked_for_bf16("fused_matmul", bf16, {{"activation", std::string("relu")}});
+}
+
+// Where nothing in the environment chooses and the CPU has AVX512_BF16 but no AMX, the choice
+// follows the measured rate of its bf16 dot products against the f32 FMA's (cpu_isa.h): widened
+// under 1.5x, native from it. The rate is ~1 or ~2 on the CPUs measured, never near the line.
+TEST(OneDnnMatmulSelect, Bf16FormFollowsTheMeasuredDotProductRate) {
+  const std::string mode = cpu::bf16_contractions_mode();
+  const double speedup = cpu::bf16_dot_speedup();
+  if (std::getenv("TERN_BF16_CONTRACTIONS") != nullptr || mode.find("AMX)") != std::string::npos ||
+      !cpu_supports_bf16() || speedup == 0) {
+    GTEST_SKIP() << mode;
+  }
+  EXPECT_GT(speedup, 0.3);
+  EXPECT_LT(speedup, 4.0);
+  EXPECT_EQ(cpu::bf16_contractions_widened(), speedup < 1.5) << mode;
+  EXPECT_NE(mode.find("AVX512_BF16 dot products at "), std::string::npos) << mode;
+  // The rate is measured once: the mode and every later call agree.
+  EXPECT_EQ(cpu::bf16_dot_speedup(), speedup);
+  EXPECT_EQ(testing::bf16_contractions_widened(), speedup < 1.5);
 }
 
 TEST(OneDnnMatmulSelect, DeclinesWithReasons) {

@@ -4,15 +4,21 @@
 // outputs (a weight gradient's dfilter_dtype / out_dtype "f32") are written directly.
 //
 // Why: on a CPU without AMX, oneDNN 2.6's bf16 kernels are its avx512_core_bf16 ones (vdpbf16ps,
-// or an emulation where AVX512_BF16 is missing too), which the 2-core machine kind without AMX ran
-// at ~150 GFLOP/s on a 2048^3 matmul and ~180 on a 3x3 convolution, against ~260 and 380-670 in
-// f32 (bench/benchmarks_notes.md). There the widened form is preferred; with AMX the native one
-// is. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the reference kernels
+// or an emulation where AVX512_BF16 is missing too). How fast they are depends on the CPU's
+// vdpbf16ps, not on its instruction set: an Emerald Rapids machine without AMX ran them at ~150
+// GFLOP/s on a 2048^3 matmul and ~180 on a 3x3 convolution, against ~260 and 380-670 in f32
+// (vdpbf16ps issues at half the FMA's rate there), while a Zen 5 machine ran the bf16 matmul at
+// 805 GFLOP/s against 412 in f32 (bench/benchmarks_notes.md). So the widened form is preferred
+// where the CPU's dot products are measured at under 1.5x the f32 FMA's FLOP rate
+// (bf16_dot_speedup, cpu_isa.h) or oneDNN would emulate them; with AMX, or dot products at ~2x,
+// the native one is. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the
+// reference kernels
 // (~1 GFLOP/s); the widened form runs there too, converting with tern's x86-64-v3 loops (oneDNN's
 // reorder is a scalar loop on such CPUs; it converts only where tern's loops cannot run, under
 // TERN_CPU_ISA=x86-64). The numbers agree: bf16 products are exact in f32 and both forms accumulate
 // in f32, so the widened result is the f32 computation on the bf16 values, rounded once.
 // TERN_BF16_CONTRACTIONS=native|f32 overrides the choice (read once).
+#include <cstdio>
 #include <cstdlib>
 #include <string_view>
 
@@ -28,8 +34,13 @@ namespace {
 
 using namespace onednn;
 
+// Native bf16 kernels from this many times the f32 FMA's FLOP rate (measured ~1 and ~2).
+constexpr double kNativeDotSpeedup = 1.5;
+
 struct Choice {
   bool widen = false, from_env = false;
+  bool amx = false;
+  double dot_speedup = 0;  // measured where oneDNN runs bf16 dot products without AMX
 };
 
 const Choice& choice() {
@@ -37,7 +48,10 @@ const Choice& choice() {
     Choice r;
     const char* v = std::getenv("TERN_BF16_CONTRACTIONS");
     if (v == nullptr || *v == '\0') {
-      r.widen = dnnl::get_effective_cpu_isa() < dnnl::cpu_isa::avx512_core_amx;
+      const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+      r.amx = isa >= dnnl::cpu_isa::avx512_core_amx;
+      if (!r.amx && isa >= dnnl::cpu_isa::avx512_core_bf16) r.dot_speedup = bf16_dot_speedup();
+      r.widen = !r.amx && r.dot_speedup < kNativeDotSpeedup;
       return r;
     }
     std::string_view s(v);
@@ -222,9 +236,13 @@ std::string bf16_contractions_mode() {
   // Without AVX-512 oneDNN has no bf16 kernels: widening is the only fast form.
   if (!dtype_support(DType::kBF16).empty()) return "widened to f32 (no AVX-512)";
   const Choice& c = choice();
-  return str_cat(c.widen ? "widened to f32" : "bf16", c.from_env ? " (TERN_BF16_CONTRACTIONS)"
-                                                      : c.widen  ? " (no AMX)"
-                                                                 : " (AMX)");
+  const char* form = c.widen ? "widened to f32" : "bf16";
+  if (c.from_env) return str_cat(form, " (TERN_BF16_CONTRACTIONS)");
+  if (c.amx) return str_cat(form, " (AMX)");
+  if (c.dot_speedup == 0) return str_cat(form, " (no AMX, no AVX512_BF16)");
+  char rate[16];
+  std::snprintf(rate, sizeof rate, "%.1f", c.dot_speedup);
+  return str_cat(form, " (no AMX; AVX512_BF16 dot products at ", rate, "x the f32 FLOP rate)");
 }
 
 }  // namespace tern::cpu
