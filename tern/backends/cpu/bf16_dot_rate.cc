@@ -2,11 +2,11 @@
 // the f32 FMA's (vfmadd231ps) on one core, both on 512-bit registers, measured once.
 //
 // What it decides: whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels or widened
-// to f32 (onednn_widen.cc). The instruction set alone does not tell: Intel CPUs without AMX
-// (Cooper Lake, Emerald Rapids with AMX off) issue vdpbf16ps at half the FMA's rate, so its two
-// products per lane buy nothing over f32 (85 against 170 GFLOP/s per Emerald Rapids core), while
-// AMD's Zen 4 and Zen 5 issue it at the FMA's rate: twice the FLOPs (oneDNN 2.6's bf16 2048^3
-// matmul 805 GFLOP/s against its f32 412 on two Zen 5 cores).
+// to f32 (onednn_widen.cc). The instruction set alone does not tell: the Emerald Rapids machines
+// without AMX that tern ran on issue vdpbf16ps at half the FMA's rate, so its two products per
+// lane buy nothing over f32 (85 against 170 GFLOP/s per core), while AMD's Zen 5 issues it at the
+// FMA's rate: twice the FLOPs (oneDNN 2.6's bf16 2048^3 matmul 805 GFLOP/s against its f32 412 on
+// two Zen 5 cores).
 //
 // How: 16 independent accumulator chains (enough to cover the latency of either instruction at
 // two per cycle), 8192 steps of each, rounds of the two interleaved and the best time of each

@@ -59,7 +59,8 @@ std::string cpu_isa_name(CpuIsa isa);
 bool cpu_runs_v4_variants();
 // How many times the f32 FMA's FLOP rate one core reaches with AVX512_BF16's dot product
 // (vdpbf16ps), both on 512-bit registers, measured at the first call (~1 ms; bf16_dot_rate.cc):
-// ~1 on Intel CPUs without AMX (vdpbf16ps issues at half the FMA's rate), ~2 on AMD Zen 4 and 5.
+// ~1 on the Emerald Rapids machines without AMX measured (vdpbf16ps issues at half the FMA's
+// rate), ~2 on AMD Zen 5.
 // 0 where the CPU lacks AVX512_BF16 or the vectorized kernels are off (TERN_CPU_ISA=x86-64).
 double bf16_dot_speedup();
 
