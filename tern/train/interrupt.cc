@@ -61,6 +61,7 @@ GracefulInterrupts::GracefulInterrupts() {
 }
 
 GracefulInterrupts::~GracefulInterrupts() {
+  if (keep_) return;
   sigaction(SIGINT, &old_int_, nullptr);
   sigaction(SIGTERM, &old_term_, nullptr);
   sigaction(SIGUSR1, &old_usr1_, nullptr);

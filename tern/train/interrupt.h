@@ -30,7 +30,8 @@ constexpr int interrupted_exit_status(int signal) {
   return 128 + signal;
 }
 
-// Signal handlers for the lifetime of the object (the previous ones come back after it).
+// Signal handlers for the lifetime of the object (the previous ones come back after it), or for
+// the rest of the process after keep().
 class GracefulInterrupts {
  public:
   GracefulInterrupts();
@@ -38,8 +39,15 @@ class GracefulInterrupts {
   GracefulInterrupts(const GracefulInterrupts&) = delete;
   GracefulInterrupts& operator=(const GracefulInterrupts&) = delete;
 
+  // The handlers stay after the object: `tern train` keeps them past fit, so that a request
+  // arriving after the last step (while rank 0 evaluates and saves, or a worker finalizes MPI) is
+  // noted and the finished run completes, where the default action of SIGUSR1 killed a finished
+  // worker and mpirun failed the job.
+  void keep() { keep_ = true; }
+
  private:
   struct sigaction old_int_, old_term_, old_usr1_;
+  bool keep_ = false;
 };
 
 }  // namespace tern::train

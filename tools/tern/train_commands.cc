@@ -324,8 +324,10 @@ int cmd_train(int argc, char** argv) {
   auto t0 = std::chrono::steady_clock::now();
   train::History h;
   {
-    // SIGINT / SIGTERM / SIGUSR1 stop fit after the current step (interrupt.h).
+    // SIGINT / SIGTERM / SIGUSR1 stop fit after the current step (interrupt.h); after the last
+    // step a request changes nothing: the run completes (the handlers stay, keep()).
     train::GracefulInterrupts interrupts;
+    interrupts.keep();
     h = trainer.fit();
   }
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -344,6 +346,13 @@ int cmd_train(int argc, char** argv) {
             << " s (" << std::setprecision(0) << j["samples_per_second"].get<double>()
             << " samples/s); weights: " << weights << "\nweights_sha256: " << sha << "\n";
   if (!f.metrics_json.empty()) write_metrics_json(f.metrics_json, j);
+  if (const int late = train::fit_interrupt_requested(); late != 0) {
+    std::cout << "("
+              << (late == SIGINT    ? "SIGINT"
+                  : late == SIGTERM ? "SIGTERM"
+                                    : "SIGUSR1")
+              << " came after the last step: the run completed)\n";
+  }
   return 0;
 }
 
