@@ -52,8 +52,8 @@ enum class DeviceCapability {
   kF16Compute,   // native f16 arithmetic
   kBlockedLayouts,
   // bf16 matmuls run as f32 ones on operands widened from bf16, results rounded once (a CPU
-  // without AMX whose bf16 dot products are no faster than f32 FMAs): the compiler then writes the
-  // widening into the graph, one conversion per tensor.
+  // without AMX, not AMD: its bf16 dot products are no faster than f32 FMAs): the compiler then
+  // writes the widening into the graph, one conversion per tensor.
   kBF16WidenedContractions,
 };
 

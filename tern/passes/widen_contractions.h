@@ -1,7 +1,7 @@
 // widen_contractions: bf16 matmuls computed as f32 matmuls on widened operands, with the widening
 // written into the graph. For devices whose bf16 matmuls run that way anyway (a CPU without AMX
-// whose bf16 dot products run at the f32 FLOP rate: oneDNN's f32 kernels are faster there than
-// its bf16 ones, tern/backends/cpu/onednn_widen.cc),
+// whose bf16 dot products run at the f32 FLOP rate, i.e. not an AMD one: oneDNN's f32 kernels are
+// faster there than its bf16 ones, tern/backends/cpu/onednn_widen.cc),
 // where a kernel that widens its own operands converts the same tensor again for every matmul
 // that reads it: an activation read by the forward matmul and by the weight gradient, a gradient
 // read by the input and the weight gradients, a weight's bf16 copy read forward and backward.

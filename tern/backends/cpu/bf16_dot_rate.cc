@@ -1,8 +1,9 @@
 // bf16_dot_speedup (cpu_isa.h): the FLOP rate of AVX512_BF16's dot product (vdpbf16ps) against
 // the f32 FMA's (vfmadd231ps) on one core, both on 512-bit registers, measured once.
 //
-// What it decides: whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels or widened
-// to f32 (onednn_widen.cc). The instruction set alone does not tell: the Emerald Rapids machines
+// What it shows (`tern --version`): why bf16 matmuls and convolutions run on oneDNN's bf16 kernels
+// on AMD CPUs and widened to f32 on Intel ones without AMX (onednn_widen.cc; the choice is by CPU,
+// not by this timing). The instruction set alone does not tell: the Emerald Rapids machines
 // without AMX that tern ran on issue vdpbf16ps at half the FMA's rate, so its two products per
 // lane buy nothing over f32 (85 against 170 GFLOP/s per core), while AMD's Zen 5 issues it at the
 // FMA's rate: twice the FLOPs (oneDNN 2.6's bf16 2048^3 matmul 805 GFLOP/s against its f32 412 on

@@ -62,6 +62,7 @@ bool cpu_runs_v4_variants();
 // ~1 on the Emerald Rapids machines without AMX measured (vdpbf16ps issues at half the FMA's
 // rate), ~2 on AMD Zen 5.
 // 0 where the CPU lacks AVX512_BF16 or the vectorized kernels are off (TERN_CPU_ISA=x86-64).
+// Informational (`tern --version`): no kernel choice depends on a timing.
 double bf16_dot_speedup();
 
 }  // namespace tern::cpu

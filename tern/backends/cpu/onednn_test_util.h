@@ -131,8 +131,8 @@ inline std::string onednn_decline_reason(std::string_view op, const std::vector<
   return "no onednn candidate";
 }
 
-// Whether bf16 matmuls and convolutions run widened to f32 here (no AMX and bf16 dot products at
-// the f32 rate, or TERN_BF16_CONTRACTIONS=f32).
+// Whether bf16 matmuls and convolutions run widened to f32 here (no AMX and not an AMD CPU with
+// AVX512_BF16, or TERN_BF16_CONTRACTIONS=f32).
 inline bool bf16_contractions_widened() {
   return cpu::bf16_contractions_mode().rfind("widened to f32", 0) == 0;
 }

@@ -8,10 +8,10 @@
 // vdpbf16ps, not on its instruction set: an Emerald Rapids machine without AMX ran them at ~150
 // GFLOP/s on a 2048^3 matmul and ~180 on a 3x3 convolution, against ~260 and 380-670 in f32
 // (vdpbf16ps issues at half the FMA's rate there), while a Zen 5 machine ran the bf16 matmul at
-// 805 GFLOP/s against 412 in f32 (bench/benchmarks_notes.md). So the widened form is preferred
-// where the CPU's dot products are measured at under 1.5x the f32 FMA's FLOP rate
-// (bf16_dot_speedup, cpu_isa.h) or oneDNN would emulate them; with AMX, or dot products at ~2x,
-// the native one is. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the
+// 805 GFLOP/s against 412 in f32 (bench/benchmarks_notes.md). So the native form runs with AMX or
+// on AMD's CPUs with AVX512_BF16 (dot products at twice the f32 rate: bf16_dot_speedup,
+// cpu_isa.h, measures it for `tern --version`), the widened one elsewhere, and where oneDNN would
+// emulate bf16. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the
 // reference kernels
 // (~1 GFLOP/s); the widened form runs there too, converting with tern's x86-64-v3 loops (oneDNN's
 // reorder is a scalar loop on such CPUs; it converts only where tern's loops cannot run, under
@@ -34,14 +34,20 @@ namespace {
 
 using namespace onednn;
 
-// Native bf16 kernels from this many times the f32 FMA's FLOP rate (measured ~1 and ~2).
-constexpr double kNativeDotSpeedup = 1.5;
-
 struct Choice {
   bool widen = false, from_env = false;
   bool amx = false;
-  double dot_speedup = 0;  // measured where oneDNN runs bf16 dot products without AMX
+  bool amd_bf16 = false;  // an AMD CPU with AVX512_BF16 (no AMX)
 };
+
+// AMD's CPUs with AVX512_BF16 (Zen 4 and later) issue vdpbf16ps at the f32 FMA's rate: twice its
+// FLOPs (measured on Zen 5: bf16_dot_speedup 2.0). The choice is the CPU's, not a timing's: the
+// bits of a bf16 matmul differ between the two forms, and a run (or the ranks of a data-parallel
+// job) must not change form with the load of the moment (a rank measuring under 1.5 on a busy
+// host broke dist_train_4's bitwise comparison once).
+bool amd_with_bf16() {
+  return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512bf16");
+}
 
 const Choice& choice() {
   static const Choice c = [] {
@@ -50,8 +56,8 @@ const Choice& choice() {
     if (v == nullptr || *v == '\0') {
       const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
       r.amx = isa >= dnnl::cpu_isa::avx512_core_amx;
-      if (!r.amx && isa >= dnnl::cpu_isa::avx512_core_bf16) r.dot_speedup = bf16_dot_speedup();
-      r.widen = !r.amx && r.dot_speedup < kNativeDotSpeedup;
+      r.amd_bf16 = !r.amx && isa >= dnnl::cpu_isa::avx512_core_bf16 && amd_with_bf16();
+      r.widen = !r.amx && !r.amd_bf16;
       return r;
     }
     std::string_view s(v);
@@ -239,10 +245,12 @@ std::string bf16_contractions_mode() {
   const char* form = c.widen ? "widened to f32" : "bf16";
   if (c.from_env) return str_cat(form, " (TERN_BF16_CONTRACTIONS)");
   if (c.amx) return str_cat(form, " (AMX)");
-  if (c.dot_speedup == 0) return str_cat(form, " (no AMX, no AVX512_BF16)");
+  const double speedup = bf16_dot_speedup();  // measured here, for the record only
+  if (speedup == 0) return str_cat(form, " (no AMX, no AVX512_BF16)");
   char rate[16];
-  std::snprintf(rate, sizeof rate, "%.1f", c.dot_speedup);
-  return str_cat(form, " (no AMX; AVX512_BF16 dot products at ", rate, "x the f32 FLOP rate)");
+  std::snprintf(rate, sizeof rate, "%.1f", speedup);
+  return str_cat(form, c.amd_bf16 ? " (AMD, no AMX" : " (no AMX", "; AVX512_BF16 dot products at ",
+                 rate, "x the f32 FLOP rate)");
 }
 
 }  // namespace tern::cpu
