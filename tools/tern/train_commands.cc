@@ -322,14 +322,11 @@ int cmd_train(int argc, char** argv) {
   if (!f.quiet) print_header(trainer);
   if (f.resume) resume(trainer, f);
   auto t0 = std::chrono::steady_clock::now();
-  train::History h;
-  {
-    // SIGINT / SIGTERM / SIGUSR1 stop fit after the current step (interrupt.h); after the last
-    // step a request changes nothing: the run completes (the handlers stay, keep()).
-    train::GracefulInterrupts interrupts;
-    interrupts.keep();
-    h = trainer.fit();
-  }
+  // SIGINT / SIGTERM / SIGUSR1 stop fit after the current step (interrupt.h); after the last
+  // step a request changes nothing: the run completes (the handlers stay for the process, keep()).
+  train::GracefulInterrupts interrupts;
+  interrupts.keep();
+  train::History h = trainer.fit();
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (h.interrupted_by != 0) return interrupted(trainer, h, f);
   if (!chief) return 0;
@@ -347,11 +344,7 @@ int cmd_train(int argc, char** argv) {
             << " samples/s); weights: " << weights << "\nweights_sha256: " << sha << "\n";
   if (!f.metrics_json.empty()) write_metrics_json(f.metrics_json, j);
   if (const int late = train::fit_interrupt_requested(); late != 0) {
-    std::cout << "("
-              << (late == SIGINT    ? "SIGINT"
-                  : late == SIGTERM ? "SIGTERM"
-                                    : "SIGUSR1")
-              << " came after the last step: the run completed)\n";
+    std::cout << "(" << signal_name(late) << " came after the last step: the run completed)\n";
   }
   return 0;
 }

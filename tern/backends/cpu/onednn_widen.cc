@@ -11,12 +11,11 @@
 // 805 GFLOP/s against 412 in f32 (bench/benchmarks_notes.md). So the native form runs with AMX or
 // on AMD's CPUs with AVX512_BF16 (dot products at twice the f32 rate: bf16_dot_speedup,
 // cpu_isa.h, measures it for `tern --version`), the widened one elsewhere, and where oneDNN would
-// emulate bf16. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the
-// reference kernels
-// (~1 GFLOP/s); the widened form runs there too, converting with tern's x86-64-v3 loops (oneDNN's
-// reorder is a scalar loop on such CPUs; it converts only where tern's loops cannot run, under
-// TERN_CPU_ISA=x86-64). The numbers agree: bf16 products are exact in f32 and both forms accumulate
-// in f32, so the widened result is the f32 computation on the bf16 values, rounded once.
+// emulate bf16. Without AVX-512 oneDNN has no bf16 kernels and bf16 matmuls fell to the reference
+// kernels (~1 GFLOP/s); the widened form runs there too, converting with tern's x86-64-v3 loops
+// (oneDNN's reorder is a scalar loop on such CPUs; it converts only where tern's loops cannot run,
+// under TERN_CPU_ISA=x86-64). The numbers agree: bf16 products are exact in f32 and both forms
+// accumulate in f32, so the widened result is the f32 computation on the bf16 values, rounded once.
 // TERN_BF16_CONTRACTIONS=native|f32 overrides the choice (read once).
 #include <cstdio>
 #include <cstdlib>
@@ -40,11 +39,11 @@ struct Choice {
   bool amd_bf16 = false;  // an AMD CPU with AVX512_BF16 (no AMX)
 };
 
-// AMD's CPUs with AVX512_BF16 (Zen 4 and later) issue vdpbf16ps at the f32 FMA's rate: twice its
-// FLOPs (measured on Zen 5: bf16_dot_speedup 2.0). The choice is the CPU's, not a timing's: the
-// bits of a bf16 matmul differ between the two forms, and a run (or the ranks of a data-parallel
-// job) must not change form with the load of the moment (a rank measuring under 1.5 on a busy
-// host broke dist_train_4's bitwise comparison once).
+// AMD's CPUs with AVX512_BF16 issue vdpbf16ps at the f32 FMA's rate: twice its FLOPs (measured
+// on Zen 5: bf16_dot_speedup 2.0; Zen 4, the other such AMD CPU, is assumed alike, not measured).
+// The choice is the CPU's, not a timing's: the bits of a bf16 matmul differ between the two forms,
+// and a run (or the ranks of a data-parallel job) must not change form with the load of the moment
+// (a rank measuring under 1.5 on a busy host broke dist_train_4's bitwise comparison once).
 bool amd_with_bf16() {
   return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512bf16");
 }
