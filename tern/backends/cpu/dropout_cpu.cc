@@ -79,51 +79,70 @@ __attribute__((target("arch=x86-64-v4"))) inline __m512i srli32(__m512i a) {
   return _mm512_maskz_srli_epi64(kAll8, a, 32);
 }
 
-// philox_tile_body written for AVX-512: the same 64 words in the same order, from one register
-// per Philox word. GCC widens the 32 x 32 -> 64-bit products of the loop above to vpmovzxdq +
-// vpmullq (three uops each on this CPU); here each product is vpmuludq on the even lanes and on
-// the odd lanes shifted down, and one vpermt2d gathers the high (or low) halves. Lane l computes
-// block 4 (l % 4) + l / 4, so the 4x4 transpose within each 128-bit group (eight unpacks) leaves
-// the words in element order: register j holds blocks 4j .. 4j + 3. 64 elements of dropout
-// (f32, one thread, [4096, 256] through kernel_ab_bench): 98 -> 37 ns.
-__attribute__((target("arch=x86-64-v4"))) inline void philox_tile_v4(uint64_t seed, uint64_t block0,
-                                                                     uint64_t offset,
-                                                                     uint32_t* __restrict out) {
-  // block0 is a multiple of 16, so adding the lane's block never carries into the high word.
+// philox_tile_body written for AVX-512, for kTilesV4 consecutive tiles at once: the same 64
+// words per tile in the same order, from one register per Philox word and tile. GCC widens the
+// 32 x 32 -> 64-bit products of the loop above to vpmovzxdq + vpmullq (three uops each on this
+// CPU); here each product is vpmuludq on the even lanes and on the odd lanes shifted down, and
+// one vpermt2d gathers the high (or low) halves. Lane l computes block 4 (l % 4) + l / 4, so the
+// 4x4 transpose within each 128-bit group (eight unpacks) leaves the words in element order:
+// register j holds blocks 4j .. 4j + 3. One tile's ten rounds are a chain of dependent
+// multiplies and permutes; the independent tiles interleaved fill the latency. 64 elements of
+// dropout (f32, one thread, [4096, 256] through kernel_ab_bench): 98 -> 37 ns with one tile.
+constexpr int64_t kTilesV4 = 4;
+
+__attribute__((target("arch=x86-64-v4"))) inline void philox_tiles_v4(uint64_t seed,
+                                                                      uint64_t block0,
+                                                                      uint64_t offset,
+                                                                      uint32_t* __restrict out) {
+  // Each tile's first block is a multiple of 16, so adding the lane's block never carries into
+  // the high word.
   const __m512i lane_block =
       _mm512_setr_epi32(0, 4, 8, 12, 1, 5, 9, 13, 2, 6, 10, 14, 3, 7, 11, 15);
-  __m512i c0 = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(block0)), lane_block);
-  __m512i c1 = _mm512_set1_epi32(static_cast<int>(block0 >> 32));
-  __m512i c2 = _mm512_set1_epi32(static_cast<int>(offset));
-  __m512i c3 = _mm512_set1_epi32(static_cast<int>(offset >> 32));
   const __m512i m0 = _mm512_set1_epi64(0xD2511F53u), m1 = _mm512_set1_epi64(0xCD9E8D57u);
   const __m512i hi_idx =
       _mm512_setr_epi32(1, 17, 3, 19, 5, 21, 7, 23, 9, 25, 11, 27, 13, 29, 15, 31);
   const __m512i lo_idx =
       _mm512_setr_epi32(0, 16, 2, 18, 4, 20, 6, 22, 8, 24, 10, 26, 12, 28, 14, 30);
+  __m512i c0[kTilesV4], c1[kTilesV4], c2[kTilesV4], c3[kTilesV4];
+  for (int64_t t = 0; t < kTilesV4; ++t) {
+    const uint64_t b = block0 + static_cast<uint64_t>(16 * t);
+    c0[t] = _mm512_add_epi32(_mm512_set1_epi32(static_cast<int>(b)), lane_block);
+    c1[t] = _mm512_set1_epi32(static_cast<int>(b >> 32));
+    c2[t] = _mm512_set1_epi32(static_cast<int>(offset));
+    c3[t] = _mm512_set1_epi32(static_cast<int>(offset >> 32));
+  }
   uint32_t k0 = static_cast<uint32_t>(seed), k1 = static_cast<uint32_t>(seed >> 32);
   for (int round = 0; round < 10; ++round) {
-    const __m512i p0e = mul_epu32(c0, m0), p0o = mul_epu32(srli32(c0), m0);
-    const __m512i p1e = mul_epu32(c2, m1), p1o = mul_epu32(srli32(c2), m1);
-    const __m512i n0 = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi32(p1e, hi_idx, p1o), c1,
-                                                 _mm512_set1_epi32(static_cast<int>(k0)), 0x96);
-    const __m512i n2 = _mm512_ternarylogic_epi32(_mm512_permutex2var_epi32(p0e, hi_idx, p0o), c3,
-                                                 _mm512_set1_epi32(static_cast<int>(k1)), 0x96);
-    c1 = _mm512_permutex2var_epi32(p1e, lo_idx, p1o);
-    c3 = _mm512_permutex2var_epi32(p0e, lo_idx, p0o);
-    c0 = n0;
-    c2 = n2;
+    const __m512i key0 = _mm512_set1_epi32(static_cast<int>(k0));
+    const __m512i key1 = _mm512_set1_epi32(static_cast<int>(k1));
+#pragma GCC unroll 4
+    for (int64_t t = 0; t < kTilesV4; ++t) {
+      const __m512i p0e = mul_epu32(c0[t], m0), p0o = mul_epu32(srli32(c0[t]), m0);
+      const __m512i p1e = mul_epu32(c2[t], m1), p1o = mul_epu32(srli32(c2[t]), m1);
+      const __m512i n0 =
+          _mm512_ternarylogic_epi32(_mm512_permutex2var_epi32(p1e, hi_idx, p1o), c1[t], key0, 0x96);
+      const __m512i n2 =
+          _mm512_ternarylogic_epi32(_mm512_permutex2var_epi32(p0e, hi_idx, p0o), c3[t], key1, 0x96);
+      c1[t] = _mm512_permutex2var_epi32(p1e, lo_idx, p1o);
+      c3[t] = _mm512_permutex2var_epi32(p0e, lo_idx, p0o);
+      c0[t] = n0;
+      c2[t] = n2;
+    }
     k0 += 0x9E3779B9u;
     k1 += 0xBB67AE85u;
   }
-  const __m512i t0 = _mm512_maskz_unpacklo_epi32(kAll16, c0, c1),
-                t1 = _mm512_maskz_unpacklo_epi32(kAll16, c2, c3);
-  const __m512i t2 = _mm512_maskz_unpackhi_epi32(kAll16, c0, c1),
-                t3 = _mm512_maskz_unpackhi_epi32(kAll16, c2, c3);
-  _mm512_storeu_si512(out, _mm512_maskz_unpacklo_epi64(kAll8, t0, t1));
-  _mm512_storeu_si512(out + 16, _mm512_maskz_unpackhi_epi64(kAll8, t0, t1));
-  _mm512_storeu_si512(out + 32, _mm512_maskz_unpacklo_epi64(kAll8, t2, t3));
-  _mm512_storeu_si512(out + 48, _mm512_maskz_unpackhi_epi64(kAll8, t2, t3));
+#pragma GCC unroll 4
+  for (int64_t t = 0; t < kTilesV4; ++t) {
+    const __m512i t0 = _mm512_maskz_unpacklo_epi32(kAll16, c0[t], c1[t]),
+                  t1 = _mm512_maskz_unpacklo_epi32(kAll16, c2[t], c3[t]);
+    const __m512i t2 = _mm512_maskz_unpackhi_epi32(kAll16, c0[t], c1[t]),
+                  t3 = _mm512_maskz_unpackhi_epi32(kAll16, c2[t], c3[t]);
+    uint32_t* o = out + kTile * t;
+    _mm512_storeu_si512(o, _mm512_maskz_unpacklo_epi64(kAll8, t0, t1));
+    _mm512_storeu_si512(o + 16, _mm512_maskz_unpackhi_epi64(kAll8, t0, t1));
+    _mm512_storeu_si512(o + 32, _mm512_maskz_unpacklo_epi64(kAll8, t2, t3));
+    _mm512_storeu_si512(o + 48, _mm512_maskz_unpackhi_epi64(kAll8, t2, t3));
+  }
 }
 
 // Bit j = words[j] >= threshold, j in [0, 32): compare and movemask (a loop of shifted compares
@@ -174,13 +193,18 @@ template <typename T, bool kV4>
                                                       int64_t t1) {
   using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
   [[maybe_unused]] const float scale_f = static_cast<float>(a.scale);
+  alignas(64) uint32_t group[kTilesV4 * kTile];
   for (int64_t t = t0; t < t1; ++t) {
-    alignas(64) uint32_t words[kTile];
-    const auto block0 = static_cast<uint64_t>((a.tile0 + t) * kLanes);
+    const uint32_t* words = group;
     if constexpr (kV4) {
-      philox_tile_v4(a.seed, block0, a.offset, words);
+      // kTilesV4 tiles' words at once (those past t1 are computed and left unused).
+      const int64_t slot = (t - t0) % kTilesV4;
+      if (slot == 0) {
+        philox_tiles_v4(a.seed, static_cast<uint64_t>((a.tile0 + t) * kLanes), a.offset, group);
+      }
+      words = group + slot * kTile;
     } else {
-      philox_tile_body(a.seed, block0, a.offset, words);
+      philox_tile_body(a.seed, static_cast<uint64_t>((a.tile0 + t) * kLanes), a.offset, group);
     }
     const int64_t base = t * kTile, count = std::min(kTile, a.n - base);
     const T* xs = a.x + base;
