@@ -16,6 +16,8 @@
 #include <type_traits>
 #include <vector>
 
+#include <immintrin.h>
+
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/dropout_loops.h"
@@ -175,7 +177,80 @@ void softmax_rows_v3(const Geometry& g, int64_t n, float* p) {
   softmax_rows_body(g, n, p);
 }
 
-// The same for AVX-512 (16 lanes per exp).
+// e^x on sixteen lanes, vmath::exp's range reduction and polynomial, 2^n applied by vscalefps
+// (which takes results down to denormals and up to inf). x is clamped to [-104, 89] as there;
+// NaN flows through (min and max return their second operand, x, when it is NaN).
+// The maskz forms with every lane on are the plain instructions; the plain intrinsics trip GCC
+// 12's -Wmaybe-uninitialized (their undefined pass-through operand), as in small_gemm.cc.
+constexpr __mmask16 kAll16 = 0xFFFF;
+
+// The sum and the maximum of v's sixteen lanes (halves folded: 8, 4, 2, 1 lanes).
+__attribute__((target("arch=x86-64-v4"))) inline __m128 half4_v4(__m512 v, bool max) {
+  const __m256 lo = _mm512_maskz_extractf32x8_ps(0xFF, v, 0),
+               hi = _mm512_maskz_extractf32x8_ps(0xFF, v, 1);
+  const __m256 a = max ? _mm256_max_ps(lo, hi) : _mm256_add_ps(lo, hi);
+  const __m128 a_lo = _mm256_castps256_ps128(a), a_hi = _mm256_extractf128_ps(a, 1);
+  return max ? _mm_max_ps(a_lo, a_hi) : _mm_add_ps(a_lo, a_hi);
+}
+
+__attribute__((target("arch=x86-64-v4"))) inline float sum16_v4(__m512 v) {
+  const __m128 b = half4_v4(v, false);
+  const __m128 c = _mm_add_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_add_ss(c, _mm_shuffle_ps(c, c, 1)));
+}
+
+__attribute__((target("arch=x86-64-v4"))) inline float max16_v4(__m512 v) {
+  const __m128 b = half4_v4(v, true);
+  const __m128 c = _mm_max_ps(b, _mm_movehl_ps(b, b));
+  return _mm_cvtss_f32(_mm_max_ss(c, _mm_shuffle_ps(c, c, 1)));
+}
+
+__attribute__((target("arch=x86-64-v4"))) inline __m512 exp_v4(__m512 x) {
+  const __m512 xc = _mm512_maskz_max_ps(kAll16, _mm512_set1_ps(-104.f),
+                                        _mm512_maskz_min_ps(kAll16, _mm512_set1_ps(89.f), x));
+  const __m512 n =
+      _mm512_maskz_roundscale_ps(kAll16, _mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
+                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
+  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  const __m512 q01 =
+      _mm512_fmadd_ps(_mm512_set1_ps(1.6666665459e-1f), r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 q23 =
+      _mm512_fmadd_ps(_mm512_set1_ps(8.3334519073e-3f), r, _mm512_set1_ps(4.1665795894e-2f));
+  const __m512 q45 =
+      _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
+  __m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(q45, r2, q23), r2, q01);
+  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.f)));
+  return _mm512_maskz_scalef_ps(kAll16, p, n);
+}
+
+// softmax_rows_body in AVX-512 registers for rows of a multiple of 16 scores: the max and the
+// sum run in one register each and are reduced once per row (GCC's epilogues for the loops above
+// fold sixteen lanes one scalar at a time, as long as a 128-score row's exps).
+__attribute__((target("arch=x86-64-v4"))) void softmax_rows_v4_whole(const Geometry& g, int64_t n,
+                                                                     float* p) {
+  for (int64_t i = 0; i < g.t; ++i) {
+    float* row = p + i * g.s;
+    mask_row(g, n, i, row);
+    __m512 max = _mm512_set1_ps(-INFINITY);
+    for (int64_t j = 0; j < g.s; j += 16)
+      max = _mm512_maskz_max_ps(kAll16, _mm512_loadu_ps(row + j), max);
+    const __m512 m = _mm512_set1_ps(max16_v4(max));
+    __m512 sum = _mm512_setzero_ps();
+    for (int64_t j = 0; j < g.s; j += 16) {
+      const __m512 e = exp_v4(_mm512_sub_ps(_mm512_loadu_ps(row + j), m));
+      _mm512_storeu_ps(row + j, e);
+      sum = _mm512_add_ps(sum, e);
+    }
+    const __m512 inv = _mm512_set1_ps(1.0f / sum16_v4(sum));
+    for (int64_t j = 0; j < g.s; j += 16) {
+      _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(row + j), inv));
+    }
+  }
+}
+
+// The same for AVX-512 (16 lanes per exp) for other row lengths.
 __attribute__((target("arch=x86-64-v4"), flatten)) void softmax_rows_v4(const Geometry& g,
                                                                         int64_t n, float* p) {
   softmax_rows_body(g, n, p);
@@ -183,10 +258,81 @@ __attribute__((target("arch=x86-64-v4"), flatten)) void softmax_rows_v4(const Ge
 
 void softmax_rows(const Geometry& g, int64_t n, float* p) {
   static const bool v4 = cpu_runs_v4_variants();
-  if (v4) {
+  if (v4 && g.s % 16 == 0) {
+    softmax_rows_v4_whole(g, n, p);
+  } else if (v4) {
     softmax_rows_v4(g, n, p);
   } else {
     softmax_rows_v3(g, n, p);
+  }
+}
+
+// Masked-out scores get no gradient (where's gradient), even in an all-masked row.
+[[gnu::always_inline]] inline void mask_grad_row(const Geometry& g, int64_t n, int64_t i,
+                                                 float* row) {
+  if (g.causal) std::fill(row + std::min(i + 1, g.s), row + g.s, 0.f);
+  if (g.mask) {
+    const bool* m = g.mask + (n * g.t + i) * g.s;
+#pragma omp simd
+    for (int64_t j = 0; j < g.s; ++j) row[j] = vmath::select(m[j], row[j], 0.f);
+  }
+}
+
+// The softmax's gradient of one pair in place: ds = p * (dp - sum(dp * p)) per row.
+[[gnu::always_inline]] inline void softmax_grad_rows_body(const Geometry& g, int64_t n,
+                                                          const float* p, float* ds) {
+  for (int64_t i = 0; i < g.t; ++i) {
+    float* row = ds + i * g.s;
+    const float* pr = p + i * g.s;
+    float dot = 0;
+#pragma omp simd reduction(+ : dot)
+    for (int64_t j = 0; j < g.s; ++j) dot += row[j] * pr[j];
+#pragma omp simd
+    for (int64_t j = 0; j < g.s; ++j) row[j] = pr[j] * (row[j] - dot);
+    mask_grad_row(g, n, i, row);
+  }
+}
+
+// The same in AVX-512 registers for rows of a multiple of 16 scores (the dot reduced once per
+// row, as softmax_rows_v4_whole).
+__attribute__((target("arch=x86-64-v4"))) void softmax_grad_rows_v4_whole(const Geometry& g,
+                                                                          int64_t n, const float* p,
+                                                                          float* ds) {
+  for (int64_t i = 0; i < g.t; ++i) {
+    float* row = ds + i * g.s;
+    const float* pr = p + i * g.s;
+    __m512 acc = _mm512_setzero_ps();
+    for (int64_t j = 0; j < g.s; j += 16) {
+      acc = _mm512_fmadd_ps(_mm512_loadu_ps(row + j), _mm512_loadu_ps(pr + j), acc);
+    }
+    const __m512 dot = _mm512_set1_ps(sum16_v4(acc));
+    for (int64_t j = 0; j < g.s; j += 16) {
+      _mm512_storeu_ps(row + j, _mm512_mul_ps(_mm512_loadu_ps(pr + j),
+                                              _mm512_sub_ps(_mm512_loadu_ps(row + j), dot)));
+    }
+    mask_grad_row(g, n, i, row);
+  }
+}
+
+void softmax_grad_rows_v3(const Geometry& g, int64_t n, const float* p, float* ds) {
+  softmax_grad_rows_body(g, n, p, ds);
+}
+
+__attribute__((target("arch=x86-64-v4"), flatten)) void softmax_grad_rows_v4(const Geometry& g,
+                                                                             int64_t n,
+                                                                             const float* p,
+                                                                             float* ds) {
+  softmax_grad_rows_body(g, n, p, ds);
+}
+
+void softmax_grad_rows(const Geometry& g, int64_t n, const float* p, float* ds) {
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4 && g.s % 16 == 0) {
+    softmax_grad_rows_v4_whole(g, n, p, ds);
+  } else if (v4) {
+    softmax_grad_rows_v4(g, n, p, ds);
+  } else {
+    softmax_grad_rows_v3(g, n, p, ds);
   }
 }
 
@@ -274,22 +420,7 @@ void attention_grad_typed(KernelContext& ctx) {
       transpose_f32(g.s, g.dv, vh.p, vh.ld, vt, g.s);
       small_gemm(false, g.t, g.s, g.dv, 1.0f, oh.p, oh.ld, vt, g.s, ds, g.s);
       if (g.rate > 0) dropout_apply_f32(bits, blk, g.inv_keep_f, ds, ds);
-      for (int64_t i = 0; i < g.t; ++i) {
-        float* row = ds + i * g.s;
-        const float* pr = p + i * g.s;
-        float dot = 0;
-#pragma omp simd reduction(+ : dot)
-        for (int64_t j = 0; j < g.s; ++j) dot += row[j] * pr[j];
-#pragma omp simd
-        for (int64_t j = 0; j < g.s; ++j) row[j] = pr[j] * (row[j] - dot);
-        // Masked-out scores get no gradient (where's gradient), even in an all-masked row.
-        if (g.causal) std::fill(row + std::min(i + 1, g.s), row + g.s, 0.f);
-        if (g.mask) {
-          const bool* m = g.mask + (n * g.t + i) * g.s;
-#pragma omp simd
-          for (int64_t j = 0; j < g.s; ++j) row[j] = vmath::select(m[j], row[j], 0.f);
-        }
-      }
+      softmax_grad_rows(g, n, p, ds);
       // dq = scale ds k, dk = scale ds^T q
       T* dqh = dq + at_t * g.d;
       const Target dq_dst = f32_target(dqh, g.h * g.d, g.t, g.d, w.result);
