@@ -40,6 +40,10 @@ CpuIsa cpu_isa() {
   return isa;
 }
 
+bool cpu_is_amd() {
+  return __builtin_cpu_is("amd");
+}
+
 bool cpu_runs_v4_variants() {
   static const bool v4 = []() -> bool {
     if (cpu_isa() != CpuIsa::kX86_64_v3) return false;

@@ -57,6 +57,10 @@ std::string cpu_isa_name(CpuIsa isa);
 // tiles, the elementwise formulas, small_gemm ...) may run it: the CPU has x86-64-v4 and
 // TERN_CPU_ISA is unset or "x86-64-v4".
 bool cpu_runs_v4_variants();
+// Whether the CPU is AMD's (the vendor string). Kernel choices that measured differently on AMD
+// and Intel CPUs follow it, never a timing, so every run and every rank of a job on one kind of
+// CPU picks the same kernels (the same bits).
+bool cpu_is_amd();
 // How many times the f32 FMA's FLOP rate one core reaches with AVX512_BF16's dot product
 // (vdpbf16ps), both on 512-bit registers, measured at the first call (~1 ms; bf16_dot_rate.cc):
 // ~1 on the Emerald Rapids machines without AMX measured (vdpbf16ps issues at half the FMA's

@@ -45,7 +45,7 @@ struct Choice {
 // and a run (or the ranks of a data-parallel job) must not change form with the load of the moment
 // (a rank measuring under 1.5 on a busy host broke dist_train_4's bitwise comparison once).
 bool amd_with_bf16() {
-  return __builtin_cpu_is("amd") && __builtin_cpu_supports("avx512bf16");
+  return cpu_is_amd() && __builtin_cpu_supports("avx512bf16");
 }
 
 const Choice& choice() {
