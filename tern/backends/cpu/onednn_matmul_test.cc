@@ -32,6 +32,9 @@ TEST_P(OneDnnMatmul, MatchesRef) {
       {{2, 3, 7, 5}, {2, 3, 6, 7}, true, true},
       {{64, 300}, {300, 129}},
       {{1, 1}, {1, 1}},
+      // a^T b with a deep, narrow a: run as b^T a and a transposing reorder (swaps_transposed_a).
+      {{256, 16}, {256, 48}, true, false},
+      {{300, 70}, {300, 129}, true, false},
   };
   uint64_t seed = 1;
   for (const auto& s : shapes) {
