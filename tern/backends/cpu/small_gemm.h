@@ -10,6 +10,8 @@
 
 #include <cstdint>
 
+#include "tern/tensor/dtype.h"
+
 namespace tern::cpu {
 
 // C[m x n] = alpha * op(A)[m x k] * B[k x n]; all row-major f32, C overwritten (not accumulated).
@@ -23,6 +25,31 @@ void small_gemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, cons
 // pack K^T / V^T blocks. dst must not overlap src.
 void transpose_f32(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
                    int64_t ldd);
+
+// --- bf16 operands (small_gemm_bf16.cc): AVX512_BF16's vdpbf16ps, f32 accumulation ---
+// Operands come in pairs along k, one 32-bit word per pair: (x, y) = bits(x) | bits(y) << 16, the
+// layout of two adjacent bf16 values in memory. Only where small_gemm_bf16_available().
+
+// Whether the CPU runs small_gemm_bf16 (x86-64-v4 variants allowed and AVX512_BF16).
+bool small_gemm_bf16_available();
+
+// C[m x n] = alpha * A B over kp pairs of k (f32 C overwritten). A's pair (i, q) = (A[i, 2q],
+// A[i, 2q + 1]) at a[i * lda + q], or with trans_a at a[q * lda + i]; B's (q, j) = (B[2q, j],
+// B[2q + 1, j]) at b[q * ldb + j]. One thread; no allocation.
+void small_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t kp, float alpha, const uint32_t* a,
+                     int64_t lda, const uint32_t* b, int64_t ldb, float* c, int64_t ldc);
+
+// dst[q * ldd + j] = (src[2q, j], src[2q + 1, j]) for q < ceil(rows / 2), j < cols: rows paired for
+// small_gemm_bf16's B (or its trans_a A); an odd last row pairs with +0. From bf16 values, or from
+// f32 values rounded to bf16 (nearest even).
+void pair_rows_bf16(int64_t rows, int64_t cols, const bfloat16* src, int64_t lds, uint32_t* dst,
+                    int64_t ldd);
+void pair_rows_f32(int64_t rows, int64_t cols, const float* src, int64_t lds, uint32_t* dst,
+                   int64_t ldd);
+// dst[i * ldd + j] = src[i * lds + j] rounded to bf16 (nearest even), i < rows, j < cols: f32 rows
+// as small_gemm_bf16's A (cols even).
+void round_rows_f32(int64_t rows, int64_t cols, const float* src, int64_t lds, bfloat16* dst,
+                    int64_t ldd);
 
 // The two builds behind the entry points above, for tests: the _v4 ones need a CPU with
 // x86-64-v4 (AVX-512 F/BW/DQ/VL), whatever TERN_CPU_ISA says.

@@ -160,5 +160,115 @@ TEST_F(TransposeF32, DispatchMatchesLoops) {
   check_transpose(transpose_f32, 37, 19);
 }
 
+// --- small_gemm_bf16 and its packers ---
+
+float round_bf16(float x) {
+  return static_cast<float>(bfloat16(x));
+}
+
+// One product through small_gemm_bf16 against the double-precision loop over the bf16-rounded
+// operands, packed as attention packs them: A's rows rounded in place (round_rows_f32, k padded to
+// even with +0) or, with trans_a, A^T's rows paired (pair_rows_f32); B's rows paired. The
+// tolerance is check_gemm's (f32 accumulation of exact bf16 products). C's cells past column n
+// keep their values.
+void check_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t k) {
+  SCOPED_TRACE(::testing::Message()
+               << "bf16 " << (trans_a ? "TN " : "NN ") << m << "x" << n << "x" << k);
+  const int64_t kp = (k + 1) / 2, ldc = n + 2;
+  const float alpha = 0.37f;
+  // op(A) as stored: [m, k] (rows i) or [k, m] (trans_a), and B [k, n], f32.
+  const std::vector<float> a = random_floats(m * k, 1 + m * 7 + k);
+  const std::vector<float> b = random_floats(k * n, 2 + n * 11 + k);
+  auto a_at = [&](int64_t i, int64_t p) { return trans_a ? a[p * m + i] : a[i * k + p]; };
+  std::vector<uint32_t> ap, bp(kp * (n + 1), 0xDEADBEEFu);
+  int64_t lda = 0;
+  if (trans_a) {
+    lda = m + 1;
+    ap.assign(kp * lda, 0xDEADBEEFu);
+    pair_rows_f32(k, m, a.data(), m, ap.data(), lda);
+  } else {
+    lda = kp + 1;  // in pairs
+    ap.assign(m * lda, 0);
+    round_rows_f32(m, k, a.data(), k, reinterpret_cast<bfloat16*>(ap.data()), 2 * lda);
+  }
+  pair_rows_f32(k, n, b.data(), n, bp.data(), n + 1);
+  std::vector<float> c(m * ldc, kSentinel);
+  small_gemm_bf16(trans_a, m, n, kp, alpha, ap.data(), lda, bp.data(), n + 1, c.data(), ldc);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = c[i * ldc + j];
+      if (j >= n) {
+        ASSERT_EQ(got, kSentinel) << "wrote past column n at (" << i << ", " << j << ")";
+        continue;
+      }
+      double want = 0, size = 0;
+      for (int64_t p = 0; p < k; ++p) {
+        const double t = static_cast<double>(round_bf16(a_at(i, p))) *
+                         static_cast<double>(round_bf16(b[p * n + j]));
+        want += t;
+        size += std::fabs(t);
+      }
+      const double tol = 1e-5 * std::sqrt(static_cast<double>(k) + 1) * alpha * size + 1e-30;
+      ASSERT_NEAR(got, alpha * want, tol) << "at (" << i << ", " << j << ")";
+    }
+  }
+}
+
+class SmallGemmBf16 : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (!small_gemm_bf16_available()) GTEST_SKIP() << "the CPU lacks AVX512_BF16";
+  }
+};
+
+TEST_F(SmallGemmBf16, MatchesDoubleLoopsOnRoundedOperands) {
+  const int64_t sizes[] = {1, 2, 3, 7, 16, 17, 33, 64, 100};
+  for (bool trans_a : {false, true}) {
+    for (int64_t m : sizes) {
+      for (int64_t n : sizes) {
+        for (int64_t k : sizes) {
+          check_gemm_bf16(trans_a, m, n, k);
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+  // Attention's shapes.
+  check_gemm_bf16(false, 128, 128, 64);
+  check_gemm_bf16(false, 128, 64, 128);
+  check_gemm_bf16(true, 128, 64, 128);
+}
+
+// The packers' layout: word q of column j holds rows 2q (low half) and 2q + 1 (high half); an odd
+// last row pairs with +0; f32 values round to nearest even (ties included), NaN stays NaN.
+TEST_F(SmallGemmBf16, PackersPairRowsAndRoundToNearestEven) {
+  const int64_t rows = 5, cols = 19;
+  std::vector<bfloat16> src(rows * (cols + 1));
+  std::vector<float> f(rows * (cols + 1));
+  for (int64_t i = 0; i < static_cast<int64_t>(src.size()); ++i) {
+    src[i].bits = static_cast<uint16_t>(0x3F80 + i);  // distinct bf16 values
+    f[i] = static_cast<float>(src[i]);
+  }
+  std::vector<uint32_t> from_bf16(3 * cols, 0), from_f32(3 * cols, 0);
+  pair_rows_bf16(rows, cols, src.data(), cols + 1, from_bf16.data(), cols);
+  pair_rows_f32(rows, cols, f.data(), cols + 1, from_f32.data(), cols);
+  for (int64_t q = 0; q < 3; ++q) {
+    for (int64_t j = 0; j < cols; ++j) {
+      const uint32_t lo = src[2 * q * (cols + 1) + j].bits;
+      const uint32_t hi = 2 * q + 1 < rows ? src[(2 * q + 1) * (cols + 1) + j].bits : 0u;
+      EXPECT_EQ(from_bf16[q * cols + j], lo | hi << 16) << q << ", " << j;
+      EXPECT_EQ(from_f32[q * cols + j], lo | hi << 16) << q << ", " << j;
+    }
+  }
+  // Rounding: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 (even: 1); 1 + 3 * 2^-9 rounds up.
+  const float vals[4] = {1.0f + 0x1p-8f, 1.0f + 0x1.8p-8f, -2.0f, NAN};
+  bfloat16 out[4];
+  round_rows_f32(1, 4, vals, 4, out, 4);
+  EXPECT_EQ(out[0].bits, 0x3F80);
+  EXPECT_EQ(out[1].bits, 0x3F81);
+  EXPECT_EQ(out[2].bits, 0xC000);
+  EXPECT_TRUE(std::isnan(static_cast<float>(out[3])));
+}
+
 }  // namespace
 }  // namespace tern::cpu
