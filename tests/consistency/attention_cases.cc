@@ -212,6 +212,51 @@ TEST(Attention, FusedEqualsTheUnfusedGraph) {
   }
 }
 
+// bf16 heads against the same values in f32, through the fast kernels, forward and backward: the
+// probabilities (from exact bf16 products accumulated in f32) agree to f32 rounding, and the
+// outputs and gradients (from products of probabilities or score gradients rounded to bf16, where
+// the CPU multiplies bf16 in bf16, then rounded to bf16 themselves) within 1% of the largest
+// value. The consistency harness's bf16 tolerance (3e-2 absolute for small values) would let a
+// 5% error through.
+TEST(Attention, Bf16HeadsMatchTheSameValuesInF32) {
+  runtime::initialize();
+  runtime::EagerOptions fast;
+  fast.kernel = "cpu_vec";
+  const ops::Attrs fwd = {{"scale", 0.125}, {"rate", 0.1}, {"seed", int64_t{5}}, {"causal", false}};
+  const ops::Attrs bwd = {{"scale", 0.125}, {"rate", 0.1}, {"causal", false}};
+  auto max_abs = [](const Tensor& t) {
+    double m = 0;
+    for (int64_t i = 0; i < t.num_elements(); ++i) m = std::max(m, std::fabs(t.get(i)));
+    return m;
+  };
+  for (auto [t, s, d] : {std::tuple{128, 128, 64}, {24, 40, 20}}) {
+    SCOPED_TRACE(str_cat("T ", t, " S ", s, " D ", d));
+    const int64_t b = 2, h = 2;
+    std::vector<Tensor> bf16, f32;
+    for (auto [shape, seed] : {std::pair{Shape{b, t, h, d}, 1},
+                               {Shape{b, s, h, d}, 2},
+                               {Shape{b, s, h, d}, 3},
+                               {Shape{b, t, h, d}, 4}}) {
+      bf16.push_back(random_tensor(DType::kBF16, shape, seed));
+      f32.push_back(bf16.back().cast(DType::kF32));  // the same values
+    }
+    const Tensor off = Tensor::scalar(DType::kI64, 3);
+    auto run = [&](const std::vector<Tensor>& x) {
+      std::vector<Tensor> o = runtime::eager_call("attention", {x[0], x[1], x[2], off}, fwd, fast);
+      std::vector<Tensor> g =
+          runtime::eager_call("attention_grad", {x[3], x[0], x[1], x[2], o[1], o[2]}, bwd, fast);
+      return std::vector<Tensor>{o[0], o[1], g[0], g[1], g[2]};
+    };
+    const std::vector<Tensor> got = run(bf16), want = run(f32);
+    EXPECT_LT(max_abs_diff(got[1], want[1]), 1e-6) << "probabilities";
+    const char* names[] = {"out", "probs", "dq", "dk", "dv"};
+    for (size_t i : {0, 2, 3, 4}) {
+      EXPECT_LT(max_abs_diff(got[i].cast(DType::kF32), want[i]), 1e-2 * max_abs(want[i]))
+          << names[i];
+    }
+  }
+}
+
 TEST(Attention, BadInputsNameTheirCulprit) {
   runtime::initialize();
   const ops::Attrs a = {{"scale", 1.0}};

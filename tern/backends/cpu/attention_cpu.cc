@@ -18,6 +18,7 @@
 
 #include <immintrin.h>
 
+#include "tern/backends/cpu/cpu_backend.h"
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/dropout_loops.h"
@@ -336,9 +337,18 @@ void softmax_grad_rows(const Geometry& g, int64_t n, const float* p, float* ds) 
   }
 }
 
+// The bf16 forms on small_gemm_bf16 (below).
+bool bf16_products();
+bool even_heads(const Geometry& g);
+void attention_bf16(KernelContext& ctx, const Geometry& g);
+void attention_grad_bf16(KernelContext& ctx, const Geometry& g);
+
 template <typename T>
 void attention_typed(KernelContext& ctx) {
   const Geometry g(ctx, 0, 4);
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    if (bf16_products() && even_heads(g)) return attention_bf16(ctx, g);
+  }
   const T *q = ctx.inputs[0].data<T>(), *k = ctx.inputs[1].data<T>(), *v = ctx.inputs[2].data<T>();
   const uint64_t offset = static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0]);
   const uint64_t seed = static_cast<uint64_t>(ctx.attrs.get_int("seed"));
@@ -384,6 +394,9 @@ void attention_typed(KernelContext& ctx) {
 template <typename T>
 void attention_grad_typed(KernelContext& ctx) {
   const Geometry g(ctx, 1, 6);
+  if constexpr (std::is_same_v<T, bfloat16>) {
+    if (bf16_products() && even_heads(g)) return attention_grad_bf16(ctx, g);
+  }
   const T* dout = ctx.inputs[0].data<T>();
   const T *q = ctx.inputs[1].data<T>(), *k = ctx.inputs[2].data<T>(), *v = ctx.inputs[3].data<T>();
   const float* probs = ctx.inputs[4].data<float>();
@@ -430,6 +443,139 @@ void attention_grad_typed(KernelContext& ctx) {
       const Target dk_dst = f32_target(dkh, g.h * g.d, g.s, g.d, w.result);
       small_gemm(true, g.s, g.d, g.t, g.scale_f, ds, g.s, qh.p, qh.ld, dk_dst.p, dk_dst.ld);
       finish(dk_dst, dkh, g.h * g.d, g.s, g.d);
+    }
+  }
+}
+
+// --- bf16 heads multiplied in bf16 (small_gemm_bf16) ---
+// Where AVX512_BF16's dot product runs at twice the f32 FMA's FLOPs (AMD CPUs with it, the rule
+// of bf16_contractions_widened(): not under TERN_BF16_CONTRACTIONS=f32) and every head dimension is
+// even (pairs along k), bf16 heads skip the f32 copies: q, k, v and dout are read in place as
+// pairs, and the f32 probabilities and scores' gradient are rounded to bf16 for their products,
+// as Keras rounds them to the compute dtype under mixed_bfloat16. The softmax, dropout and their
+// gradients stay in f32.
+
+bool bf16_products() {
+  static const bool on =
+      small_gemm_bf16_available() && cpu_is_amd() && !bf16_contractions_widened();
+  return on;
+}
+
+bool even_heads(const Geometry& g) {
+  return g.t % 2 == 0 && g.s % 2 == 0 && g.d % 2 == 0 && g.dv % 2 == 0;
+}
+
+// A head's bf16 rows viewed as pairs (d even): row stride h * d / 2 words.
+const uint32_t* pairs(const bfloat16* head) {
+  return reinterpret_cast<const uint32_t*>(head);
+}
+
+template <typename T>
+uint32_t* words(std::vector<T>& buf, int64_t n) {
+  static_assert(sizeof(T) == sizeof(uint32_t));
+  return reinterpret_cast<uint32_t*>(at_least(buf, n));
+}
+
+void attention_bf16(KernelContext& ctx, const Geometry& g) {
+  const bfloat16 *q = ctx.inputs[0].data<bfloat16>(), *k = ctx.inputs[1].data<bfloat16>(),
+                 *v = ctx.inputs[2].data<bfloat16>();
+  const uint64_t offset = static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0]);
+  const uint64_t seed = static_cast<uint64_t>(ctx.attrs.get_int("seed"));
+  bfloat16* out = ctx.outputs[0].data<bfloat16>();
+  const bool save = ctx.attrs.get_bool("save_probs");
+  float* probs = save ? ctx.outputs[1].data<float>() : nullptr;
+  uint32_t* mask_words =
+      save && g.rate > 0 ? reinterpret_cast<uint32_t*>(ctx.outputs[2].data<int32_t>()) : nullptr;
+  const int64_t blk = g.block(), dp = g.d / 2, sp = g.s / 2;
+#pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
+  {
+    Workspace& w = workspace();
+    uint32_t* kt = words(w.packed, dp * g.s);  // k^T: [D / 2, S] pairs
+    uint32_t* vp = words(w.v, sp * g.dv);      // v's rows paired: [S / 2, Dv]
+    uint32_t* ap = words(w.k, g.t * sp);       // the probabilities rounded: [T, S / 2] pairs
+    float* result = at_least(w.result, g.t * g.dv);
+#pragma omp for schedule(static)
+    for (int64_t pair = 0; pair < g.pairs(); ++pair) {
+      const int64_t n = pair / g.h, hd = pair % g.h;
+      const bfloat16* qh = q + g.at(n, 0, g.t, hd, g.d);
+      const bfloat16* kh = k + g.at(n, 0, g.s, hd, g.d);
+      const bfloat16* vh = v + g.at(n, 0, g.s, hd, g.dv);
+      transpose_f32(g.s, dp, reinterpret_cast<const float*>(kh), g.h * dp,
+                    reinterpret_cast<float*>(kt), g.s);
+      float* p = save ? probs + pair * blk : at_least(w.scores, blk);
+      small_gemm_bf16(false, g.t, g.s, dp, g.scale_f, pairs(qh), g.h * dp, kt, g.s, p, g.s);
+      softmax_rows(g, n, p);
+      const float* a = p;
+      if (g.rate > 0) {
+        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.bits, blk / 32);
+        float* dropped = at_least(w.dropped, blk);
+        dropout_f32(seed, offset, g.threshold, g.inv_keep_f, pair * blk, blk, p, dropped, bits);
+        a = dropped;
+      }
+      round_rows_f32(g.t, g.s, a, g.s, reinterpret_cast<bfloat16*>(ap), g.s);
+      pair_rows_bf16(g.s, g.dv, vh, g.h * g.dv, vp, g.dv);
+      small_gemm_bf16(false, g.t, g.dv, sp, 1.0f, ap, sp, vp, g.dv, result, g.dv);
+      store_head(result, g.t, g.dv, out + g.at(n, 0, g.t, hd, g.dv), g.h * g.dv);
+    }
+  }
+}
+
+void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
+  const bfloat16* dout = ctx.inputs[0].data<bfloat16>();
+  const bfloat16 *q = ctx.inputs[1].data<bfloat16>(), *k = ctx.inputs[2].data<bfloat16>(),
+                 *v = ctx.inputs[3].data<bfloat16>();
+  const float* probs = ctx.inputs[4].data<float>();
+  const uint32_t* mask_words = reinterpret_cast<const uint32_t*>(ctx.inputs[5].data<int32_t>());
+  bfloat16 *dq = ctx.outputs[0].data<bfloat16>(), *dk = ctx.outputs[1].data<bfloat16>(),
+           *dv = ctx.outputs[2].data<bfloat16>();
+  const int64_t blk = g.block(), tp = g.t / 2, sp = g.s / 2, dvp = g.dv / 2;
+#pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
+  {
+    Workspace& w = workspace();
+    float* ds = at_least(w.scores, blk);
+    uint32_t* vt = words(w.packed, dvp * g.s);  // v^T: [Dv / 2, S] pairs
+    float* result = at_least(w.result, std::max(g.s, g.t) * std::max(g.d, g.dv));
+#pragma omp for schedule(static)
+    for (int64_t pair = 0; pair < g.pairs(); ++pair) {
+      const int64_t n = pair / g.h, hd = pair % g.h;
+      const int64_t at_t = g.at(n, 0, g.t, hd, 1), at_s = g.at(n, 0, g.s, hd, 1);
+      const bfloat16 *oh = dout + at_t * g.dv, *qh = q + at_t * g.d, *kh = k + at_s * g.d,
+                     *vh = v + at_s * g.dv;
+      const float* p = probs + pair * blk;
+      const uint32_t* bits = mask_words + pair * blk / 32;
+      const float* a = p;
+      if (g.rate > 0) {
+        float* dropped = at_least(w.dropped, blk);
+        dropout_apply_f32(bits, blk, g.inv_keep_f, p, dropped);
+        a = dropped;
+      }
+      // dv = pd^T dout: pd's rows paired (A transposed), dout's rows paired.
+      uint32_t* pa = words(w.q, tp * g.s);
+      uint32_t* po = words(w.dout, tp * g.dv);
+      pair_rows_f32(g.t, g.s, a, g.s, pa, g.s);
+      pair_rows_bf16(g.t, g.dv, oh, g.h * g.dv, po, g.dv);
+      small_gemm_bf16(true, g.s, g.dv, tp, 1.0f, pa, g.s, po, g.dv, result, g.dv);
+      store_head(result, g.s, g.dv, dv + at_s * g.dv, g.h * g.dv);
+      // dpd = dout v^T (dout in place), then the dropout's and the softmax's gradients: ds.
+      transpose_f32(g.s, dvp, reinterpret_cast<const float*>(vh), g.h * dvp,
+                    reinterpret_cast<float*>(vt), g.s);
+      small_gemm_bf16(false, g.t, g.s, dvp, 1.0f, pairs(oh), g.h * dvp, vt, g.s, ds, g.s);
+      if (g.rate > 0) dropout_apply_f32(bits, blk, g.inv_keep_f, ds, ds);
+      softmax_grad_rows(g, n, p, ds);
+      // dq = scale ds k: ds rounded, k's rows paired.
+      uint32_t* dsr = words(w.k, g.t * sp);
+      uint32_t* pk = words(w.v, sp * g.d);
+      round_rows_f32(g.t, g.s, ds, g.s, reinterpret_cast<bfloat16*>(dsr), g.s);
+      pair_rows_bf16(g.s, g.d, kh, g.h * g.d, pk, g.d);
+      small_gemm_bf16(false, g.t, g.d, sp, g.scale_f, dsr, sp, pk, g.d, result, g.d);
+      store_head(result, g.t, g.d, dq + at_t * g.d, g.h * g.d);
+      // dk = scale ds^T q: ds's rows paired (A transposed), q's rows paired.
+      uint32_t* pds = words(w.q, tp * g.s);
+      uint32_t* pq = words(w.dout, tp * g.d);
+      pair_rows_f32(g.t, g.s, ds, g.s, pds, g.s);
+      pair_rows_bf16(g.t, g.d, qh, g.h * g.d, pq, g.d);
+      small_gemm_bf16(true, g.s, g.d, tp, g.scale_f, pds, g.s, pq, g.d, result, g.d);
+      store_head(result, g.s, g.d, dk + at_s * g.d, g.h * g.d);
     }
   }
 }
