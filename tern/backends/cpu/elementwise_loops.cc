@@ -30,14 +30,16 @@ void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn)
 
 // --- 16-bit floats ---
 
-void to_float(const bfloat16* in, float* out, int64_t n) {
+namespace {
+
+[[gnu::always_inline]] inline void bf16_to_float_body(const bfloat16* in, float* out, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i)
     out[i] = std::bit_cast<float>(static_cast<uint32_t>(in[i].bits) << 16);
 }
 
-void from_float(const float* in, bfloat16* out, int64_t n) {
-  // Same rounding as bfloat16::from_float: nearest even, NaN kept quiet.
+// Same rounding as bfloat16::from_float: nearest even, NaN kept quiet.
+[[gnu::always_inline]] inline void float_to_bf16_body(const float* in, bfloat16* out, int64_t n) {
 #pragma omp simd
   for (int64_t i = 0; i < n; ++i) {
     uint32_t u = std::bit_cast<uint32_t>(in[i]);
@@ -45,6 +47,25 @@ void from_float(const float* in, bfloat16* out, int64_t n) {
     uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
     out[i].bits = static_cast<uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
   }
+}
+
+// The rounding loop for AVX-512 (16 lanes): an f32 -> bf16 cast of [4096, 256] on 2 threads (Zen 5,
+// kernel_ab_bench) 0.065 -> 0.038 ms, where the x86-64-v3 build was bound by the rounding's integer
+// operations (the widening, a shift, runs at memory speed either way: 0.031 ms).
+TERN_CPU_V4_LOOP void float_to_bf16_v4(const float* in, bfloat16* out, int64_t n) {
+  float_to_bf16_body(in, out, n);
+}
+
+}  // namespace
+
+void to_float(const bfloat16* in, float* out, int64_t n) {
+  bf16_to_float_body(in, out, n);
+}
+
+void from_float(const float* in, bfloat16* out, int64_t n) {
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4) return float_to_bf16_v4(in, out, n);
+  float_to_bf16_body(in, out, n);
 }
 
 void to_float(const float16* in, float* out, int64_t n) {
