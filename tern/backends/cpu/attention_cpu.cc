@@ -337,6 +337,47 @@ void softmax_grad_rows(const Geometry& g, int64_t n, const float* p, float* ds) 
   }
 }
 
+// What a forward call writes besides out (the saved probabilities and dropout's mask, outputs 1
+// and 2 with save_probs) and dropout's seed and offset.
+struct ForwardSaves {
+  uint64_t offset, seed;
+  float* probs = nullptr;          // [pairs, T, S] with save_probs
+  uint32_t* mask_words = nullptr;  // with save_probs and dropout
+
+  ForwardSaves(const KernelContext& ctx, const Geometry& g)
+      : offset(static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0])),
+        seed(static_cast<uint64_t>(ctx.attrs.get_int("seed"))) {
+    if (!ctx.attrs.get_bool("save_probs")) return;
+    probs = ctx.outputs[1].data<float>();
+    if (g.rate > 0) mask_words = reinterpret_cast<uint32_t*>(ctx.outputs[2].data<int32_t>());
+  }
+
+  // Where pair's scores (then probabilities) go: the saved output, or the thread's buffer.
+  float* scores(const Geometry& g, Workspace& w, int64_t pair) const {
+    return probs ? probs + pair * g.block() : at_least(w.scores, g.block());
+  }
+
+  // The pair's probabilities p after dropout (p itself without it): the dropout op's own tiles on
+  // elements pair * block .. of [B, H, T, S], the mask into the saved output or a buffer.
+  const float* dropout(const Geometry& g, Workspace& w, int64_t pair, const float* p) const {
+    if (g.rate <= 0) return p;
+    const int64_t blk = g.block();
+    uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.bits, blk / 32);
+    float* dropped = at_least(w.dropped, blk);
+    dropout_f32(seed, offset, g.threshold, g.inv_keep_f, pair * blk, blk, p, dropped, bits);
+    return dropped;
+  }
+};
+
+// The saved probabilities p of a pair as the forward's product used them: after dropout (the
+// mask's bits applied into the thread's buffer), or p itself without it.
+const float* dropped_probs(const Geometry& g, Workspace& w, const float* p, const uint32_t* bits) {
+  if (g.rate <= 0) return p;
+  float* dropped = at_least(w.dropped, g.block());
+  dropout_apply_f32(bits, g.block(), g.inv_keep_f, p, dropped);
+  return dropped;
+}
+
 // The bf16 forms on small_gemm_bf16 (below).
 bool bf16_products();
 bool even_heads(const Geometry& g);
@@ -350,14 +391,8 @@ void attention_typed(KernelContext& ctx) {
     if (bf16_products() && even_heads(g)) return attention_bf16(ctx, g);
   }
   const T *q = ctx.inputs[0].data<T>(), *k = ctx.inputs[1].data<T>(), *v = ctx.inputs[2].data<T>();
-  const uint64_t offset = static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0]);
-  const uint64_t seed = static_cast<uint64_t>(ctx.attrs.get_int("seed"));
   T* out = ctx.outputs[0].data<T>();
-  const bool save = ctx.attrs.get_bool("save_probs");
-  float* probs = save ? ctx.outputs[1].data<float>() : nullptr;
-  uint32_t* mask_words =
-      save && g.rate > 0 ? reinterpret_cast<uint32_t*>(ctx.outputs[2].data<int32_t>()) : nullptr;
-  const int64_t blk = g.block();
+  const ForwardSaves saves(ctx, g);
 #pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
   {
     Workspace& w = workspace();
@@ -372,17 +407,10 @@ void attention_typed(KernelContext& ctx) {
       const Head<float> vh =
           as_f32(Head<T>{v + g.at(n, 0, g.s, hd, g.dv), g.h * g.dv}, g.s, g.dv, w.v);
       transpose_f32(g.s, g.d, kh.p, kh.ld, kt, g.s);
-      float* p = save ? probs + pair * blk : at_least(w.scores, blk);
+      float* p = saves.scores(g, w, pair);
       small_gemm(false, g.t, g.s, g.d, g.scale_f, qh.p, qh.ld, kt, g.s, p, g.s);
       softmax_rows(g, n, p);
-      const float* a = p;
-      if (g.rate > 0) {
-        // The dropout op's own tiles on the block: elements pair * blk .. of [B, H, T, S].
-        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.bits, blk / 32);
-        float* dropped = at_least(w.dropped, blk);
-        dropout_f32(seed, offset, g.threshold, g.inv_keep_f, pair * blk, blk, p, dropped, bits);
-        a = dropped;
-      }
+      const float* a = saves.dropout(g, w, pair, p);
       T* o = out + g.at(n, 0, g.t, hd, g.dv);
       const Target dst = f32_target(o, g.h * g.dv, g.t, g.dv, w.result);
       small_gemm(false, g.t, g.dv, g.s, 1.0f, a, g.s, vh.p, vh.ld, dst.p, dst.ld);
@@ -418,12 +446,7 @@ void attention_grad_typed(KernelContext& ctx) {
       const Head<float> vh = as_f32(Head<T>{v + at_s * g.dv, g.h * g.dv}, g.s, g.dv, w.v);
       const float* p = probs + pair * blk;
       const uint32_t* bits = mask_words + pair * blk / 32;
-      const float* a = p;
-      if (g.rate > 0) {
-        float* dropped = at_least(w.dropped, blk);
-        dropout_apply_f32(bits, blk, g.inv_keep_f, p, dropped);
-        a = dropped;
-      }
+      const float* a = dropped_probs(g, w, p, bits);
       // dv = pd^T dout
       T* dvh = dv + at_s * g.dv;
       const Target dv_dst = f32_target(dvh, g.h * g.dv, g.s, g.dv, w.result);
@@ -479,14 +502,9 @@ uint32_t* words(std::vector<T>& buf, int64_t n) {
 void attention_bf16(KernelContext& ctx, const Geometry& g) {
   const bfloat16 *q = ctx.inputs[0].data<bfloat16>(), *k = ctx.inputs[1].data<bfloat16>(),
                  *v = ctx.inputs[2].data<bfloat16>();
-  const uint64_t offset = static_cast<uint64_t>(ctx.inputs[3].data<int64_t>()[0]);
-  const uint64_t seed = static_cast<uint64_t>(ctx.attrs.get_int("seed"));
   bfloat16* out = ctx.outputs[0].data<bfloat16>();
-  const bool save = ctx.attrs.get_bool("save_probs");
-  float* probs = save ? ctx.outputs[1].data<float>() : nullptr;
-  uint32_t* mask_words =
-      save && g.rate > 0 ? reinterpret_cast<uint32_t*>(ctx.outputs[2].data<int32_t>()) : nullptr;
-  const int64_t blk = g.block(), dp = g.d / 2, sp = g.s / 2;
+  const ForwardSaves saves(ctx, g);
+  const int64_t dp = g.d / 2, sp = g.s / 2;
 #pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
   {
     Workspace& w = workspace();
@@ -502,16 +520,10 @@ void attention_bf16(KernelContext& ctx, const Geometry& g) {
       const bfloat16* vh = v + g.at(n, 0, g.s, hd, g.dv);
       transpose_f32(g.s, dp, reinterpret_cast<const float*>(kh), g.h * dp,
                     reinterpret_cast<float*>(kt), g.s);
-      float* p = save ? probs + pair * blk : at_least(w.scores, blk);
+      float* p = saves.scores(g, w, pair);
       small_gemm_bf16(false, g.t, g.s, dp, g.scale_f, pairs(qh), g.h * dp, kt, g.s, p, g.s);
       softmax_rows(g, n, p);
-      const float* a = p;
-      if (g.rate > 0) {
-        uint32_t* bits = mask_words ? mask_words + pair * blk / 32 : at_least(w.bits, blk / 32);
-        float* dropped = at_least(w.dropped, blk);
-        dropout_f32(seed, offset, g.threshold, g.inv_keep_f, pair * blk, blk, p, dropped, bits);
-        a = dropped;
-      }
+      const float* a = saves.dropout(g, w, pair, p);
       round_rows_f32(g.t, g.s, a, g.s, reinterpret_cast<bfloat16*>(ap), g.s);
       pair_rows_bf16(g.s, g.dv, vh, g.h * g.dv, vp, g.dv);
       small_gemm_bf16(false, g.t, g.dv, sp, 1.0f, ap, sp, vp, g.dv, result, g.dv);
@@ -543,12 +555,7 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
                      *vh = v + at_s * g.dv;
       const float* p = probs + pair * blk;
       const uint32_t* bits = mask_words + pair * blk / 32;
-      const float* a = p;
-      if (g.rate > 0) {
-        float* dropped = at_least(w.dropped, blk);
-        dropout_apply_f32(bits, blk, g.inv_keep_f, p, dropped);
-        a = dropped;
-      }
+      const float* a = dropped_probs(g, w, p, bits);
       // dv = pd^T dout: pd's rows paired (A transposed), dout's rows paired.
       uint32_t* pa = words(w.q, tp * g.s);
       uint32_t* po = words(w.dout, tp * g.dv);

@@ -35,16 +35,12 @@ std::vector<float> random_floats(size_t n, uint32_t seed) {
   return v;
 }
 
-// One product through gemm against the double-precision loop: |got - want| <= 1e-5 sqrt(k) times
-// alpha * sum_p |a_ip b_pj| (the size of the terms, not of their possibly cancelling sum).
-void check_gemm(GemmFn gemm, bool trans_a, int64_t m, int64_t n, int64_t k) {
-  SCOPED_TRACE(::testing::Message() << (trans_a ? "TN " : "NN ") << m << "x" << n << "x" << k);
-  const int64_t lda = (trans_a ? m : k) + 3, ldb = n + 5, ldc = n + 2;
-  const float alpha = 0.37f;
-  const std::vector<float> a = random_floats((trans_a ? k : m) * lda, 1 + m * 7 + k);
-  const std::vector<float> b = random_floats(k * ldb, 2 + n * 11 + k);
-  std::vector<float> c(m * ldc, kSentinel);
-  gemm(trans_a, m, n, k, alpha, a.data(), lda, b.data(), ldb, c.data(), ldc);
+// C[m x n] (row stride ldc) against alpha * sum_p term(i, j, p) in double: |got - want| <= 1e-5
+// sqrt(k) times alpha * sum_p |term| (the size of the terms, not of their possibly cancelling
+// sum); cells past column n must keep kSentinel.
+template <typename Term>
+void expect_product(const std::vector<float>& c, int64_t m, int64_t n, int64_t k, int64_t ldc,
+                    float alpha, Term term) {
   for (int64_t i = 0; i < m; ++i) {
     for (int64_t j = 0; j < ldc; ++j) {
       const float got = c[i * ldc + j];
@@ -54,8 +50,7 @@ void check_gemm(GemmFn gemm, bool trans_a, int64_t m, int64_t n, int64_t k) {
       }
       double want = 0, size = 0;
       for (int64_t p = 0; p < k; ++p) {
-        const double t = static_cast<double>(trans_a ? a[p * lda + i] : a[i * lda + p]) *
-                         static_cast<double>(b[p * ldb + j]);
+        const double t = term(i, j, p);
         want += t;
         size += std::fabs(t);
       }
@@ -63,6 +58,21 @@ void check_gemm(GemmFn gemm, bool trans_a, int64_t m, int64_t n, int64_t k) {
       ASSERT_NEAR(got, alpha * want, tol) << "at (" << i << ", " << j << ")";
     }
   }
+}
+
+// One product through gemm against the double-precision loop (expect_product).
+void check_gemm(GemmFn gemm, bool trans_a, int64_t m, int64_t n, int64_t k) {
+  SCOPED_TRACE(::testing::Message() << (trans_a ? "TN " : "NN ") << m << "x" << n << "x" << k);
+  const int64_t lda = (trans_a ? m : k) + 3, ldb = n + 5, ldc = n + 2;
+  const float alpha = 0.37f;
+  const std::vector<float> a = random_floats((trans_a ? k : m) * lda, 1 + m * 7 + k);
+  const std::vector<float> b = random_floats(k * ldb, 2 + n * 11 + k);
+  std::vector<float> c(m * ldc, kSentinel);
+  gemm(trans_a, m, n, k, alpha, a.data(), lda, b.data(), ldb, c.data(), ldc);
+  expect_product(c, m, n, k, ldc, alpha, [&](int64_t i, int64_t j, int64_t p) {
+    return static_cast<double>(trans_a ? a[p * lda + i] : a[i * lda + p]) *
+           static_cast<double>(b[p * ldb + j]);
+  });
 }
 
 void check_gemm_shapes(GemmFn gemm) {
@@ -169,8 +179,7 @@ float round_bf16(float x) {
 // One product through small_gemm_bf16 against the double-precision loop over the bf16-rounded
 // operands, packed as attention packs them: A's rows rounded in place (round_rows_f32, k padded to
 // even with +0) or, with trans_a, A^T's rows paired (pair_rows_f32); B's rows paired. The
-// tolerance is check_gemm's (f32 accumulation of exact bf16 products). C's cells past column n
-// keep their values.
+// tolerance is expect_product's (f32 accumulation of exact bf16 products).
 void check_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t k) {
   SCOPED_TRACE(::testing::Message()
                << "bf16 " << (trans_a ? "TN " : "NN ") << m << "x" << n << "x" << k);
@@ -194,24 +203,10 @@ void check_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t k) {
   pair_rows_f32(k, n, b.data(), n, bp.data(), n + 1);
   std::vector<float> c(m * ldc, kSentinel);
   small_gemm_bf16(trans_a, m, n, kp, alpha, ap.data(), lda, bp.data(), n + 1, c.data(), ldc);
-  for (int64_t i = 0; i < m; ++i) {
-    for (int64_t j = 0; j < ldc; ++j) {
-      const float got = c[i * ldc + j];
-      if (j >= n) {
-        ASSERT_EQ(got, kSentinel) << "wrote past column n at (" << i << ", " << j << ")";
-        continue;
-      }
-      double want = 0, size = 0;
-      for (int64_t p = 0; p < k; ++p) {
-        const double t = static_cast<double>(round_bf16(a_at(i, p))) *
-                         static_cast<double>(round_bf16(b[p * n + j]));
-        want += t;
-        size += std::fabs(t);
-      }
-      const double tol = 1e-5 * std::sqrt(static_cast<double>(k) + 1) * alpha * size + 1e-30;
-      ASSERT_NEAR(got, alpha * want, tol) << "at (" << i << ", " << j << ")";
-    }
-  }
+  expect_product(c, m, n, k, ldc, alpha, [&](int64_t i, int64_t j, int64_t p) {
+    return static_cast<double>(round_bf16(a_at(i, p))) *
+           static_cast<double>(round_bf16(b[p * n + j]));
+  });
 }
 
 class SmallGemmBf16 : public ::testing::Test {
