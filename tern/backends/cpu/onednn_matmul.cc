@@ -71,14 +71,15 @@ std::string matmul_decline(const kernels::KernelSignature& sig, const Epilogue& 
   return try_build([&] { matmul_pd(sig, ep); });
 }
 
-// C = a^T b with a [K, M], b [K, N] (a weight gradient: x^T dy): oneDNN 2.7's brgemm reads a
+// C = a^T b with a [K, M], b [K, N] (a weight gradient: x^T dy): oneDNN 2.6's brgemm reads a
 // transposed `a` slowly when it is deep (K >= 4 M) and C is wider than tall (M < N); C^T = b^T a
 // (the wider side as rows) then a transposing reorder is faster. Measured on Zen 5, 2 cores, f32
 // (kernel_ab_bench, the node against the swapped graph): K 4096, M 256, N 1024 (W6's FFN weight
 // gradient) 5.8-6.3 -> 5.1-5.5 ms; K 2048: 3.1 -> 2.4; K 1024: 1.43-1.48 -> 1.19-1.22; K 4096,
 // M 128, N 512: 1.50-1.55 -> 1.34-1.37; bf16 at K 4096, M 256, N 1024: 3.03-3.15 -> 2.84-2.93.
 // Not where K < 4 M: K 128, M 784, N 1024 (W1) 0.43-0.45 -> 0.55; K 512, M 1024, N 4096 10.2-10.7
-// against 10.6-10.8. Plain matmul only (no epilogue), both operands 2-D.
+// against 10.6-10.8. Plain matmul only (no epilogue), both operands 2-D. Measured on Zen 5 only;
+// the rule is the kernel's, not the CPU's (the same form everywhere).
 bool swaps_transposed_a(const kernels::KernelSignature& sig, const Epilogue& ep) {
   if (ep.bias_input >= 0 || ep.residual_input >= 0 || ep.activation != ops::Activation::kNone) {
     return false;
