@@ -18,7 +18,7 @@ struct EltwiseSpec {
   bool backward = false;  // op(dy, x) -> dx
   dnnl::algorithm algorithm;
   // Why the vectorized loop should run these attributes instead ("" = take them).
-  std::string (*leave_to_vec)(const kernels::KernelSignature& sig) = nullptr;
+  std::string (*leave_to_vec)(const ops::Attrs& attrs) = nullptr;
   // Whether f32 is left to the vectorized loop's AVX-512 build on AMD CPUs (the kernel claims
   // bf16 alone there; amd_leaves_f32()).
   bool f32_to_vec_on_amd = false;
@@ -28,9 +28,8 @@ struct EltwiseSpec {
 // (f32 and bf16, forward and grad, 6.4M elements on 2 cores of an Emerald Rapids); the tanh form
 // and the other unary ops (relu, exp, log, sqrt, tanh, sigmoid and their grads) are memory-bound
 // and run as fast either way.
-std::string gelu_tanh_to_vec(const kernels::KernelSignature& sig) {
-  return sig.attrs->get_bool("approximate") ? "the vectorized loop is as fast for gelu's tanh form"
-                                            : "";
+std::string gelu_tanh_to_vec(const ops::Attrs& attrs) {
+  return attrs.get_bool("approximate") ? "the vectorized loop is as fast for gelu's tanh form" : "";
 }
 
 // On AMD's Zen 5 the vectorized loop's AVX-512 build wins f32 gelu_grad's erf form ([4096, 1024]
@@ -117,7 +116,7 @@ void add_eltwise_candidate(kernels::KernelRegistry& r, const EltwiseSpec& spec) 
     }
     if (std::string why = nonempty(sig); !why.empty()) return why;
     if (spec.leave_to_vec) {
-      if (std::string why = spec.leave_to_vec(sig); !why.empty()) return why;
+      if (std::string why = spec.leave_to_vec(*sig.attrs); !why.empty()) return why;
     }
     return try_build([&] {
       if (spec.backward) {

@@ -93,17 +93,34 @@ bool swaps_transposed_a(const kernels::KernelSignature& sig, const Epilogue& ep)
   return m < n && k >= 4 * m;
 }
 
+// The primitive of a swapped a^T b: C^T [N, M] = b^T a.
+dnnl::matmul::primitive_desc swapped_pd(const kernels::KernelSignature& sig) {
+  const TensorType& c = sig.outputs[0];
+  return dnnl::matmul::primitive_desc(
+      dnnl::matmul::desc(operand_desc(sig.inputs[1], true, 2),
+                         operand_desc(sig.inputs[0], false, 2),
+                         dense_desc({c.shape[1], c.shape[0]}, c.dtype)),
+      make_attr(), engine());
+}
+
 class MatmulKernel {
  public:
   MatmulKernel(const kernels::KernelSignature& sig, Epilogue ep) : ep_(std::move(ep)) {
     guarded(str_cat("oneDNN ", sig.to_string()), [&] {
-      if (swaps_transposed_a(sig, ep_)) return init_swapped(sig);
-      auto pd = matmul_pd(sig, ep_);
+      const bool swapped = swaps_transposed_a(sig, ep_);
+      auto pd = swapped ? swapped_pd(sig) : matmul_pd(sig, ep_);
       runner_.init<dnnl::matmul>(pd);
       runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
       runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
       runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
       if (ep_.bias_input >= 0) runner_.add_arg(DNNL_ARG_BIAS, pd.bias_desc());
+      if (swapped) {  // C^T lands in the per-thread GEMM result slot, then transpose_ makes C
+        const TensorType& c = sig.outputs[0];
+        const int64_t m = c.shape[0], n = c.shape[1];
+        transpose_ = Reorder(dnnl::memory::desc({m, n}, to_dnnl(c.dtype), dnnl::memory::dims{1, m}),
+                             dense_desc({m, n}, c.dtype));
+        swapped_bytes_ = pd.dst_desc().get_size();
+      }
     });
   }
 
@@ -127,24 +144,6 @@ class MatmulKernel {
   }
 
  private:
-  // C^T [N, M] = b^T a into the per-thread GEMM result slot, and the reorder from it to C.
-  void init_swapped(const kernels::KernelSignature& sig) {
-    const TensorType& c = sig.outputs[0];
-    const int64_t m = c.shape[0], n = c.shape[1];
-    const dnnl::memory::desc ct = dense_desc({n, m}, c.dtype);
-    auto pd =
-        dnnl::matmul::primitive_desc(dnnl::matmul::desc(operand_desc(sig.inputs[1], true, 2),
-                                                        operand_desc(sig.inputs[0], false, 2), ct),
-                                     make_attr(), engine());
-    runner_.init<dnnl::matmul>(pd);
-    runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
-    runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-    runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
-    transpose_ = Reorder(dnnl::memory::desc({m, n}, to_dnnl(c.dtype), dnnl::memory::dims{1, m}),
-                         dense_desc({m, n}, c.dtype));
-    swapped_bytes_ = ct.get_size();
-  }
-
   Epilogue ep_;
   PrimitiveRunner runner_;
   size_t swapped_bytes_ = 0;  // > 0: runs as C^T = b^T a, then transpose_

@@ -111,7 +111,6 @@ TEST(OneDnnMatmulSelect, Bf16FormFollowsTheCpu) {
   }
   const bool amd = __builtin_cpu_is("amd");
   EXPECT_EQ(cpu::bf16_contractions_widened(), !amd) << mode;
-  EXPECT_EQ(testing::bf16_contractions_widened(), !amd) << mode;
   EXPECT_EQ(mode.rfind(amd ? "bf16 (AMD, no AMX; " : "widened to f32 (no AMX; ", 0), 0u) << mode;
   const double speedup = cpu::bf16_dot_speedup();
   EXPECT_GT(speedup, 0.0);

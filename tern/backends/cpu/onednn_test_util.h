@@ -131,12 +131,6 @@ inline std::string onednn_decline_reason(std::string_view op, const std::vector<
   return "no onednn candidate";
 }
 
-// Whether bf16 matmuls and convolutions run widened to f32 here (no AMX and not an AMD CPU with
-// AVX512_BF16, or TERN_BF16_CONTRACTIONS=f32).
-inline bool bf16_contractions_widened() {
-  return cpu::bf16_contractions_mode().rfind("widened to f32", 0) == 0;
-}
-
 // bf16 goes to oneDNN where the CPU supports it (to the widened kernel where the op has one and
 // this CPU prefers it); elsewhere oneDNN's bf16 kernels decline and say why, and matmuls and
 // convolutions go to the widened kernel.
@@ -144,7 +138,7 @@ inline void expect_onednn_picked_for_bf16(std::string_view op,
                                           const std::vector<TensorType>& inputs,
                                           ops::Attrs attrs = {}) {
   if (cpu_supports_bf16()) {
-    const bool widened = bf16_contractions_widened() && has_candidate(op, "onednn_f32");
+    const bool widened = cpu::bf16_contractions_widened() && has_candidate(op, "onednn_f32");
     EXPECT_EQ(selected_kernel(op, inputs, attrs), widened ? "onednn_f32" : "onednn")
         << op << " (" << cpu::bf16_contractions_mode() << ")";
   } else {
