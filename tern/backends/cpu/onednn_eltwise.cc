@@ -19,9 +19,9 @@ struct EltwiseSpec {
   dnnl::algorithm algorithm;
   // Why the vectorized loop should run these attributes instead ("" = take them).
   std::string (*leave_to_vec)(const ops::Attrs& attrs) = nullptr;
-  // Whether f32 is left to the vectorized loop's AVX-512 build on AMD CPUs (the kernel claims
-  // bf16 alone there; amd_leaves_f32()).
-  bool f32_to_vec_on_amd = false;
+  // The dtypes oneDNN claims on AMD CPUs with AVX-512 (amd_v4()); the vectorized loop's AVX-512
+  // build runs the others there.
+  std::vector<DType> amd_dtypes = {DType::kF32, DType::kBF16};
 };
 
 // gelu's erf form: oneDNN's JIT erf is about 2x faster than the vectorized loop on Intel CPUs
@@ -32,18 +32,19 @@ std::string gelu_tanh_to_vec(const ops::Attrs& attrs) {
   return attrs.get_bool("approximate") ? "the vectorized loop is as fast for gelu's tanh form" : "";
 }
 
-// On AMD's Zen 5 the vectorized loop's AVX-512 build wins f32 gelu_grad's erf form ([4096, 1024]
-// on 2 cores: 1.67-1.73 against 2.0-2.2 ms; bf16 and the forward stay oneDNN's: 1.75 / 0.79 /
-// 1.20 against 2.09 / 1.55 / 1.32 ms). A rule by CPU, not a timing (cpu_is_amd()), so every run
-// and rank on one kind of CPU computes the same bits.
-bool amd_leaves_f32() {
+// On AMD's Zen 5 the vectorized loop's AVX-512 build wins gelu_grad's erf form in f32 and bf16
+// and the f32 forward ([4096, 1024] on 2 cores, with its one-exp derivative: f32 gelu_grad 0.87
+// against oneDNN's 2.0-2.2 ms (session 21), bf16 1.09 against 1.35, f32 gelu 0.84 against
+// 0.90-1.08); oneDNN keeps the bf16 forward (0.82 against 0.99 ms). A rule by CPU, not a timing
+// (cpu_is_amd()), so every run and rank on one kind of CPU computes the same bits.
+bool amd_v4() {
   return cpu_is_amd() && cpu_runs_v4_variants();
 }
 
 const std::vector<EltwiseSpec>& eltwise_table() {
   static const std::vector<EltwiseSpec> table = {
-      {"gelu", false, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec},
-      {"gelu_grad", true, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec, true},
+      {"gelu", false, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec, {DType::kBF16}},
+      {"gelu_grad", true, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec, {}},
   };
   return table;
 }
@@ -108,7 +109,8 @@ void add_eltwise_candidate(kernels::KernelRegistry& r, const EltwiseSpec& spec) 
   kernels::KernelCandidate c;
   c.name = "onednn";
   c.dtypes = {DType::kF32, DType::kBF16};
-  if (spec.f32_to_vec_on_amd && amd_leaves_f32()) c.dtypes = {DType::kBF16};
+  if (amd_v4()) c.dtypes = spec.amd_dtypes;
+  if (c.dtypes.empty()) return;
   c.priority = kOneDnnPriority;
   c.decline = [spec](const kernels::KernelSignature& sig) -> std::string {
     for (const auto& t : sig.inputs) {
