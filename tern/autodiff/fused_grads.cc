@@ -72,9 +72,20 @@ ir::Value* expand_fused_epilogue(GradContext& c, std::string_view base_op) {
   return y;
 }
 
-// Differentiates `expanded` (the node's output recomputed from its inputs) with the node's dy.
-// An input that appears more than once gets the whole gradient at its first position.
-std::vector<ir::Value*> grads_through(GradContext& c, ir::Value* expanded) {
+// The gradient reaching fused_elementwise's y: its own, plus, with column_sum, the sum's gradient
+// broadcast over y's rows (every row adds into the sum).
+ir::Value* fused_elementwise_dy(GradContext& c) {
+  if (!c.attrs().get_bool("column_sum") || !c.has_dy(1)) return c.dy(0);
+  ir::Value* ds = c.dy(1);
+  if (ds->dtype() != c.y()->dtype()) ds = c.op("cast", {ds}, {{"dtype", c.y()->dtype()}});
+  ir::Value* spread = broadcast_to(c, ds, c.y()->shape());
+  return c.has_dy(0) ? c.op("add", {c.dy(0), spread}) : spread;
+}
+
+// Differentiates `expanded` (the node's output recomputed from its inputs) with `dy`, the
+// gradient of the node's output. An input that appears more than once gets the whole gradient at
+// its first position.
+std::vector<ir::Value*> grads_through(GradContext& c, ir::Value* expanded, ir::Value* dy) {
   const ir::Node& n = c.node();
   std::vector<ir::Value*> wrt;
   std::vector<int> position(static_cast<size_t>(n.num_inputs()), -1);
@@ -86,7 +97,7 @@ std::vector<ir::Value*> grads_through(GradContext& c, ir::Value* expanded) {
     position[static_cast<size_t>(i)] = static_cast<int>(wrt.size());
     wrt.push_back(c.x(i));
   }
-  std::vector<ir::Value*> g = gradients(c.graph(), expanded, wrt, c.dy());
+  std::vector<ir::Value*> g = gradients(c.graph(), expanded, wrt, dy);
   std::vector<ir::Value*> out(static_cast<size_t>(n.num_inputs()), nullptr);
   for (int i = 0; i < n.num_inputs(); ++i) {
     int p = position[static_cast<size_t>(i)];
@@ -98,12 +109,15 @@ std::vector<ir::Value*> grads_through(GradContext& c, ir::Value* expanded) {
 }  // namespace
 
 void register_fused_grads(GradRegistry& r) {
-  r.add("fused_elementwise",
-        [](GradContext& c) { return grads_through(c, expand_fused_elementwise(c)); });
-  r.add("fused_matmul",
-        [](GradContext& c) { return grads_through(c, expand_fused_epilogue(c, "matmul")); });
-  r.add("fused_conv2d",
-        [](GradContext& c) { return grads_through(c, expand_fused_epilogue(c, "conv2d")); });
+  r.add("fused_elementwise", [](GradContext& c) {
+    return grads_through(c, expand_fused_elementwise(c), fused_elementwise_dy(c));
+  });
+  r.add("fused_matmul", [](GradContext& c) {
+    return grads_through(c, expand_fused_epilogue(c, "matmul"), c.dy());
+  });
+  r.add("fused_conv2d", [](GradContext& c) {
+    return grads_through(c, expand_fused_epilogue(c, "conv2d"), c.dy());
+  });
 }
 
 }  // namespace tern::autodiff

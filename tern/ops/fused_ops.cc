@@ -1,6 +1,10 @@
 // Fused ops, created by the fusion passes (and accepted in text IR):
-//   fused_elementwise(x...)  {opcodes, operands, immediates}: a chain of elementwise ops in one
-//       loop; the program format is in tern/ops/fused_program.h. Inputs broadcast to the output.
+//   fused_elementwise(x...)  {opcodes, operands, immediates, column_sum, sum_dtype}: a chain of
+//       elementwise ops in one loop; the program format is in tern/ops/fused_program.h. Inputs
+//       broadcast to the output y. With column_sum, a second output: y (as stored, in y's dtype)
+//       summed over every axis but the last, [y's last dim], in sum_dtype ("" = y's dtype, "f32"
+//       from a 16-bit y: sum(y) {axes = leading, out_dtype}), e.g. a bias gradient read in the
+//       pass that writes y (created by column-sum fusion).
 //   fused_matmul(a, b[, bias][, residual])  {matmul attrs, activation, has_bias, has_residual}
 //   fused_conv2d(x, filter[, bias][, residual])  {conv2d attrs, activation, has_bias, has_residual,
 //       pool, pool_ksize, pool_strides, pool_padding}
@@ -24,7 +28,25 @@ std::vector<TensorType> infer_fused_elementwise(const InferContext& ctx) {
   std::string problem =
       decode_fused_program(ctx.attrs, static_cast<int>(ctx.inputs.size()), &program);
   if (!problem.empty()) ctx.fail("bad program: ", problem);
-  return infer_broadcast(ctx, ctx.input(0).dtype);
+  std::vector<TensorType> out = infer_broadcast(ctx, ctx.input(0).dtype);
+  const std::string& sum_dtype = ctx.attrs.get_string("sum_dtype");
+  if (!ctx.attrs.get_bool("column_sum")) {
+    if (!sum_dtype.empty()) ctx.fail("sum_dtype \"", sum_dtype, "\" needs column_sum = true");
+    return out;
+  }
+  const TensorType& y = out[0];
+  if (y.shape.rank() == 0) ctx.fail("column_sum needs an output of rank >= 1, got ", y.to_string());
+  DType sum = y.dtype;
+  if (sum_dtype == "f32") {
+    if (y.dtype != DType::kBF16 && y.dtype != DType::kF16 && y.dtype != DType::kF32) {
+      ctx.fail("sum_dtype \"f32\" needs an f32, bf16 or f16 output, got ", dtype_name(y.dtype));
+    }
+    sum = DType::kF32;
+  } else if (!sum_dtype.empty()) {
+    ctx.fail("sum_dtype must be \"\" (the output's dtype) or \"f32\", got \"", sum_dtype, "\"");
+  }
+  out.push_back({sum, Shape{y.shape.dim(y.shape.rank() - 1)}});
+  return out;
 }
 
 // Checks the epilogue inputs (bias, residual) against the base op's output type `out`.
@@ -80,13 +102,16 @@ Attrs fused_base_attrs(const Attrs& fused) {
 void register_fused_ops(OpRegistry& r) {
   r.add({.name = "fused_elementwise",
          .family = "fused",
-         .doc = "A chain of elementwise ops evaluated in one loop (created by elementwise fusion).",
+         .doc = "A chain of elementwise ops evaluated in one loop (created by elementwise fusion); "
+                "with column_sum, also the output summed over all axes but the last.",
          .inputs = {"x"},
          .variadic = true,
          .min_inputs = 1,
          .attrs = {{"opcodes", AttrKind::kInts, std::nullopt},
                    {"operands", AttrKind::kInts, std::nullopt},
-                   {"immediates", AttrKind::kFloats, std::nullopt}},
+                   {"immediates", AttrKind::kFloats, std::nullopt},
+                   {"column_sum", AttrKind::kBool, false},
+                   {"sum_dtype", AttrKind::kString, std::string()}},
          .dtypes = kFloatDTypes,
          .traits = kTraitElementwise,
          // Kernels read an element's inputs before writing it; the planner only pairs inputs

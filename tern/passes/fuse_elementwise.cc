@@ -111,7 +111,80 @@ bool build(const std::vector<ir::Node*>& members, bool use_immediates,
   return true;
 }
 
+// The program of `producer` (a fused_elementwise without column sums, or one fusable op) and its
+// inputs; false if it has none.
+bool program_of(const Grouper& grouper, ir::Node* producer, std::vector<ir::Value*>* inputs,
+                ops::FusedProgram* program) {
+  if (producer->op_name() == "fused_elementwise") {
+    if (producer->attrs().get_bool("column_sum")) return false;
+    *inputs = producer->inputs();
+    return ops::decode_fused_program(producer->attrs(), producer->num_inputs(), program).empty();
+  }
+  if (!grouper.candidate(*producer)) return false;
+  return build({producer}, true, inputs, program) || build({producer}, false, inputs, program);
+}
+
+// Whether `sum` adds `x` over every axis but the last into x's dtype or f32.
+bool sums_columns(const ir::Node& sum, const ir::Value* x) {
+  const int rank = x->shape().rank();
+  if (rank < 2) return false;
+  std::vector<bool> reduced(static_cast<size_t>(rank), false);
+  for (int64_t a : sum.attrs().get_ints("axes")) {
+    if (a < -rank || a >= rank) return false;
+    reduced[static_cast<size_t>(a < 0 ? a + rank : a)] = true;
+  }
+  for (int a = 0; a < rank; ++a) {
+    if (reduced[static_cast<size_t>(a)] != (a < rank - 1)) return false;
+  }
+  DType out = sum.output()->dtype();
+  return out == x->dtype() || out == DType::kF32;
+}
+
 }  // namespace
+
+bool FuseColumnSum::run(ir::Graph& g) {
+  Grouper grouper(g);
+  bool changed = false;
+  for (ir::Node* sum : grouper.order()) {
+    if (sum->op_name() != "sum" || sum->num_inputs() != 1) continue;
+    ir::Value* x = sum->input(0);
+    if (!is_floating(x->dtype()) || !sums_columns(*sum, x)) continue;
+    // The summed value, or what a reshape keeping the last dim made it from (a dense layer's
+    // [batch, steps, N] flattened to rows): the columns are the same elements.
+    ir::Value* y = x;
+    if (x->node() && x->node()->op_name() == "reshape" &&
+        x->node()->input(0)->shape().rank() >= 1 &&
+        x->node()->input(0)->shape().dims().back() == x->shape().dims().back()) {
+      y = x->node()->input(0);
+    }
+    ir::Node* producer = y->node();
+    if (!producer || producer->num_outputs() != 1 || y->dtype() != DType::kF32) continue;
+    std::vector<ir::Value*> inputs;
+    ops::FusedProgram program;
+    if (!program_of(grouper, producer, &inputs, &program)) continue;
+    const std::vector<ir::Node*> merged = {producer, sum};
+    if (any_ancestor_of(inputs, control_successors_of(g, merged))) continue;
+    ops::Attrs attrs;
+    program.to_attrs(attrs);
+    attrs.set("column_sum", true);
+    const bool widens = sum->output()->dtype() != y->dtype();
+    attrs.set("sum_dtype", std::string(widens ? "f32" : ""));
+    ir::Node* fused = g.add_node("fused_elementwise", inputs, std::move(attrs),
+                                 str_cat(producer->name(), "/column_sum"));
+    inherit_control_edges(g, merged, fused);
+    ir::Value* sums = fused->output(1);
+    if (sum->attrs().get_bool("keepdims")) {  // [1, ..., 1, N], as autodiff's bias gradients
+      sums = g.add("reshape", {sums}, {{"shape", sum->output()->shape().dims()}},
+                   str_cat(sum->name(), "/keepdims"));
+    }
+    g.replace_all_uses(y, fused->output(0));
+    g.replace_all_uses(sum->output(), sums);
+    g.remove_node(sum);
+    g.remove_node(producer);
+    changed = true;
+  }
+  return changed;
+}
 
 bool FuseElementwise::run(ir::Graph& g) {
   Grouper grouper(g);

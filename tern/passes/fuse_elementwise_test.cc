@@ -116,5 +116,99 @@ TEST(FuseElementwise, AllScalarOperandsBecomeImmediatesButAnInputRemains) {
   EXPECT_EQ(program_of(f).to_string(), "div(pow(sub(1, in0), 2), 2)");
 }
 
+TEST(FuseColumnSum, BiasGradientJoinsItsActivationGradient) {
+  auto g = parse(R"(graph @g {
+    %dy = input() {dtype=f32, name="dy", shape=[16, 8]}
+    %x = input() {dtype=f32, name="x", shape=[16, 8]}
+    %w = input() {dtype=f32, name="w", shape=[4, 8]}
+    %d = gelu_grad(%dy, %x) {approximate=false}
+    %db = sum(%d) {axes=[0]}
+    %kept = sum(%d) {axes=[0], keepdims=true}
+    %dx = matmul(%d, %w) {transpose_b=true}
+    return {"db": %db, "kept": %kept, "dx": %dx}
+  })");
+  FuseColumnSum pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  // The first sum joins gelu_grad; the second sums the fused node's first output.
+  EXPECT_EQ(count_ops(*g, "sum"), 1u);
+  EXPECT_EQ(count_ops(*g, "gelu_grad"), 0u);
+  const ir::Node& f = output_node(*g, "db");
+  ASSERT_EQ(f.op_name(), "fused_elementwise");
+  EXPECT_TRUE(f.attrs().get_bool("column_sum"));
+  EXPECT_EQ(f.attrs().get_string("sum_dtype"), "");
+  EXPECT_EQ(program_of(f).to_string(), "gelu_erf_grad(in0, in1)");
+  EXPECT_EQ(f.output(1)->type().to_string(), "f32[8]");
+  // The matmul reads the fused node's first output.
+  EXPECT_EQ(output_node(*g, "dx").input(0), f.output(0));
+  EXPECT_FALSE(run_pass(pass, *g));
+}
+
+TEST(FuseColumnSum, JoinsAFusedProgramButNotA16BitValue) {
+  // A 3-D value summed over its two leading axes (one named negatively); the same in bf16 stays.
+  auto g = parse(R"(graph @g {
+    %a = input() {dtype=f32, name="a", shape=[2, 5, 8]}
+    %b = input() {dtype=f32, name="b", shape=[8]}
+    %t = add(%a, %b)
+    %r = relu(%t)
+    %s = sum(%r) {axes=[0, -2]}
+    %a16 = input() {dtype=bf16, name="a16", shape=[2, 5, 8]}
+    %r16 = relu(%a16)
+    %s16 = sum(%r16) {axes=[0, 1], out_dtype="f32"}
+    return {"s": %s, "r": %r, "s16": %s16}
+  })");
+  FuseElementwise fuse;
+  EXPECT_TRUE(run_pass(fuse, *g));
+  FuseColumnSum pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& f = output_node(*g, "s");
+  EXPECT_EQ(&f, &output_node(*g, "r"));
+  EXPECT_EQ(f.attrs().get_string("sum_dtype"), "");
+  EXPECT_EQ(program_of(f).to_string(), "relu(add(in0, in1))");
+  EXPECT_EQ(f.output(1)->type().to_string(), "f32[8]");
+  EXPECT_EQ(output_node(*g, "s16").op_name(), "sum");
+}
+
+TEST(FuseColumnSum, LooksThroughAReshapeKeepingTheLastDim) {
+  // A dense layer's [batch, steps, N] gradient flattened to rows for its matmul and bias sum.
+  auto g = parse(R"(graph @g {
+    %dy = input() {dtype=f32, name="dy", shape=[2, 3, 8]}
+    %x = input() {dtype=f32, name="x", shape=[2, 3, 8]}
+    %d = gelu_grad(%dy, %x) {approximate=false}
+    %rows = reshape(%d) {shape=[6, 8]}
+    %db = sum(%rows) {axes=[0], keepdims=true}
+    %other = reshape(%d) {shape=[3, 16]}
+    %nope = sum(%other) {axes=[0]}
+    return {"db": %db, "rows": %rows, "nope": %nope}
+  })");
+  FuseColumnSum pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "sum"), 1u);  // a reshape to another last dim mixes the columns
+  const ir::Node& keep = output_node(*g, "db");
+  ASSERT_EQ(keep.op_name(), "reshape");  // keepdims: [8] -> [1, 8]
+  const ir::Node& f = *keep.input(0)->node();
+  EXPECT_EQ(f.op_name(), "fused_elementwise");
+  EXPECT_EQ(keep.output()->type().to_string(), "f32[1, 8]");
+  EXPECT_EQ(output_node(*g, "rows").input(0), f.output(0));
+}
+
+TEST(FuseColumnSum, OtherSumsStay) {
+  auto g = parse(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 3, 4]}
+    %w = input() {dtype=f32, name="w", shape=[4, 4]}
+    %e = exp(%x)
+    %rows = sum(%e) {axes=[2]}
+    %t = tanh(%x)
+    %last = sum(%t) {axes=[1, 2]}
+    %n = neg(%x)
+    %first = sum(%n) {axes=[0]}
+    %m = matmul(%x, %w)
+    %of_matmul = sum(%m) {axes=[0, 1]}
+    return {"rows": %rows, "last": %last, "first": %first, "of_matmul": %of_matmul}
+  })");
+  FuseColumnSum pass;
+  EXPECT_FALSE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "sum"), 4u);
+}
+
 }  // namespace
 }  // namespace tern::passes

@@ -104,6 +104,7 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
     add(std::make_unique<FuseNormActivation>());
     add(std::make_unique<FuseEpilogue>());
     add(std::make_unique<FuseElementwise>());
+    add(std::make_unique<FuseColumnSum>());
     add(std::make_unique<Dce>());
   }
   // Same bits as the kernels that widen their own operands: in deterministic pipelines too.

@@ -14,14 +14,15 @@ namespace {
 
 TEST(Pipeline, DefaultOrderAndDeterministicSubset) {
   PipelineOptions o;
-  EXPECT_EQ(default_pipeline(o).names(),
-            (std::vector<std::string>{"simplify", "cse", "dce", "fuse_norm_activation",
-                                      "fuse_epilogue", "fuse_elementwise", "dce"}));
+  EXPECT_EQ(
+      default_pipeline(o).names(),
+      (std::vector<std::string>{"simplify", "cse", "dce", "fuse_norm_activation", "fuse_epilogue",
+                                "fuse_elementwise", "fuse_column_sum", "dce"}));
   o.evaluator = [](const ir::Node&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; };
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
                                       "fuse_norm_activation", "fuse_epilogue", "fuse_elementwise",
-                                      "dce"}));
+                                      "fuse_column_sum", "dce"}));
   o.deterministic = true;
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "const_fold", "cse", "dce"}));
@@ -29,7 +30,8 @@ TEST(Pipeline, DefaultOrderAndDeterministicSubset) {
   o.disabled = {"fuse_epilogue", "cse"};
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "dce",
-                                      "fuse_norm_activation", "fuse_elementwise", "dce"}));
+                                      "fuse_norm_activation", "fuse_elementwise", "fuse_column_sum",
+                                      "dce"}));
 }
 
 TEST(Pipeline, FrozenWeightsPipeline) {
@@ -118,6 +120,13 @@ TEST(Pipeline, OptimizedTrainingMatchesUnoptimized) {
   const ir::Graph& opt = got.exe->graph();
   EXPECT_EQ(opt.nodes_of("fused_matmul").size(), 3u) << ir::print_graph(opt);
   EXPECT_GE(opt.nodes_of("fused_elementwise").size(), 1u);
+  // The bias gradients, sum(gelu_grad(...)) for b1 and the sum of the fused tanh gradient for b2,
+  // are summed in their producers' passes.
+  size_t column_sums = 0;
+  for (const ir::Node* n : opt.nodes_of("fused_elementwise")) {
+    column_sums += n->attrs().get_bool("column_sum") ? 1 : 0;
+  }
+  EXPECT_EQ(column_sums, 2u) << ir::print_graph(opt);
   EXPECT_LT(got.exe->steps().size(), want.exe->steps().size());
   for (int i = 0; i < 5; ++i) {
     EXPECT_TRUE(allclose(got.losses[i], want.losses[i], 1e-4, 1e-6))

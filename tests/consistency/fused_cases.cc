@@ -29,6 +29,12 @@ ops::Attrs program(int num_inputs, std::vector<Ins> rows) {
   return attrs;
 }
 
+ops::Attrs with_column_sum(ops::Attrs attrs, std::string sum_dtype = "") {
+  attrs.set("column_sum", true);
+  attrs.set("sum_dtype", std::move(sum_dtype));
+  return attrs;
+}
+
 ops::Attrs epilogue(std::string act, bool bias, bool residual, ops::Attrs base = {}) {
   base.set("activation", std::move(act));
   base.set("has_bias", bias);
@@ -144,6 +150,30 @@ TERN_OP_CASES(fused) {
        {},
        1e-5,
        "large-column-scalar"},
+      // column_sum: the output summed over its leading axes too (a bias gradient). Small, with
+      // the gradient checked (the sum's dy spreads over the rows); large enough for several
+      // tasks of rows, a chunk wrapping past rows' ends (130 columns) and a broadcast input.
+      {"fused_elementwise",
+       {In({3, 5}), In({5})},
+       with_column_sum(program(2, {{F::kAdd, 0, 1}, {F::kTanh, 2}})),
+       true,
+       {},
+       1e-5,
+       "column-sum"},
+      {"fused_elementwise",
+       {In({3, 100, 130}), In({3, 100, 130}, -3, 3)},
+       with_column_sum(program(2, {{F::kGeluErfGrad, 0, 1}})),
+       false,
+       {},
+       1e-5,
+       "column-sum-gelu-grad-large"},
+      {"fused_elementwise",
+       {In({150, 40}), In({40})},
+       with_column_sum(program(2, {{F::kReluGrad, 0, 1}}), "f32"),
+       false,
+       {DType::kBF16, DType::kF16, DType::kF32},
+       1e-5,
+       "column-sum-f32"},
       // The same input twice.
       {"fused_elementwise",
        {In({6}), In({6})},

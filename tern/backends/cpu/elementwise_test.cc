@@ -12,6 +12,7 @@
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
 #include "tern/kernels/kernel.h"
+#include "tern/ops/fused_program.h"
 #include "tern/ops/registry.h"
 #include "tern/runtime/eager.h"
 #include "tern/runtime/runtime.h"
@@ -316,6 +317,29 @@ TEST(ElementwiseThreads, ResultsDoNotDependOnTheThreadCount) {
     ref.kernel = "ref";
     Tensor want = runtime::eager_call1(r.op, r.inputs, {}, ref);
     EXPECT_LT(max_abs_diff(four, want), 2e-2) << r.op;
+  }
+  omp_set_num_threads(saved);
+}
+
+// fused_elementwise's column sums (bias gradients): rows in fixed tasks whose partial sums are
+// added in task order, so one thread and four give the same bits.
+TEST(ElementwiseThreads, ColumnSumsDoNotDependOnTheThreadCount) {
+  runtime::initialize();
+  ops::FusedProgram p;
+  p.num_inputs = 2;
+  p.code = {{ops::FusedOpcode::kGeluErfGrad, 0, 1}};
+  ops::Attrs attrs;
+  p.to_attrs(attrs);
+  attrs.set("column_sum", true);
+  int saved = omp_get_max_threads();
+  for (DType d : {DType::kF32, DType::kBF16}) {
+    std::vector<Tensor> in = {random_tensor(d, {1000, 96}, 1), random_tensor(d, {1000, 96}, 2)};
+    omp_set_num_threads(1);
+    std::vector<Tensor> one = runtime::eager_call("fused_elementwise", in, attrs);
+    omp_set_num_threads(4);
+    std::vector<Tensor> four = runtime::eager_call("fused_elementwise", in, attrs);
+    EXPECT_TRUE(bitwise_equal(one[0], four[0])) << dtype_name(d);
+    EXPECT_TRUE(bitwise_equal(one[1], four[1])) << dtype_name(d);
   }
   omp_set_num_threads(saved);
 }

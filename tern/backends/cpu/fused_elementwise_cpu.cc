@@ -3,7 +3,8 @@
 // program runs over chunks
 // of kChunk elements that stay in L1, one `omp simd` loop per instruction, so a chain of N ops
 // reads its inputs and writes its output once instead of N times. Inputs broadcast through the
-// 2-D view of elementwise_loops.h (same shape, scalar, row and column); others go to ref. Math
+// 2-D view of elementwise_loops.h (same shape, scalar, row and column); others go to ref. With
+// column_sum, rows of the output are summed per column while in L1 (run_with_column_sums). Math
 // is the libm-free float math of elementwise_math.h (sin, cos and pow call libm per element).
 #include <immintrin.h>
 
@@ -155,10 +156,15 @@ FusedVectorFn fused_vector_fn(FusedOpcode op) {
 
 namespace {
 
+// Rows of y per task of a column-sum run: each task sums its rows' columns into its own partial
+// row; the partials are added in task order, so the sums do not depend on the thread count.
+constexpr int64_t kSumRows = 256;
+constexpr int64_t kParallelThreshold = 32768;  // elements
+
 class FusedElementwiseKernel final : public kernels::Kernel {
  public:
-  FusedElementwiseKernel(ops::FusedProgram program, BroadcastPlan plan)
-      : program_(std::move(program)), plan_(std::move(plan)) {
+  FusedElementwiseKernel(ops::FusedProgram program, BroadcastPlan plan, bool column_sum)
+      : program_(std::move(program)), plan_(std::move(plan)), column_sum_(column_sum) {
     // Each instruction's vector loop, looked up once.
     for (const ops::FusedInstruction& ins : program_.code) fns_.push_back(fused_vector_fn(ins.op));
     // Immediates are constant over every chunk: fill their slots once.
@@ -190,22 +196,71 @@ class FusedElementwiseKernel final : public kernels::Kernel {
     std::vector<const T*> in;
     for (const Tensor& t : ctx.inputs) in.push_back(t.data<T>());
     T* out = ctx.outputs[0].data<T>();
+    if (column_sum_) return run_with_column_sums(ctx, in, out);
     parallel_ranges(ctx.outputs[0].num_elements(), [&](int64_t begin, int64_t end) {
-      thread_local std::vector<float> scratch;
-      size_t slots = static_cast<size_t>(program_.num_slots());
-      if (scratch.size() < slots * kChunk) scratch.resize(slots * kChunk);
-      std::vector<const float*> src(slots, nullptr);
-      for (const auto& [slot, values] : immediates_) src[static_cast<size_t>(slot)] = values.data();
-      for_each_segment(plan_, begin, end,
-                       [&](int64_t row, int64_t col, int64_t length, int64_t pos) {
-                         for (int64_t s = 0; s < length; s += kChunk) {
-                           int64_t m = std::min(kChunk, length - s);
-                           load_inputs(in, row, col + s, m, scratch.data(), src);
-                           T* dst = out + pos + s;
-                           run_program(scratch.data(), src, m, dst);
-                         }
-                       });
+      run_range(in, out, begin, end, [](int64_t, const T*, int64_t) {});
     });
+  }
+
+  // Evaluates the program for y's elements [begin, end); `written(pos, dst, m)` sees each chunk
+  // of m values once stored at dst = out + pos.
+  template <typename T, typename Written>
+  void run_range(const std::vector<const T*>& in, T* out, int64_t begin, int64_t end,
+                 Written&& written) const {
+    thread_local std::vector<float> scratch;
+    size_t slots = static_cast<size_t>(program_.num_slots());
+    if (scratch.size() < slots * kChunk) scratch.resize(slots * kChunk);
+    std::vector<const float*> src(slots, nullptr);
+    for (const auto& [slot, values] : immediates_) src[static_cast<size_t>(slot)] = values.data();
+    for_each_segment(plan_, begin, end, [&](int64_t row, int64_t col, int64_t length, int64_t pos) {
+      for (int64_t s = 0; s < length; s += kChunk) {
+        int64_t m = std::min(kChunk, length - s);
+        load_inputs(in, row, col + s, m, scratch.data(), src);
+        T* dst = out + pos + s;
+        run_program(scratch.data(), src, m, dst);
+        written(pos + s, dst, m);
+      }
+    });
+  }
+
+  // column_sum: y in tasks of kSumRows rows (of y's last dim), each adding its stored values into
+  // its own partial row in f32 while they are in L1; then the partials in task order.
+  template <typename T>
+  void run_with_column_sums(kernels::KernelContext& ctx, const std::vector<const T*>& in, T* out) {
+    Tensor& sums = ctx.outputs[1];
+    const int64_t n = sums.num_elements();
+    const int64_t rows = n > 0 ? ctx.outputs[0].num_elements() / n : 0;
+    const int64_t tasks = (rows + kSumRows - 1) / kSumRows;
+    partials_.assign(static_cast<size_t>(std::max<int64_t>(tasks, 1) * n), 0.f);
+#pragma omp parallel for schedule(static) if (rows * n >= kParallelThreshold)
+    for (int64_t t = 0; t < tasks; ++t) {
+      float* partial = partials_.data() + t * n;
+      const int64_t r0 = t * kSumRows, r1 = std::min(rows, r0 + kSumRows);
+      float stored[kChunk];
+      run_range(in, out, r0 * n, r1 * n, [&](int64_t pos, const T* dst, int64_t m) {
+        const float* v = reinterpret_cast<const float*>(dst);
+        if constexpr (!std::is_same_v<T, float>) {
+          to_float(dst, stored, m);  // the rounded values y holds
+          v = stored;
+        }
+        for (int64_t done = 0; done < m;) {  // a chunk may wrap past a row's end
+          const int64_t col = (pos + done) % n, k = std::min(m - done, n - col);
+          add_into(partial + col, v + done, k);
+          done += k;
+        }
+      });
+    }
+    for (int64_t t = 1; t < tasks; ++t) add_into(partials_.data(), partials_.data() + t * n, n);
+    if constexpr (!std::is_same_v<T, float>) {
+      if (sums.dtype() == ctx.outputs[0].dtype())
+        return from_float(partials_.data(), sums.data<T>(), n);
+    }
+    std::copy(partials_.begin(), partials_.begin() + n, sums.data<float>());
+  }
+
+  static void add_into(float* acc, const float* v, int64_t m) {
+#pragma omp simd
+    for (int64_t i = 0; i < m; ++i) acc[i] += v[i];
   }
 
   // Points the input slots at this chunk's values (f32 contiguous inputs in place, the rest
@@ -257,6 +312,8 @@ class FusedElementwiseKernel final : public kernels::Kernel {
   std::vector<FusedVectorFn> fns_;
   BroadcastPlan plan_;
   std::vector<std::pair<int, std::vector<float>>> immediates_;
+  bool column_sum_;
+  std::vector<float> partials_;  // column_sum: [tasks, n] (one run at a time per node)
 };
 
 // "" if the kernel takes the signature, else why not.
@@ -287,7 +344,8 @@ void register_fused_elementwise_kernels(kernels::KernelRegistry& r) {
     BroadcastPlan plan;
     std::string why = decline(sig, &program, &plan);
     if (!why.empty()) throw_error(ErrorCode::kInternal, "vec ", sig.to_string(), ": ", why);
-    return std::make_unique<FusedElementwiseKernel>(std::move(program), std::move(plan));
+    return std::make_unique<FusedElementwiseKernel>(std::move(program), std::move(plan),
+                                                    sig.attrs->get_bool("column_sum"));
   };
   r.add("fused_elementwise", std::move(c));
 }

@@ -1,6 +1,7 @@
 // Reference kernels for the fused ops. fused_elementwise interprets its program element by
-// element in the compute type. fused_matmul / fused_conv2d run the base op's own reference kernel
-// on f64 copies of the inputs, then apply bias, residual and activation in f64 and round once.
+// element in the compute type (and sums its output's columns in double, with column_sum).
+// fused_matmul / fused_conv2d run the base op's own reference kernel on f64 copies of the inputs,
+// then apply bias, residual and activation in f64 and round once.
 #include <cmath>
 
 #include "tern/kernels/ref/ref.h"
@@ -12,6 +13,15 @@
 
 namespace tern::kernels::ref {
 namespace {
+
+// fused_elementwise's column_sum output: y's stored values summed in double over every axis but
+// the last, rounded once to the sum's dtype.
+void column_sums_ref(const Tensor& y, Tensor& sums) {
+  const int64_t n = sums.num_elements();
+  std::vector<double> acc(static_cast<size_t>(n), 0.0);
+  for (int64_t i = 0; i < y.num_elements(); ++i) acc[static_cast<size_t>(i % n)] += y.get(i);
+  for (int64_t j = 0; j < n; ++j) sums.set(j, acc[static_cast<size_t>(j)]);
+}
 
 template <typename T>
 void fused_elementwise_ref(KernelContext& ctx) {
@@ -46,6 +56,7 @@ void fused_elementwise_ref(KernelContext& ctx) {
     }
     out[i] = static_cast<T>(slot.back());
   }
+  if (ctx.attrs.get_bool("column_sum")) column_sums_ref(y, ctx.outputs[1]);
 }
 
 // The base op's attributes (out_dtype too: the base runs in f64 and the result is rounded to the
