@@ -34,19 +34,13 @@ namespace {
 
 [[gnu::always_inline]] inline void bf16_to_float_body(const bfloat16* in, float* out, int64_t n) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i)
-    out[i] = std::bit_cast<float>(static_cast<uint32_t>(in[i].bits) << 16);
+  for (int64_t i = 0; i < n; ++i) out[i] = bf16_bits_to_float(in[i].bits);
 }
 
 // Same rounding as bfloat16::from_float: nearest even, NaN kept quiet.
 [[gnu::always_inline]] inline void float_to_bf16_body(const float* in, bfloat16* out, int64_t n) {
 #pragma omp simd
-  for (int64_t i = 0; i < n; ++i) {
-    uint32_t u = std::bit_cast<uint32_t>(in[i]);
-    bool nan = (u & 0x7fffffffu) > 0x7f800000u;
-    uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
-    out[i].bits = static_cast<uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
-  }
+  for (int64_t i = 0; i < n; ++i) out[i].bits = float_to_bf16_bits(in[i]);
 }
 
 // The rounding loop for AVX-512 (16 lanes): an f32 -> bf16 cast of [4096, 256] on 2 threads (Zen 5,

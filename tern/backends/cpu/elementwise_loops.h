@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -29,6 +30,18 @@ constexpr int64_t kConvertBlock = 512;
 void parallel_ranges(int64_t n, const std::function<void(int64_t, int64_t)>& fn);
 
 // --- 16-bit float blocks (vectorized; rounding to nearest even, as bfloat16/float16 do) ---
+
+// One bf16 value widened / one float rounded to bf16 (nearest even, NaN kept quiet: the rounding
+// of bfloat16::from_float), for `omp simd` loops that read or write bf16 directly.
+[[gnu::always_inline]] inline float bf16_bits_to_float(uint16_t bits) {
+  return std::bit_cast<float>(static_cast<uint32_t>(bits) << 16);
+}
+[[gnu::always_inline]] inline uint16_t float_to_bf16_bits(float x) {
+  uint32_t u = std::bit_cast<uint32_t>(x);
+  bool nan = (u & 0x7fffffffu) > 0x7f800000u;
+  uint32_t rounded = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+  return static_cast<uint16_t>(nan ? ((u >> 16) | 0x40u) : rounded);
+}
 
 void to_float(const bfloat16* in, float* out, int64_t n);
 void to_float(const float16* in, float* out, int64_t n);

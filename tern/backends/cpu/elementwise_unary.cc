@@ -79,7 +79,15 @@ struct TanhGradOp {
 // --- float blocks ---
 
 using UnaryBlock = void (*)(const float* x, float* y, int64_t n);
-using PairBlock = void (*)(const float* a, const float* b, float* out, int64_t n);
+using PairBlockF32 = void (*)(const float* a, const float* b, float* out, int64_t n);
+using PairBlockBF16 = void (*)(const bfloat16* a, const bfloat16* b, bfloat16* out, int64_t n);
+
+// A gradient helper's loops: on floats, and (AVX-512 builds) on bf16 read and written in place;
+// without the latter, 16-bit tensors go through float blocks.
+struct PairBlock {
+  PairBlockF32 f32;
+  PairBlockBF16 bf16 = nullptr;
+};
 
 template <typename F>
 [[gnu::flatten]] void unary_block(const float* x, float* y, int64_t n) {
@@ -112,6 +120,23 @@ TERN_CPU_V4_LOOP void pair_block_v4(const float* a, const float* b, float* out, 
   for (int64_t i = 0; i < n; ++i) out[i] = f(a[i], b[i]);
 }
 
+// The gradient helpers' AVX-512 loop on bf16 tensors: each value widened, computed and rounded
+// in registers, where the float-block path passes every block through L1 three more times. bf16
+// [4M] on 2 Zen 5 cores (kernel_ab_bench): relu_grad 0.32-0.38 -> 0.22-0.29 ms, sigmoid_grad 0.49
+// -> 0.22, tanh_grad 0.31 -> 0.22, gelu_grad 1.10 -> 1.02-1.04. The unary ops keep the blocks:
+// there GCC's 32-lane loop over 16-bit values measured slower (exp 0.54 -> 0.66, sigmoid 0.71 ->
+// 0.82, tanh 0.82 -> 0.90, gelu 0.98 -> 1.02 ms).
+template <typename F>
+TERN_CPU_V4_LOOP void pair_block_bf16_v4(const bfloat16* a, const bfloat16* b, bfloat16* out,
+                                         int64_t n) {
+  const F f;
+#pragma omp simd
+  for (int64_t i = 0; i < n; ++i) {
+    out[i].bits =
+        float_to_bf16_bits(f(bf16_bits_to_float(a[i].bits), bf16_bits_to_float(b[i].bits)));
+  }
+}
+
 template <typename F>
 UnaryBlock unary_block_for() {
   return cpu_runs_v4_variants() ? &unary_block_v4<F> : &unary_block<F>;
@@ -119,7 +144,8 @@ UnaryBlock unary_block_for() {
 
 template <typename F>
 PairBlock pair_block_for() {
-  return cpu_runs_v4_variants() ? &pair_block_v4<F> : &pair_block<F>;
+  if (cpu_runs_v4_variants()) return {&pair_block_v4<F>, &pair_block_bf16_v4<F>};
+  return {&pair_block<F>};
 }
 
 // IEEE square roots (GCC keeps std::sqrt scalar for errno, so these use the instruction).
@@ -158,14 +184,17 @@ void unary_piece(UnaryBlock block, const T* x, T* y, int64_t n) {
 template <typename T>
 void pair_piece(PairBlock block, const T* a, const T* b, T* out, int64_t n) {
   if constexpr (std::is_same_v<T, float>) {
-    block(a, b, out, n);
+    block.f32(a, b, out, n);
   } else {
+    if constexpr (std::is_same_v<T, bfloat16>) {
+      if (block.bf16) return block.bf16(a, b, out, n);
+    }
     float fa[kConvertBlock], fb[kConvertBlock];
     for (int64_t s = 0; s < n; s += kConvertBlock) {
       int64_t m = std::min(kConvertBlock, n - s);
       to_float(a + s, fa, m);
       to_float(b + s, fb, m);
-      block(fa, fb, fa, m);
+      block.f32(fa, fb, fa, m);
       from_float(fa, out + s, m);
     }
   }

@@ -159,7 +159,6 @@ namespace {
 // Rows of y per task of a column-sum run: each task sums its rows' columns into its own partial
 // row; the partials are added in task order, so the sums do not depend on the thread count.
 constexpr int64_t kSumRows = 256;
-constexpr int64_t kParallelThreshold = 32768;  // elements
 
 class FusedElementwiseKernel final : public kernels::Kernel {
  public:
@@ -232,7 +231,7 @@ class FusedElementwiseKernel final : public kernels::Kernel {
     const int64_t rows = n > 0 ? ctx.outputs[0].num_elements() / n : 0;
     const int64_t tasks = (rows + kSumRows - 1) / kSumRows;
     partials_.assign(static_cast<size_t>(std::max<int64_t>(tasks, 1) * n), 0.f);
-#pragma omp parallel for schedule(static) if (rows * n >= kParallelThreshold)
+#pragma omp parallel for schedule(static) if (rows * n > kParallelThreshold)
     for (int64_t t = 0; t < tasks; ++t) {
       float* partial = partials_.data() + t * n;
       const int64_t r0 = t * kSumRows, r1 = std::min(rows, r0 + kSumRows);
