@@ -124,7 +124,7 @@ bool program_of(const Grouper& grouper, ir::Node* producer, std::vector<ir::Valu
   return build({producer}, true, inputs, program) || build({producer}, false, inputs, program);
 }
 
-// Whether `sum` adds `x` over every axis but the last into x's dtype or f32.
+// Whether `sum` adds `x` over every axis but the last into x's dtype.
 bool sums_columns(const ir::Node& sum, const ir::Value* x) {
   const int rank = x->shape().rank();
   if (rank < 2) return false;
@@ -136,8 +136,7 @@ bool sums_columns(const ir::Node& sum, const ir::Value* x) {
   for (int a = 0; a < rank; ++a) {
     if (reduced[static_cast<size_t>(a)] != (a < rank - 1)) return false;
   }
-  DType out = sum.output()->dtype();
-  return out == x->dtype() || out == DType::kF32;
+  return sum.output()->dtype() == x->dtype();
 }
 
 }  // namespace
@@ -166,9 +165,7 @@ bool FuseColumnSum::run(ir::Graph& g) {
     if (any_ancestor_of(inputs, control_successors_of(g, merged))) continue;
     ops::Attrs attrs;
     program.to_attrs(attrs);
-    attrs.set("column_sum", true);
-    const bool widens = sum->output()->dtype() != y->dtype();
-    attrs.set("sum_dtype", std::string(widens ? "f32" : ""));
+    attrs.set("column_sum", true);  // f32 sums of an f32 value: sum_dtype stays ""
     ir::Node* fused = g.add_node("fused_elementwise", inputs, std::move(attrs),
                                  str_cat(producer->name(), "/column_sum"));
     inherit_control_edges(g, merged, fused);

@@ -23,18 +23,17 @@ class FuseElementwise final : public Pass {
   bool run(ir::Graph& g) override;
 };
 
-// fuse_column_sum: a `sum` over every axis but the last (out_dtype "" or "f32"; with keepdims, a
-// reshape of the fused node's sums follows)
-// of a value an elementwise producer computes (a fused_elementwise, or one op fuse_elementwise
-// could take), directly or through a reshape that keeps the last dim, joins that producer: one
-// fused_elementwise with column_sum = true returns both, summing the rows while they are in L1
-// instead of reading the value again (a dense layer's bias gradient after its activation's
-// gradient: sum(gelu_grad(dy, x), axes = [0])). The value keeps its other users. f32 values only: a
-// 16-bit value's sum reads half the bytes, and the fused loop's conversions cost more than that
-// (bf16 [4096, 1024] on 2 Zen 5 cores: gelu_grad with its sum 1.39 ms fused against 1.13 + 0.11
-// apart; f32: 1.06-1.12 against 0.99 + 0.48-0.52). Runs after fuse_elementwise, outside
-// deterministic pipelines (the sum's order of additions changes; it stays independent of the thread
-// count).
+// fuse_column_sum: a `sum` over every axis but the last of an f32 value that an elementwise
+// producer computes (a fused_elementwise, or one op fuse_elementwise could take), directly or
+// through a reshape that keeps the last dim, joins that producer: one fused_elementwise with
+// column_sum = true returns both, summing the rows while they are in L1 instead of reading the
+// value again (a dense layer's bias gradient after its activation's gradient: sum(gelu_grad(dy,
+// x), axes = [0]); with keepdims, a reshape of the fused node's sums follows). The value keeps its
+// other users. f32 only: a 16-bit value's sum reads half the bytes, and the fused loop's
+// conversions cost more than that (bf16 [4096, 1024] on 2 Zen 5 cores: gelu_grad with its sum
+// 1.39 ms fused against 1.13 + 0.11 apart; f32: 1.06-1.12 against 0.99 + 0.48-0.52). Runs after
+// fuse_elementwise, outside deterministic pipelines (the sum's order of additions changes; it
+// stays independent of the thread count).
 class FuseColumnSum final : public Pass {
  public:
   std::string name() const override { return "fuse_column_sum"; }
