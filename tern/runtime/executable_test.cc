@@ -115,6 +115,49 @@ TEST(Executable, FrozenVariablesArePreparedOnceOthersEveryRun) {
   }
 }
 
+// The same for a dense layer's weight: frozen, the matmul keeps it in oneDNN's blocked layout
+// from the first run (packs_constant_b); live, every run reads the variable.
+TEST(Executable, FrozenMatmulWeightIsPackedOnce) {
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[3, 200]}
+    %w = variable() {dtype=f32, name="w", shape=[200, 40]}
+    %y = matmul(%x, %w)
+    return {"y": %y}
+  })");
+  Tensor x = iota(Shape({3, 200}), 0.0f);
+  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = std::sin(x.data<float>()[i]);
+  Tensor w0 = iota(Shape({200, 40}), 0.0f);
+  for (int64_t i = 0; i < w0.num_elements(); ++i)
+    w0.data<float>()[i] = std::cos(w0.data<float>()[i]);
+  auto run_twice = [&](bool frozen) {
+    VariableStore vars;
+    vars.create("w", w0.clone());
+    CompileOptions opts;
+    opts.frozen_variables = frozen;
+    auto exe = Executable::compile(*g, vars, opts);
+    exe->feed("x", x);
+    exe->run();
+    Tensor first = exe->output("y").clone();
+    Tensor& w = vars.get_mutable("w");
+    for (int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] *= 2.0f;
+    exe->run();
+    return std::make_pair(first, exe->output("y").clone());
+  };
+  auto [frozen_first, frozen_second] = run_twice(true);
+  auto [live_first, live_second] = run_twice(false);
+  ASSERT_EQ(frozen_first.num_elements(), 3 * 40);
+  for (int64_t i = 0; i < frozen_first.num_elements(); ++i) {
+    double want = 0;  // x w0 in double
+    for (int64_t k = 0; k < 200; ++k) want += x.get(i / 40 * 200 + k) * w0.get(k * 40 + i % 40);
+    EXPECT_NEAR(frozen_first.get(i), want, 1e-4 * (1 + std::abs(want))) << i;
+    EXPECT_NEAR(live_first.get(i), want, 1e-4 * (1 + std::abs(want))) << i;
+    EXPECT_EQ(frozen_second.get(i), frozen_first.get(i)) << i;
+    EXPECT_NEAR(live_second.get(i), 2.0 * live_first.get(i),
+                1e-4 * (1 + std::abs(live_first.get(i))))
+        << i;
+  }
+}
+
 // A served model's conv -> batch norm -> relu with every weight in a variable: frozen, the
 // variables become constants, the norm folds into the filter and the whole graph is one fused
 // convolution step, computing what the live graph computes; the store's tensors are not touched.

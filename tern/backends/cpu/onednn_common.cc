@@ -304,4 +304,30 @@ void Reorder::run(const void* from, void* to) {
   });
 }
 
+WeightsReorder::WeightsReorder(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive,
+                               bool from_user) {
+  if (user == primitive) return;
+  buffer_ = AlignedBuffer(primitive.get_size());
+  reorder_ = from_user ? Reorder(user, primitive) : Reorder(primitive, user);
+}
+
+const void* WeightsReorder::to_primitive(const void* user) {
+  if (!needed()) return user;
+  reorder_.run(user, buffer_.data());
+  return buffer_.data();
+}
+
+const void* WeightsReorder::to_primitive_kept(const void* user) {
+  if (!needed()) return user;
+  if (kept_from_ != user) {
+    reorder_.run(user, buffer_.data());
+    kept_from_ = user;
+  }
+  return buffer_.data();
+}
+
+void WeightsReorder::to_user(void* user) {
+  reorder_.run(buffer_.data(), user);
+}
+
 }  // namespace tern::cpu::onednn

@@ -151,6 +151,31 @@ class Reorder {
   dnnl::memory from_, to_;
 };
 
+// Moves weights (a convolution's HWIO filter, a matmul's b) between the user's layout and the
+// layout a primitive chose; a no-op (`needed()` false) when they are the same.
+class WeightsReorder {
+ public:
+  WeightsReorder() = default;
+  // from_user: user -> primitive layout (forward, backward data); else primitive -> user.
+  WeightsReorder(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive,
+                 bool from_user);
+  bool needed() const { return reorder_.defined(); }
+  // The buffer holding the weights in the primitive's layout (valid when needed()).
+  void* buffer() const { return buffer_.data(); }
+  // Forward direction: `user` -> buffer(); returns what the primitive should read.
+  const void* to_primitive(const void* user);
+  // The same for weights whose bytes never change (KernelSignature::input_is_constant): reorders
+  // at the first call only, and again only if `user` is another buffer.
+  const void* to_primitive_kept(const void* user);
+  // Backward direction: buffer() -> `user`.
+  void to_user(void* user);
+
+ private:
+  Reorder reorder_;
+  AlignedBuffer buffer_;
+  const void* kept_from_ = nullptr;  // the constant weights buffer() holds, reordered
+};
+
 // Per-thread scratch buffers shared by every kernel (runs are synchronous; a kernel uses
 // distinct slots for what must coexist): slots 0-2 hold activations in a primitive's layout
 // (ActivationReorder), kPatchesSlot and kGemmResultSlot the im2col patches and the GEMM result of

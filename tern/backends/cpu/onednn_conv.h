@@ -67,31 +67,6 @@ std::optional<ConvDescs> input_gradient_forward_descs(const ops::Conv2dGeometry&
 // Common reasons to decline a conv signature: dtypes, empty tensors.
 std::string conv_decline_common(const kernels::KernelSignature& sig);
 
-// Moves a filter between the user's HWIO layout and the layout a primitive chose; a no-op
-// (`needed()` false) when they are the same.
-class WeightsReorder {
- public:
-  WeightsReorder() = default;
-  // from_user: user -> primitive layout (forward, backward data); else primitive -> user.
-  WeightsReorder(const dnnl::memory::desc& user, const dnnl::memory::desc& primitive,
-                 bool from_user);
-  bool needed() const { return reorder_.defined(); }
-  // The buffer holding the filter in the primitive's layout (valid when needed()).
-  void* buffer() const { return buffer_.data(); }
-  // Forward direction: `user` -> buffer(); returns what the primitive should read.
-  const void* to_primitive(const void* user);
-  // The same for a filter whose bytes never change (KernelSignature::input_is_constant): reorders
-  // at the first call only, and again only if `user` is another buffer.
-  const void* to_primitive_kept(const void* user);
-  // Backward direction: buffer() -> `user`.
-  void to_user(void* user);
-
- private:
-  Reorder reorder_;
-  AlignedBuffer buffer_;
-  const void* kept_from_ = nullptr;  // the constant filter buffer() holds, reordered
-};
-
 // Whether the conv kernels' own loops (im2col, col2im, the Winograd transforms) spread work of
 // `bytes` over threads: from 64 KiB, and not inside another parallel region.
 bool conv_loop_parallel(int64_t bytes);
