@@ -248,8 +248,9 @@ TERN_OP_CASES(fused) {
        1e-5,
        "grouped-bias-sigmoid"},
       // pool = "max": max_pool2d(act(conv + bias)), the inference fusion of fuse_epilogue. One
-      // input channel into 32 (f32: oneDNN's blocked layout pooled in chunks of images, 13 =
-      // 12 + 1 exercises the shorter last chunk); 16 -> 16 channels 3x3 at 2400 output pixels
+      // input channel into 32 (f32: the one-channel kernel, and oneDNN's blocked layout pooled in
+      // chunks of images, 13 = 12 + 1 exercising the shorter last chunk); 16 -> 16 channels 3x3 at
+      // 2400 output pixels
       // (f32: Winograd, pooled from its blocked output); an overlapping padded 3x3/2 pooling
       // (the NHWC path with the max_pool2d kernel for the chunk); bf16 and f16 run NHWC.
       {"fused_conv2d",
@@ -259,6 +260,17 @@ TERN_OP_CASES(fused) {
        {},
        1e-5,
        "pool-1ch-chunks"},
+      // One input channel, SAME padding (taps in the padding), odd sizes (the pooling leaves
+      // the last row and column of the convolution unread), no bias, no activation: the
+      // one-channel kernel's edges (cpu_vec).
+      {"fused_conv2d",
+       {In({3, 27, 25, 1}), In({3, 3, 1, 16})},
+       epilogue("none", false, false,
+                pool_attrs({2, 2}, {2, 2}, "VALID", {{"padding", std::string("SAME")}})),
+       true,
+       {},
+       1e-5,
+       "pool-1ch-same-odd"},
       {"fused_conv2d",
        {In({24, 12, 12, 16}), In({3, 3, 16, 16})},
        epilogue("none", false, false, pool_attrs({2, 2}, {2, 2}, "VALID")),
