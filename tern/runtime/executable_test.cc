@@ -71,6 +71,36 @@ TEST(Executable, ReshapeOfAFedInputIsAViewThatFollowsEachFeed) {
   }
 }
 
+// sin(i) and cos(i) tensors: smooth, signed, reproducible values.
+Tensor sines(const Shape& shape) {
+  Tensor t = iota(shape, 0.0f);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = std::sin(t.data<float>()[i]);
+  return t;
+}
+Tensor cosines(const Shape& shape) {
+  Tensor t = iota(shape, 0.0f);
+  for (int64_t i = 0; i < t.num_elements(); ++i) t.data<float>()[i] = std::cos(t.data<float>()[i]);
+  return t;
+}
+
+// Runs graph `g` (input "x", variable "w", output "y") on `x` with "w" = `w0`, doubles the
+// variable's bytes in place and runs again: {first output, second output}.
+std::pair<Tensor, Tensor> run_twice(const ir::Graph& g, const Tensor& x, const Tensor& w0,
+                                    bool frozen) {
+  VariableStore vars;
+  vars.create("w", w0.clone());
+  CompileOptions opts;
+  opts.frozen_variables = frozen;
+  auto exe = Executable::compile(g, vars, opts);
+  exe->feed("x", x);
+  exe->run();
+  Tensor first = exe->output("y").clone();
+  Tensor& w = vars.get_mutable("w");
+  for (int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] *= 2.0f;
+  exe->run();
+  return {first, exe->output("y").clone()};
+}
+
 // CompileOptions::frozen_variables: a convolution prepares its filter (oneDNN's blocked layout;
 // the Winograd transform for this 3x3 stride-1 16-channel case of 48x48 = 2304 output pixels)
 // at the first run and keeps it, so a served model does not redo it per call; without it, every
@@ -82,27 +112,9 @@ TEST(Executable, FrozenVariablesArePreparedOnceOthersEveryRun) {
     %y = conv2d(%x, %w) {padding="SAME"}
     return {"y": %y}
   })");
-  Tensor x = iota(Shape({1, 48, 48, 16}), 0.0f);
-  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = std::sin(x.data<float>()[i]);
-  Tensor w0 = iota(Shape({3, 3, 16, 16}), 0.0f);
-  for (int64_t i = 0; i < w0.num_elements(); ++i)
-    w0.data<float>()[i] = std::cos(w0.data<float>()[i]);
-  auto run_twice = [&](bool frozen) {
-    VariableStore vars;
-    vars.create("w", w0.clone());
-    CompileOptions opts;
-    opts.frozen_variables = frozen;
-    auto exe = Executable::compile(*g, vars, opts);
-    exe->feed("x", x);
-    exe->run();
-    Tensor first = exe->output("y").clone();
-    Tensor& w = vars.get_mutable("w");
-    for (int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] *= 2.0f;
-    exe->run();
-    return std::make_pair(first, exe->output("y").clone());
-  };
-  auto [frozen_first, frozen_second] = run_twice(true);
-  auto [live_first, live_second] = run_twice(false);
+  Tensor x = sines(Shape({1, 48, 48, 16})), w0 = cosines(Shape({3, 3, 16, 16}));
+  auto [frozen_first, frozen_second] = run_twice(*g, x, w0, true);
+  auto [live_first, live_second] = run_twice(*g, x, w0, false);
   ASSERT_EQ(frozen_first.num_elements(), 48 * 48 * 16);
   for (int64_t i = 0; i < frozen_first.num_elements(); ++i) {
     EXPECT_EQ(frozen_first.get(i), live_first.get(i)) << i;
@@ -124,27 +136,9 @@ TEST(Executable, FrozenMatmulWeightIsPackedOnce) {
     %y = matmul(%x, %w)
     return {"y": %y}
   })");
-  Tensor x = iota(Shape({3, 200}), 0.0f);
-  for (int64_t i = 0; i < x.num_elements(); ++i) x.data<float>()[i] = std::sin(x.data<float>()[i]);
-  Tensor w0 = iota(Shape({200, 40}), 0.0f);
-  for (int64_t i = 0; i < w0.num_elements(); ++i)
-    w0.data<float>()[i] = std::cos(w0.data<float>()[i]);
-  auto run_twice = [&](bool frozen) {
-    VariableStore vars;
-    vars.create("w", w0.clone());
-    CompileOptions opts;
-    opts.frozen_variables = frozen;
-    auto exe = Executable::compile(*g, vars, opts);
-    exe->feed("x", x);
-    exe->run();
-    Tensor first = exe->output("y").clone();
-    Tensor& w = vars.get_mutable("w");
-    for (int64_t i = 0; i < w.num_elements(); ++i) w.data<float>()[i] *= 2.0f;
-    exe->run();
-    return std::make_pair(first, exe->output("y").clone());
-  };
-  auto [frozen_first, frozen_second] = run_twice(true);
-  auto [live_first, live_second] = run_twice(false);
+  Tensor x = sines(Shape({3, 200})), w0 = cosines(Shape({200, 40}));
+  auto [frozen_first, frozen_second] = run_twice(*g, x, w0, true);
+  auto [live_first, live_second] = run_twice(*g, x, w0, false);
   ASSERT_EQ(frozen_first.num_elements(), 3 * 40);
   for (int64_t i = 0; i < frozen_first.num_elements(); ++i) {
     double want = 0;  // x w0 in double
