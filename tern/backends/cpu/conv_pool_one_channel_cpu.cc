@@ -31,11 +31,6 @@ struct Geometry {
   ops::Pool2dGeometry pool;
 };
 
-// max(a, b) keeping NaN: a NaN operand wins, the first one if both (as max_pool2d's ref).
-[[gnu::always_inline]] inline float max_nan(float a, float b) {
-  return vm::select(a != a, a, vm::select(b != b, b, vm::select(a < b, b, a)));
-}
-
 // Pooled row `pr` of image `n`: every pooled pixel's 2x2 window of 3x3 convolutions. `bias` is
 // never null (zeros without one: a conditional load kept GCC from vectorizing the loop, 8x slower).
 template <bool kRelu>
@@ -69,7 +64,7 @@ template <bool kRelu>
           a11 += p[i + 1][j + 1] * w;
         }
       }
-      float m = max_nan(max_nan(a00, a01), max_nan(a10, a11));
+      float m = vm::maximum(vm::maximum(a00, a01), vm::maximum(a10, a11));
       if constexpr (kRelu) m = vm::select(m < 0.f, 0.f, m);  // NaN stays NaN
       out[c] = m;
     }

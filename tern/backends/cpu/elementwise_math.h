@@ -27,6 +27,12 @@ TERN_VMATH_INLINE float select(bool c, float a, float b) {
   return std::bit_cast<float>((std::bit_cast<uint32_t>(a) & m) | (std::bit_cast<uint32_t>(b) & ~m));
 }
 
+// max(a, b) keeping NaN: a NaN operand wins, the first one if both (as `maximum` and
+// max_pool2d's ref).
+TERN_VMATH_INLINE float maximum(float a, float b) {
+  return vmath::select(a != a, a, vmath::select(b != b, b, vmath::select(a < b, b, a)));
+}
+
 TERN_VMATH_INLINE float abs(float x) {
   return std::bit_cast<float>(std::bit_cast<uint32_t>(x) & 0x7fffffffu);
 }

@@ -121,9 +121,7 @@ constexpr VectorRow kVectorTable[] = {
     binary_row<[](float p, float q) { return p * q; }>(FusedOpcode::kMul),
     binary_row<[](float p, float q) { return p / q; }>(FusedOpcode::kDiv),
     binary_row<[](float p, float q) { return std::pow(p, q); }>(FusedOpcode::kPow),
-    binary_row<[](float p, float q) {
-       return vm::select(p != p, p, vm::select(q != q, q, vm::select(p < q, q, p)));
-     }>(FusedOpcode::kMaximum),
+    binary_row<[](float p, float q) { return vm::maximum(p, q); }>(FusedOpcode::kMaximum),
     binary_row<[](float p, float q) {
        return vm::select(p != p, p, vm::select(q != q, q, vm::select(q < p, q, p)));
      }>(FusedOpcode::kMinimum),
