@@ -6,6 +6,7 @@
 #include <map>
 
 #include "tern/base/logging.h"
+#include "tern/ir/printer.h"
 #include "tern/ir/verifier.h"
 #include "tern/passes/const_fold.h"
 #include "tern/passes/cse.h"
@@ -69,6 +70,7 @@ std::vector<PassStats> PassPipeline::run(ir::Graph& g) const {
                 s.op_changes, s.op_changes.empty() ? "" : ")", ", ", s.milliseconds, " ms");
     stats.push_back(s);
   }
+  log_verbose("graph", "after the pass pipeline:\n", ir::print_graph(g));
   return stats;
 }
 

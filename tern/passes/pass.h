@@ -1,6 +1,7 @@
 // Pass and PassPipeline. A pass rewrites a graph in place and reports whether it changed anything.
 // The pipeline runs the verifier after every pass; TERN_VERBOSE=passes prints, per pass, the time
-// taken and how the count of each op changed ("-3 add, +1 fused_elementwise").
+// taken and how the count of each op changed ("-3 add, +1 fused_elementwise"); TERN_VERBOSE=graph
+// prints the graph the pipeline hands on, in the text IR (what runs, node by node).
 //
 // Passes depend only on ir and ops. Anything that needs kernels (constant folding evaluates
 // nodes) receives a NodeEvaluator from the runtime instead of linking kernels itself.
