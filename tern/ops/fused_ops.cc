@@ -86,6 +86,15 @@ std::vector<AttrSpec> with_epilogue(std::vector<AttrSpec> base) {
   return base;
 }
 
+// The output may be written over the residual (input 2, or 3 after a bias): the kernels add the
+// product to what the output holds (oneDNN's sum post-op), copying the residual there first when
+// it is elsewhere, so a residual that dies at the node costs no copy. (A bias is read while the
+// output is written: never paired, even where a [1, N] output has its element count.)
+std::vector<std::pair<int, int>> residual_in_place(const Attrs& attrs) {
+  if (!attrs.get_bool("has_residual")) return {};
+  return {{0, attrs.get_bool("has_bias") ? 3 : 2}};
+}
+
 }  // namespace
 
 Attrs fused_base_attrs(const Attrs& fused) {
@@ -129,6 +138,7 @@ void register_fused_ops(OpRegistry& r) {
          .min_inputs = 2,
          .attrs = with_epilogue(matmul.attrs),
          .dtypes = kFloatDTypes,
+         .inplace_for = residual_in_place,
          .infer = [matmul_infer](const InferContext& ctx) {
            std::vector<TensorType> out = matmul_infer(ctx);
            check_epilogue(ctx, out[0]);
@@ -151,6 +161,7 @@ void register_fused_ops(OpRegistry& r) {
                                  {"pool_strides", AttrKind::kInts, std::vector<int64_t>{1, 1}},
                                  {"pool_padding", AttrKind::kString, std::string("VALID")}}),
          .dtypes = kFloatDTypes,
+         .inplace_for = residual_in_place,
          .infer = [](const InferContext& ctx) -> std::vector<TensorType> {
            require_same_dtype(ctx, 0, 1);
            Conv2dGeometry geo;

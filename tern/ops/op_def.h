@@ -72,7 +72,15 @@ class OpDef {
   // Pairs (output, input): the output may be written into the input's buffer when the input
   // dies at this node (memory planning).
   std::vector<std::pair<int, int>> inplace;
+  // Where the pairs depend on the attributes (an optional input's position): used instead of
+  // `inplace` when set.
+  std::function<std::vector<std::pair<int, int>>(const Attrs&)> inplace_for;
   InferFn infer;
+
+  // The (output, input) pairs of a node with these attributes.
+  std::vector<std::pair<int, int>> inplace_pairs(const Attrs& attrs) const {
+    return inplace_for ? inplace_for(attrs) : inplace;
+  }
 
   bool has_trait(OpTrait t) const { return (traits & t) != 0; }
   bool claims(DType dtype) const;

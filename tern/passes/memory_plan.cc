@@ -32,7 +32,7 @@ const ir::Value* inplace_input(const ir::Node& n, int output, int step, const Me
                                std::unordered_set<int>& claimed) {
   const ir::Value* out = n.output(output);
   const bool view = output == 0 && n.op().has_trait(ops::kTraitView) && n.num_inputs() > 0;
-  for (const auto& [o, i] : n.op().inplace) {
+  for (const auto& [o, i] : n.op().inplace_pairs(n.attrs())) {
     if (o != output || i < 0 || i >= n.num_inputs()) continue;
     const ir::Value* in = n.input(i);
     auto lt = plan.lifetimes.find(in);
