@@ -1,6 +1,7 @@
 // oneDNN engine, stream, conversions, post-ops, scratchpad and PrimitiveRunner.
 #include "tern/backends/cpu/onednn_common.h"
 
+#include <algorithm>
 #include <array>
 #include <optional>
 
@@ -191,8 +192,17 @@ void load_residual(const Epilogue& ep, kernels::KernelContext& ctx) {
   if (ep.residual_input < 0) return;
   Tensor& out = ctx.outputs[0];
   const Tensor& residual = ctx.inputs[ep.residual_input];
-  if (residual.raw_data() != out.raw_data()) {
-    std::memcpy(out.raw_data(), residual.raw_data(), out.nbytes());
+  if (residual.raw_data() == out.raw_data()) return;  // planned in place (fused_ops.cc)
+  // Spread over the threads from 1 MiB: one thread copied a 4 MB residual in ~0.6 ms.
+  constexpr size_t kPiece = size_t{256} << 10;
+  const size_t bytes = out.nbytes();
+  const auto* src = static_cast<const char*>(residual.raw_data());
+  auto* dst = static_cast<char*>(out.raw_data());
+  const int64_t pieces = static_cast<int64_t>((bytes + kPiece - 1) / kPiece);
+#pragma omp parallel for schedule(static) if (pieces >= 4 && !omp_in_parallel())
+  for (int64_t p = 0; p < pieces; ++p) {
+    const size_t at = static_cast<size_t>(p) * kPiece;
+    std::memcpy(dst + at, src + at, std::min(kPiece, bytes - at));
   }
 }
 
