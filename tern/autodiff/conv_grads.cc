@@ -1,6 +1,7 @@
 // Gradient rules of the conv family. conv2d: dx = conv2d_backprop_input(dy, filter),
 // dfilter = conv2d_backprop_filter(x, dy), both with the forward attrs plus the shape to produce.
-// Pooling: the dedicated *_grad ops. global_avg_pool: dy broadcast over H x W, divided by H * W.
+// Pooling: the dedicated *_grad ops (max_pool2d_argmax's reads its argmax, not x). global_avg_pool:
+// dy broadcast over H x W, divided by H * W.
 #include "tern/autodiff/autodiff.h"
 
 namespace tern::autodiff {
@@ -30,6 +31,11 @@ void register_conv_grads(GradRegistry& r) {
   });
   r.add("max_pool2d", [](GradContext& c) -> std::vector<ir::Value*> {
     return {c.op("max_pool2d_grad", {c.x(0), c.dy()}, c.attrs())};
+  });
+  // The argmax output (u8) takes no gradient; the values' gradient goes where argmax says.
+  r.add("max_pool2d_argmax", [](GradContext& c) -> std::vector<ir::Value*> {
+    return {c.op("max_pool2d_grad_argmax", {c.dy(), c.y(1)},
+                 with_shape(c, "input_shape", c.x(0)->shape()))};
   });
   r.add("avg_pool2d", [](GradContext& c) -> std::vector<ir::Value*> {
     return {c.op("avg_pool2d_grad", {c.dy()}, with_shape(c, "input_shape", c.x(0)->shape()))};

@@ -1,11 +1,13 @@
 // Index tensors (i32 / i64) as kernels read them, and the range check every indexing kernel
-// (gather, scatter_add, embedding: ref and the fast ones) makes with the same message.
+// (gather, scatter_add, embedding, max_pool2d_grad_argmax: ref and the fast ones) makes with the
+// same message.
 #pragma once
 
 #include <cstdint>
 
 #include "tern/base/error.h"
 #include "tern/base/row_error.h"
+#include "tern/ops/conv_geometry.h"
 #include "tern/tensor/tensor.h"
 
 namespace tern::kernels {
@@ -41,6 +43,36 @@ inline void check_embedding_ids(const Tensor& ids, int64_t vocab) {
       throw_row_error(ErrorCode::kInvalidArgument, row, rows, "embedding: id ", id, " at position ",
                       p, " (row ", row, " of ids ", ids.shape(), ") is out of range [0, ", vocab,
                       ")");
+    }
+  }
+}
+
+// max_pool2d_grad_argmax's check (ref and the fast kernel): every argmax names a position of its
+// window (below kh * kw) that lies inside x, else InvalidArgument naming the first bad one, its
+// flat position and its output element (n, oh, ow, c).
+inline void check_pool_argmax(const ops::Pool2dGeometry& g, const uint8_t* argmax) {
+  const int64_t window = g.kh * g.kw, total = g.n * g.out_h * g.out_w * g.c;
+  // Windows that all lie inside x (no padding taken, the last one within x): the bound is enough,
+  // checked as one maximum over the bytes.
+  const bool inside = g.pad_top == 0 && g.pad_left == 0 &&
+                      (g.out_h - 1) * g.stride_h + g.kh <= g.h &&
+                      (g.out_w - 1) * g.stride_w + g.kw <= g.w;
+  if (inside) {
+    uint8_t most = 0;
+    for (int64_t i = 0; i < total; ++i) most = argmax[i] > most ? argmax[i] : most;
+    if (most < window) return;
+  }
+  for (int64_t i = 0; i < total; ++i) {
+    const int64_t c = i % g.c, ow = i / g.c % g.out_w, oh = i / (g.c * g.out_w) % g.out_h,
+                  n = i / (g.c * g.out_w * g.out_h);
+    const int64_t pos = argmax[i], h = oh * g.stride_h - g.pad_top + pos / g.kw,
+                  w = ow * g.stride_w - g.pad_left + pos % g.kw;
+    if (pos >= window || h < 0 || h >= g.h || w < 0 || w >= g.w) {
+      throw_error(ErrorCode::kInvalidArgument, "op 'max_pool2d_grad_argmax': argmax ", pos,
+                  " at position ", i, " (output [", n, ", ", oh, ", ", ow, ", ", c, "]) ",
+                  pos >= window ? str_cat("is not a position of a ", g.kh, "x", g.kw, " window")
+                                : std::string("names a padding position"),
+                  " (x ", g.input_shape(), ")");
     }
   }
 }

@@ -46,6 +46,9 @@ struct Pool2dGeometry {
   Shape output_shape() const { return Shape{n, out_h, out_w, c}; }
 };
 
+// The most positions a pooling window of max_pool2d_argmax may have (its argmax is u8).
+constexpr int64_t kMaxPoolArgmaxWindow = 256;
+
 // Geometry of conv2d(x, filter). InvalidArgument "conv2d: <problem>; x [..], filter [..]" on bad
 // ranks, channel mismatch, bad attributes or an empty output.
 Conv2dGeometry conv2d_geometry(const Shape& x, const Shape& filter, const Attrs& attrs);

@@ -115,6 +115,31 @@ std::vector<TensorType> infer_max_pool2d_grad(const InferContext& ctx) {
   return {ctx.input(0)};
 }
 
+// max_pool2d_argmax(x) -> (y, argmax u8 [y's shape]); windows of at most 256 positions.
+std::vector<TensorType> infer_max_pool2d_argmax(const InferContext& ctx) {
+  Pool2dGeometry g = pool_geometry_or_fail(ctx, ctx.input(0).shape);
+  if (g.kh * g.kw > kMaxPoolArgmaxWindow) {
+    ctx.fail("a ", g.kh, "x", g.kw, " window has more than ", kMaxPoolArgmaxWindow,
+             " positions (argmax is u8)");
+  }
+  return {{ctx.input(0).dtype, g.output_shape()}, {DType::kU8, g.output_shape()}};
+}
+
+// max_pool2d_grad_argmax(dy, argmax u8){input_shape} -> dx [input_shape].
+std::vector<TensorType> infer_max_pool2d_grad_argmax(const InferContext& ctx) {
+  Shape x = shape_attr(ctx, "input_shape");
+  Pool2dGeometry g = pool_geometry_or_fail(ctx, x);
+  require_dy_shape(ctx, 0, g.output_shape());
+  if (ctx.input(1).dtype != DType::kU8 || ctx.input(1).shape != g.output_shape()) {
+    ctx.fail("argmax must be ", TensorType{DType::kU8, g.output_shape()}.to_string(), ", got ",
+             ctx.input(1).to_string());
+  }
+  if (g.kh * g.kw > kMaxPoolArgmaxWindow) {
+    ctx.fail("a ", g.kh, "x", g.kw, " window has more than ", kMaxPoolArgmaxWindow, " positions");
+  }
+  return {{ctx.input(0).dtype, x}};
+}
+
 // avg_pool2d_grad(dy){input_shape} -> dx [input_shape].
 std::vector<TensorType> infer_avg_pool2d_grad(const InferContext& ctx) {
   Shape x = shape_attr(ctx, "input_shape");
@@ -179,6 +204,24 @@ void register_conv_ops(OpRegistry& r) {
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_max_pool2d_grad});
+  r.add({.name = "max_pool2d_argmax",
+         .family = "conv",
+         .doc = "max_pool2d, and where each maximum came from: argmax (u8) is its position in the "
+                "window, row-major over ksize (pad positions counted, never chosen). Its "
+                "gradient routes dy by argmax, without reading x again.",
+         .inputs = {"x"},
+         .attrs = pool2d_attrs(),
+         .dtypes = kFloatDTypes,
+         .infer = infer_max_pool2d_argmax});
+  r.add({.name = "max_pool2d_grad_argmax",
+         .family = "conv",
+         .doc = "Gradient of max_pool2d from max_pool2d_argmax's argmax: each dy is added to the "
+                "element of its window that argmax names (dx of shape input_shape).",
+         .inputs = {"dy", "argmax"},
+         .attrs = with_shape_attr("input_shape", pool2d_attrs()),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_max_pool2d_grad_argmax});
   r.add(
       {.name = "avg_pool2d_grad",
        .family = "conv",

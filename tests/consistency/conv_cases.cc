@@ -23,7 +23,75 @@ InputSpec Distinct(Shape shape) {
   return Fixed(Tensor::from_values(DType::kF64, shape, values), /*follow_case_dtype=*/true);
 }
 
+// Values with ties in every pooling window: i % 3 - 1 (exact in every dtype), so every kernel
+// must take the first maximum in window order as ref does.
+InputSpec Ties(Shape shape) {
+  std::vector<double> values(static_cast<size_t>(shape.num_elements()));
+  for (size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i % 3) - 1.0;
+  return Fixed(Tensor::from_values(DType::kF64, shape, values), /*follow_case_dtype=*/true);
+}
+
 }  // namespace
+
+TERN_OP_CASES(pool_argmax) {
+  const ops::Attrs valid_2x2 = {{"ksize", Ints{2, 2}}, {"strides", Ints{2, 2}}};
+  const ops::Attrs same_3x3_s2 = {
+      {"ksize", Ints{3, 3}}, {"strides", Ints{2, 2}}, {"padding", std::string("SAME")}};
+  const ops::Attrs valid_3x3_s2 = {{"ksize", Ints{3, 3}}, {"strides", Ints{2, 2}}};
+  auto with_input = [](ops::Attrs a, Ints shape) {
+    a.set("input_shape", shape);
+    return a;
+  };
+  return {
+      // Random values (no ties): the gradient check perturbs them (a fixed input is not checked).
+      {"max_pool2d_argmax", {In({2, 6, 6, 3})}, valid_2x2, true, {}, 1e-5, "valid-2x2-s2"},
+      {"max_pool2d_argmax", {Ties({2, 6, 6, 35})}, valid_2x2, false, {}, 1e-5, "ties-35ch"},
+      {"max_pool2d_argmax", {In({1, 7, 7, 2})}, same_3x3_s2, true, {}, 1e-5, "same-3x3-s2"},
+      {"max_pool2d_argmax", {Ties({2, 9, 9, 19})}, same_3x3_s2, false, {}, 1e-5, "ties-same"},
+      {"max_pool2d_argmax",
+       {Distinct({2, 26, 26, 32})},
+       valid_2x2,
+       false,
+       {},
+       1e-5,
+       "cnn-26x26x32"},
+      {"max_pool2d_argmax",
+       {WithNaN({1, 6, 6, 2}, {0, 9, 30, 71})},
+       valid_2x2,
+       false,
+       {},
+       1e-5,
+       "nan"},
+      {"max_pool2d_grad_argmax",
+       {In({2, 3, 3, 3}), Idx({2, 3, 3, 3}, 0, 4, DType::kU8)},
+       with_input(valid_2x2, {2, 6, 6, 3}),
+       false,
+       {},
+       1e-5,
+       "valid-2x2-s2"},
+      {"max_pool2d_grad_argmax",
+       {In({2, 13, 13, 32}), Idx({2, 13, 13, 32}, 0, 4, DType::kU8)},
+       with_input(valid_2x2, {2, 26, 26, 32}),
+       false,
+       {},
+       1e-5,
+       "cnn-13x13x32"},
+      {"max_pool2d_grad_argmax",
+       {In({1, 3, 4, 5}), Idx({1, 3, 4, 5}, 0, 9, DType::kU8)},
+       with_input(valid_3x3_s2, {1, 7, 9, 5}),
+       false,
+       {},
+       1e-5,
+       "overlapping-3x3-s2"},
+      {"max_pool2d_grad_argmax",
+       {In({1, 3, 3, 2}), Idx({1, 3, 3, 2}, 0, 4, DType::kU8)},
+       with_input(valid_2x2, {1, 7, 7, 2}),
+       false,
+       {},
+       1e-5,
+       "valid-odd"},
+  };
+}
 
 TERN_OP_CASES(conv) {
   ops::Attrs same_s2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};

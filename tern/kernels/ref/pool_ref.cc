@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "tern/kernels/index_check.h"
 #include "tern/kernels/ref/ref.h"
 #include "tern/ops/conv_geometry.h"
 #include "tern/ops/infer.h"
@@ -82,6 +83,34 @@ void max_pool2d_ref(const ops::Pool2dGeometry& g, const T* x, T* y) {
   });
 }
 
+// max_pool2d, and the window position (row-major over kh x kw from the window's corner, pad
+// positions counted) of each maximum.
+template <typename T>
+void max_pool2d_argmax_ref(const ops::Pool2dGeometry& g, const T* x, T* y, uint8_t* argmax) {
+  for_each_output(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t c) {
+    const int64_t i = argmax_of(g, x, n, oh, ow, c), o = y_index(g, n, oh, ow, c);
+    const int64_t h = i / (g.w * g.c) % g.h, w = i / g.c % g.w;
+    y[o] = x[i];
+    argmax[o] = static_cast<uint8_t>((h - (oh * g.stride_h - g.pad_top)) * g.kw +
+                                     (w - (ow * g.stride_w - g.pad_left)));
+  });
+}
+
+// Each dy added (in double, in output order) to the element its argmax names.
+template <typename T>
+void max_pool2d_grad_argmax_ref(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax,
+                                T* dx) {
+  check_pool_argmax(g, argmax);
+  std::vector<double> acc(static_cast<size_t>(g.input_shape().num_elements()), 0.0);
+  for_each_output(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t c) {
+    const int64_t o = y_index(g, n, oh, ow, c), pos = argmax[o];
+    const int64_t h = oh * g.stride_h - g.pad_top + pos / g.kw,
+                  w = ow * g.stride_w - g.pad_left + pos % g.kw;
+    acc[static_cast<size_t>(x_index(g, n, h, w, c))] += load(dy, o);
+  });
+  for (size_t i = 0; i < acc.size(); ++i) dx[i] = store<T>(acc[i]);
+}
+
 template <typename T>
 void avg_pool2d_ref(const ops::Pool2dGeometry& g, const T* x, T* y) {
   for_each_output(g, [&](int64_t n, int64_t oh, int64_t ow, int64_t c) {
@@ -157,6 +186,25 @@ void register_pool_ref(KernelRegistry& r) {
     dispatch_float(x.dtype(), "max_pool2d_grad", [&](auto tag) {
       using T = decltype(tag);
       max_pool2d_grad_ref<T>(g, x.data<T>(), dy.data<T>(), ctx.outputs[0].data<T>());
+    });
+  });
+  add_ref(r, "max_pool2d_argmax", ops::kFloatDTypes, [](KernelContext& ctx) {
+    const Tensor& x = ctx.inputs[0];
+    ops::Pool2dGeometry g = ops::pool2d_geometry(x.shape(), ctx.attrs);
+    dispatch_float(x.dtype(), "max_pool2d_argmax", [&](auto tag) {
+      using T = decltype(tag);
+      max_pool2d_argmax_ref<T>(g, x.data<T>(), ctx.outputs[0].data<T>(),
+                               ctx.outputs[1].data<uint8_t>());
+    });
+  });
+  add_ref(r, "max_pool2d_grad_argmax", ops::kFloatDTypes, [](KernelContext& ctx) {
+    const Tensor &dy = ctx.inputs[0], &argmax = ctx.inputs[1];
+    ops::Pool2dGeometry g =
+        ops::pool2d_geometry(Shape(ctx.attrs.get_ints("input_shape")), ctx.attrs);
+    dispatch_float(dy.dtype(), "max_pool2d_grad_argmax", [&](auto tag) {
+      using T = decltype(tag);
+      max_pool2d_grad_argmax_ref<T>(g, dy.data<T>(), argmax.data<uint8_t>(),
+                                    ctx.outputs[0].data<T>());
     });
   });
   add_ref(r, "avg_pool2d_grad", ops::kFloatDTypes, [](KernelContext& ctx) {
