@@ -35,6 +35,7 @@ void register_max_pool_kernels(kernels::KernelRegistry& r);    // max_pool_cpu.c
 // do not overlap (stride >= ksize). x86-64-v3 code: call only when cpu_isa() has it.
 void max_pool2d_blocked16_to_nhwc(const ops::Pool2dGeometry& g, const float* x, float* y);
 void register_max_pool_grad_kernels(kernels::KernelRegistry& r);  // max_pool_grad_cpu.cc
+void register_pool_argmax_kernels(kernels::KernelRegistry& r);    // pool_argmax_cpu.cc
 // fused_conv2d of one input channel with a 2x2 max pooling (conv_pool_one_channel_cpu.cc).
 void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r);
 
