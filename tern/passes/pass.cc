@@ -15,6 +15,7 @@
 #include "tern/passes/fuse_elementwise.h"
 #include "tern/passes/fuse_epilogue.h"
 #include "tern/passes/fuse_norm_activation.h"
+#include "tern/passes/pool_argmax.h"
 #include "tern/passes/simplify.h"
 #include "tern/passes/widen_contractions.h"
 
@@ -104,6 +105,7 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
   add(std::make_unique<Dce>());
   if (!options.deterministic) {
     add(std::make_unique<FuseNormActivation>());
+    if (options.pool_argmax) add(std::make_unique<PoolArgmax>());
     add(std::make_unique<FuseEpilogue>());
     add(std::make_unique<FuseElementwise>());
     add(std::make_unique<FuseColumnSum>());

@@ -57,11 +57,15 @@ struct PipelineOptions {
   // The device computes bf16 matmuls as f32 ones on widened operands: widen_contractions runs
   // last, writing that widening into the graph.
   bool widen_bf16_contractions = false;
+  // The device has fast kernels for max_pool2d_argmax and max_pool2d_grad_argmax: pool_argmax
+  // runs (before fuse_epilogue).
+  bool pool_argmax = false;
 };
 
 // The standard optimization pipeline used by Executable::compile:
 //   simplify, fold_batch_norm and const_fold (with an evaluator), cse, dce, fuse_norm_activation,
-//   fuse_epilogue, fuse_elementwise, dce; then widen_contractions where the options ask for it.
+//   pool_argmax (where the options ask for it), fuse_epilogue, fuse_elementwise, fuse_column_sum,
+//   dce; then widen_contractions where the options ask for it.
 // Deterministic mode keeps only rewrites that provably compute the same bits: simplify in its
 // bit-exact form, const_fold (the evaluator runs the same deterministic kernels), cse and dce;
 // the fusions change how float math is evaluated and are left out.

@@ -60,6 +60,13 @@ passes::NodeEvaluator evaluator(const CompileOptions& options) {
   };
 }
 
+// Whether `op` has a kernel other than ref on `device` (a pass that creates the op runs only then).
+bool has_fast_kernel(std::string_view op, DeviceType device) {
+  for (const kernels::KernelCandidate* c : kernels::KernelRegistry::global().candidates(op, device))
+    if (!c->is_ref()) return true;
+  return false;
+}
+
 void run_optimizations(ir::Graph& g, const CompileOptions& options,
                        std::vector<passes::PassStats>& stats) {
   passes::PipelineOptions po;
@@ -69,6 +76,8 @@ void run_optimizations(ir::Graph& g, const CompileOptions& options,
   po.widen_bf16_contractions = DeviceRegistry::global()
                                    .get(options.device)
                                    .supports(DeviceCapability::kBF16WidenedContractions);
+  po.pool_argmax = has_fast_kernel("max_pool2d_argmax", options.device) &&
+                   has_fast_kernel("max_pool2d_grad_argmax", options.device);
   for (auto& st : passes::default_pipeline(po).run(g)) stats.push_back(std::move(st));
 }
 

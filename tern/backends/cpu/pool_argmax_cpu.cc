@@ -5,7 +5,8 @@
 // [128, 26, 26, 32] pooling it reads 3.4 MB (dy and argmax) where max_pool2d_grad reads 14 MB
 // (x and dy). Windows that do not overlap (the usual 2x2 / 2) write every covered element of dx
 // once, +0 beside each maximum; overlapping windows add their dy up per image in an f32 buffer
-// (rounded once into a bf16 dx). The argmax is checked first (check_pool_argmax, as ref).
+// (rounded once into a bf16 dx). Every window counts the argmax values it placed; where one
+// named no position inside x, check_pool_argmax names it (as ref does) after the pass.
 #include <omp.h>
 
 #include <algorithm>
@@ -51,6 +52,44 @@ struct Window {
 
 // --- forward ---
 
+// As beats(), as an all-ones / all-zeros mask (selects on bools left these loops scalar).
+inline uint32_t beats_mask(float v, float best) {
+  const uint32_t larger = 0u - static_cast<uint32_t>(v > best);
+  const uint32_t v_nan = 0u - static_cast<uint32_t>(v != v);
+  const uint32_t best_number = 0u - static_cast<uint32_t>(best == best);
+  return larger | (v_nan & best_number);
+}
+
+// A 2x2 window inside x over n channels: the first maximum of x00, x01, x10, x11 and its position.
+// The maximum is stored as the chosen element's bits (no rounding back to bf16).
+template <typename T>
+void pool_2x2(const T* __restrict x00, const T* __restrict x01, const T* __restrict x10,
+              const T* __restrict x11, T* __restrict y, uint8_t* __restrict argmax, int64_t n) {
+  using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+  const auto *b00 = reinterpret_cast<const Bits*>(x00), *b01 = reinterpret_cast<const Bits*>(x01),
+             *b10 = reinterpret_cast<const Bits*>(x10), *b11 = reinterpret_cast<const Bits*>(x11);
+  auto* yb = reinterpret_cast<Bits*>(y);
+#pragma omp simd
+  for (int64_t c = 0; c < n; ++c) {
+    const float a = static_cast<float>(x00[c]), b = static_cast<float>(x01[c]),
+                e = static_cast<float>(x10[c]), f = static_cast<float>(x11[c]);
+    const uint32_t k1 = beats_mask(b, a);
+    const float best1 = k1 ? b : a;
+    const uint32_t k2 = beats_mask(e, best1);
+    const float best2 = k2 ? e : best1;
+    const uint32_t k3 = beats_mask(f, best2);
+    const Bits m1 = static_cast<Bits>(k1), m2 = static_cast<Bits>(k2), m3 = static_cast<Bits>(k3);
+    Bits v = static_cast<Bits>((m1 & b01[c]) | (~m1 & b00[c]));
+    v = static_cast<Bits>((m2 & b10[c]) | (~m2 & v));
+    v = static_cast<Bits>((m3 & b11[c]) | (~m3 & v));
+    uint32_t p = k1 & 1u;
+    p = (p & ~k2) | (k2 & 2u);
+    p = (p & ~k3) | (k3 & 3u);
+    yb[c] = v;
+    argmax[c] = static_cast<uint8_t>(p);
+  }
+}
+
 // Output row (n, oh): each window's maximum and its position, channel block by channel block.
 template <typename T>
 void argmax_row(const ops::Pool2dGeometry& g, const T* x, T* y, uint8_t* argmax, int64_t n,
@@ -58,6 +97,12 @@ void argmax_row(const ops::Pool2dGeometry& g, const T* x, T* y, uint8_t* argmax,
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
     const Window win(g, oh, ow);
     const int64_t out = ((n * g.out_h + oh) * g.out_w + ow) * g.c;
+    if (g.kh == 2 && g.kw == 2 && win.h0 == win.h_at && win.w0 == win.w_at &&
+        win.h1 - win.h0 == 2 && win.w1 - win.w0 == 2) {  // the common 2x2 window, fully inside
+      const int64_t r0 = ((n * g.h + win.h0) * g.w + win.w0) * g.c, r1 = r0 + g.w * g.c;
+      pool_2x2(x + r0, x + r0 + g.c, x + r1, x + r1 + g.c, y + out, argmax + out, g.c);
+      continue;
+    }
     for (int64_t c0 = 0; c0 < g.c; c0 += kChannelBlock) {
       const int64_t cn = std::min(kChannelBlock, g.c - c0);
       alignas(64) float best[kChannelBlock];
@@ -123,15 +168,43 @@ void max_pool2d_argmax_typed(KernelContext& ctx) {
 
 // --- gradient, windows that do not overlap ---
 
-// d[c] = pos[c] == p ? v[c] : +0, as raw bits (bf16 is a 16-bit pattern, f32 a 32-bit one).
+// d[c] = pos[c] == p ? v[c] : +0, as raw bits (bf16 is a 16-bit pattern, f32 a 32-bit one); how
+// many channels matched.
 template <typename T>
-inline void select_row(T* __restrict d, const T* __restrict v, const uint8_t* __restrict pos,
-                       uint8_t p, int64_t n) {
+inline uint32_t select_row(T* __restrict d, const T* __restrict v, const uint8_t* __restrict pos,
+                           uint8_t p, int64_t n) {
   using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
   auto* db = reinterpret_cast<Bits*>(d);
   const auto* vb = reinterpret_cast<const Bits*>(v);
-#pragma omp simd
-  for (int64_t c = 0; c < n; ++c) db[c] = pos[c] == p ? vb[c] : Bits(0);
+  uint32_t matched = 0;
+#pragma omp simd reduction(+ : matched)
+  for (int64_t c = 0; c < n; ++c) {
+    matched += pos[c] == p;
+    db[c] = pos[c] == p ? vb[c] : Bits(0);
+  }
+  return matched;
+}
+
+// A 2x2 window inside x over n channels: dy to the position argmax names, +0 to the other three.
+// Whether every argmax was below 4 (a position of the window).
+template <typename T>
+bool scatter_2x2(const T* __restrict dy, const uint8_t* __restrict argmax, T* __restrict d00,
+                 T* __restrict d01, T* __restrict d10, T* __restrict d11, int64_t n) {
+  using Bits = std::conditional_t<sizeof(T) == 2, uint16_t, uint32_t>;
+  const auto* g = reinterpret_cast<const Bits*>(dy);
+  auto *o00 = reinterpret_cast<Bits*>(d00), *o01 = reinterpret_cast<Bits*>(d01);
+  auto *o10 = reinterpret_cast<Bits*>(d10), *o11 = reinterpret_cast<Bits*>(d11);
+  Bits bad = 0;  // an OR of masks in the loop's own type (a u8 maximum left it scalar)
+#pragma omp simd reduction(| : bad)
+  for (int64_t c = 0; c < n; ++c) {
+    const Bits p = argmax[c], v = g[c];
+    bad |= static_cast<Bits>(Bits(0) - static_cast<Bits>(p > 3));
+    o00[c] = v & static_cast<Bits>(Bits(0) - static_cast<Bits>(p == 0));
+    o01[c] = v & static_cast<Bits>(Bits(0) - static_cast<Bits>(p == 1));
+    o10[c] = v & static_cast<Bits>(Bits(0) - static_cast<Bits>(p == 2));
+    o11[c] = v & static_cast<Bits>(Bits(0) - static_cast<Bits>(p == 3));
+  }
+  return bad == 0;
 }
 
 template <typename T>
@@ -143,10 +216,12 @@ inline void zero_cols(T* row, int64_t c, int64_t w_begin, int64_t w_end) {
 
 // Output row (n, oh): every element of the input rows its windows cover is written once, each
 // window's dy where its argmax points and +0 elsewhere (columns no window covers included).
+// Whether every argmax named a position inside x (else its dy went nowhere).
 template <typename T>
-void scatter_row(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx, int64_t n,
+bool scatter_row(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx, int64_t n,
                  int64_t oh) {
   const Window first(g, oh, 0);
+  bool placed = true;
   int64_t next_w = 0;  // the first column of rows [h0, h1) not written yet
   for (int64_t ow = 0; ow < g.out_w; ++ow) {
     const Window win(g, oh, ow);
@@ -154,31 +229,42 @@ void scatter_row(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argma
       zero_cols(dx + (n * g.h + h) * g.w * g.c, g.c, next_w, win.w0);
     next_w = win.w1;
     const int64_t out = ((n * g.out_h + oh) * g.out_w + ow) * g.c;
+    if (g.kh == 2 && g.kw == 2 && win.h0 == win.h_at && win.w0 == win.w_at &&
+        win.h1 - win.h0 == 2 && win.w1 - win.w0 == 2) {  // the common 2x2 window, fully inside
+      const int64_t r0 = ((n * g.h + win.h0) * g.w + win.w0) * g.c, r1 = r0 + g.w * g.c;
+      placed &=
+          scatter_2x2(dy + out, argmax + out, dx + r0, dx + r0 + g.c, dx + r1, dx + r1 + g.c, g.c);
+      continue;
+    }
+    uint32_t matched = 0;
     for (int64_t h = win.h0; h < win.h1; ++h) {
       for (int64_t w = win.w0; w < win.w1; ++w) {
-        select_row(dx + ((n * g.h + h) * g.w + w) * g.c, dy + out, argmax + out,
-                   static_cast<uint8_t>(win.position(g, h, w)), g.c);
+        matched += select_row(dx + ((n * g.h + h) * g.w + w) * g.c, dy + out, argmax + out,
+                              static_cast<uint8_t>(win.position(g, h, w)), g.c);
       }
     }
+    placed &= matched == static_cast<uint32_t>(g.c);
   }
   for (int64_t h = first.h0; h < first.h1; ++h)
     zero_cols(dx + (n * g.h + h) * g.w * g.c, g.c, next_w, g.w);
+  return placed;
 }
 
 template <typename T>
-void scatter_row_v3(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx,
+bool scatter_row_v3(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx,
                     int64_t n, int64_t oh) {
-  scatter_row<T>(g, dy, argmax, dx, n, oh);
+  return scatter_row<T>(g, dy, argmax, dx, n, oh);
 }
 
 template <typename T>
-TERN_CPU_V4_LOOP void scatter_row_v4(const ops::Pool2dGeometry& g, const T* dy,
+TERN_CPU_V4_LOOP bool scatter_row_v4(const ops::Pool2dGeometry& g, const T* dy,
                                      const uint8_t* argmax, T* dx, int64_t n, int64_t oh) {
-  scatter_row<T>(g, dy, argmax, dx, n, oh);
+  return scatter_row<T>(g, dy, argmax, dx, n, oh);
 }
 
+// Whether every dy was placed (each argmax named a position inside x).
 template <typename T>
-void scatter_disjoint(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx) {
+bool scatter_disjoint(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx) {
   const int64_t row = g.w * g.c;
   // Input rows no window covers (stride > ksize, or rows past the last window) are zero.
   for (int64_t h = 0; h < g.h; ++h) {
@@ -191,76 +277,87 @@ void scatter_disjoint(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* 
   const int64_t tasks = g.n * g.out_h;
   static const bool v4 = cpu_runs_v4_variants();
   const bool parallel = g.n * g.h * row >= kParallelThreshold && !omp_in_parallel();
-#pragma omp parallel for schedule(static) if (parallel)
+  bool placed = true;
+#pragma omp parallel for schedule(static) if (parallel) reduction(& : placed)
   for (int64_t t = 0; t < tasks; ++t) {
     if (v4) {
-      scatter_row_v4<T>(g, dy, argmax, dx, t / g.out_h, t % g.out_h);
+      placed &= scatter_row_v4<T>(g, dy, argmax, dx, t / g.out_h, t % g.out_h);
     } else {
-      scatter_row_v3<T>(g, dy, argmax, dx, t / g.out_h, t % g.out_h);
+      placed &= scatter_row_v3<T>(g, dy, argmax, dx, t / g.out_h, t % g.out_h);
     }
   }
+  return placed;
 }
 
 // --- gradient, overlapping windows ---
 
 // Image n: dy added window by window (output order) into `acc` (an f32 image, zeroed here),
-// then stored into dx.
+// then stored into dx. Whether every argmax named a position inside x.
 template <typename T>
-void scatter_image(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx,
+bool scatter_image(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx,
                    int64_t n, float* acc) {
   const int64_t image = g.h * g.w * g.c;
   std::fill(acc, acc + image, 0.f);
+  bool placed = true;
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
     for (int64_t ow = 0; ow < g.out_w; ++ow) {
       const Window win(g, oh, ow);
       const int64_t out = ((n * g.out_h + oh) * g.out_w + ow) * g.c;
       const T* d = dy + out;
       const uint8_t* a = argmax + out;
+      uint32_t matched = 0;
       for (int64_t h = win.h0; h < win.h1; ++h) {
         for (int64_t w = win.w0; w < win.w1; ++w) {
           const uint8_t p = static_cast<uint8_t>(win.position(g, h, w));
           float* o = acc + (h * g.w + w) * g.c;
-#pragma omp simd
-          for (int64_t c = 0; c < g.c; ++c) o[c] += a[c] == p ? static_cast<float>(d[c]) : 0.f;
+#pragma omp simd reduction(+ : matched)
+          for (int64_t c = 0; c < g.c; ++c) {
+            matched += a[c] == p;
+            o[c] += a[c] == p ? static_cast<float>(d[c]) : 0.f;
+          }
         }
       }
+      placed &= matched == static_cast<uint32_t>(g.c);
     }
   }
   T* out = dx + n * image;
 #pragma omp simd
   for (int64_t i = 0; i < image; ++i) out[i] = static_cast<T>(acc[i]);
+  return placed;
 }
 
 template <typename T>
-void scatter_image_v3(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx,
+bool scatter_image_v3(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx,
                       int64_t n, float* acc) {
-  scatter_image<T>(g, dy, argmax, dx, n, acc);
+  return scatter_image<T>(g, dy, argmax, dx, n, acc);
 }
 
 template <typename T>
-TERN_CPU_V4_LOOP void scatter_image_v4(const ops::Pool2dGeometry& g, const T* dy,
+TERN_CPU_V4_LOOP bool scatter_image_v4(const ops::Pool2dGeometry& g, const T* dy,
                                        const uint8_t* argmax, T* dx, int64_t n, float* acc) {
-  scatter_image<T>(g, dy, argmax, dx, n, acc);
+  return scatter_image<T>(g, dy, argmax, dx, n, acc);
 }
 
 template <typename T>
-void scatter_overlapping(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx) {
+bool scatter_overlapping(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx) {
   static const bool v4 = cpu_runs_v4_variants();
   const int64_t image = g.h * g.w * g.c;
   const bool parallel = g.n > 1 && g.n * image >= kParallelThreshold && !omp_in_parallel();
-#pragma omp parallel if (parallel)
+  bool placed = true;
+#pragma omp parallel if (parallel) reduction(& : placed)
   {
     thread_local std::vector<float> acc;  // one image, kept from call to call
     if (acc.size() < static_cast<size_t>(image)) acc.resize(static_cast<size_t>(image));
 #pragma omp for schedule(static)
     for (int64_t n = 0; n < g.n; ++n) {
       if (v4) {
-        scatter_image_v4<T>(g, dy, argmax, dx, n, acc.data());
+        placed &= scatter_image_v4<T>(g, dy, argmax, dx, n, acc.data());
       } else {
-        scatter_image_v3<T>(g, dy, argmax, dx, n, acc.data());
+        placed &= scatter_image_v3<T>(g, dy, argmax, dx, n, acc.data());
       }
     }
   }
+  return placed;
 }
 
 template <typename T>
@@ -270,11 +367,14 @@ void max_pool2d_grad_argmax_typed(KernelContext& ctx) {
   const T* dy = ctx.inputs[0].data<T>();
   const uint8_t* argmax = ctx.inputs[1].data<uint8_t>();
   T* dx = ctx.outputs[0].data<T>();
-  kernels::check_pool_argmax(g, argmax);
-  if (g.stride_h >= g.kh && g.stride_w >= g.kw) {
-    scatter_disjoint<T>(g, dy, argmax, dx);
-  } else {
-    scatter_overlapping<T>(g, dy, argmax, dx);
+  const bool placed = g.stride_h >= g.kh && g.stride_w >= g.kw
+                          ? scatter_disjoint<T>(g, dy, argmax, dx)
+                          : scatter_overlapping<T>(g, dy, argmax, dx);
+  // A bad argmax matches no position inside x (nothing is written out of bounds): the check
+  // then names the first one, as ref's does.
+  if (!placed) {
+    kernels::check_pool_argmax(g, argmax);
+    throw_error(ErrorCode::kInternal, "max_pool2d_grad_argmax: an argmax matched no position");
   }
 }
 
