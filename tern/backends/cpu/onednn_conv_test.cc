@@ -348,6 +348,43 @@ TEST(OneDnnConvWidened, IsTheF32KernelOnTheBf16Values) {
                                 {"has_residual", true}});
 }
 
+// On AMD CPUs with AVX512_BF16 (bf16 contractions native), a bf16 filter gradient that oneDNN
+// would run as an im2col GEMM and that tern's f32 F(4x4, 3x3) Winograd takes runs widened
+// ("onednn_f32_wino"); nothing else does, and no other CPU takes that candidate. Its result is the
+// f32 kernel's on the bf16 values, as the widened candidate's.
+TEST(OneDnnConvSelect, Bf16FilterGradientWidenedByShapeOnAmd) {
+  const ops::Attrs attrs = {{"padding", std::string("SAME")},
+                            {"filter_shape", Ints{3, 3, 64, 64}},
+                            {"dfilter_dtype", std::string("f32")}};
+  const std::vector<TensorType> at_8x8 = {{DType::kBF16, {2, 8, 8, 64}},
+                                          {DType::kBF16, {2, 8, 8, 64}}};
+  const std::vector<TensorType> at_4x4 = {{DType::kBF16, {2, 4, 4, 64}},
+                                          {DType::kBF16, {2, 4, 4, 64}}};
+  const std::string mode = cpu::bf16_contractions_mode();
+  const bool amd_native = std::getenv("TERN_BF16_CONTRACTIONS") == nullptr &&
+                          std::getenv("TERN_CONV_WINOGRAD") == nullptr &&
+                          mode.rfind("bf16 (AMD, no AMX; ", 0) == 0;
+  EXPECT_EQ(selected_kernel("conv2d_backprop_filter", at_8x8, attrs) == "onednn_f32_wino",
+            amd_native)
+      << mode;
+  EXPECT_NE(selected_kernel("conv2d_backprop_filter", at_4x4, attrs), "onednn_f32_wino") << mode;
+  ops::Attrs f32_only = attrs;
+  f32_only.set("filter_shape", Ints{3, 3, 32, 32});
+  EXPECT_NE(
+      selected_kernel("conv2d_backprop_filter",
+                      {{DType::kBF16, {2, 8, 8, 32}}, {DType::kBF16, {2, 8, 8, 32}}}, f32_only),
+      "onednn_f32_wino");
+  if (!amd_native) GTEST_SKIP() << mode;
+  Tensor x = random_tensor(DType::kBF16, {2, 8, 8, 64}, 71);
+  Tensor dy = random_tensor(DType::kBF16, {2, 8, 8, 64}, 72);
+  runtime::EagerOptions by_shape, widened;
+  by_shape.kernel = "onednn_f32_wino";
+  widened.kernel = "onednn_f32";
+  Tensor got = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, attrs, by_shape);
+  Tensor want = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, attrs, widened);
+  EXPECT_EQ(max_rel_error(got, want), 0.0);
+}
+
 TEST(OneDnnConvSelect, PickedAndDeclines) {
   EXPECT_EQ(selected_kernel("conv2d", {{DType::kF32, {1, 8, 8, 4}}, {DType::kF32, {3, 3, 4, 8}}}),
             "onednn");
