@@ -181,10 +181,13 @@ constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
 int winograd_tile(const ops::Conv2dGeometry& g, DType dtype);
 // Both directions run in chunks of images whose transformed tiles (input or output) take at most
 // kWinogradChunkBytes each: the GEMM's operands stay in cache and a large batch needs no large
-// buffers (served ResNet-18 at batch 256: 4 chunks in its 512-channel layers, 8 in its
-// 256-channel ones; W4's 64-channel 32x32 filter gradients: 3 chunks, the step 239-253 ->
-// 232-254 ms and peak RSS 383 -> 363 MB, W5 258-262 -> 248-253 ms and 371 -> 351 MB).
-constexpr int64_t kWinogradChunkBytes = int64_t{8} << 20;
+// buffers (W4's 64-channel 32x32 layers: 6 chunks of 6 images). 8 MB chunks (the first size:
+// W4 239-253 -> 232-254 ms, peak RSS 383 -> 363 MB against whole batches) -> 4 MB on Zen 5 (32 MB
+// L3, 1 MB L2 per core; session 23): W4's convolutions 146.8 / 150.0 -> 144.1 / 144.2 ms per step
+// (`workloads_bench --profile`, 2 interleaved rounds); alone, batch 32, 64 channels at 32x32
+// forward 2.76 -> 2.63 ms, filter gradient 3.74 -> 3.14; 128 at 16x16 2.21 -> 1.98, 2.49 -> 2.24.
+// 2 MB chunks were as fast alone and slower in the step.
+constexpr int64_t kWinogradChunkBytes = int64_t{4} << 20;
 int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m);
 
 // The forward convolution `g` as Winograd with m x m output tiles, with the epilogue's bias,
