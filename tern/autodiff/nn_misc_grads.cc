@@ -14,7 +14,12 @@ std::vector<ir::Value*> apply_mask(GradContext& c, ir::Value* mask) {
 }  // namespace
 
 void register_nn_misc_grads(GradRegistry& r) {
-  r.add("dropout", [](GradContext& c) { return apply_mask(c, c.y(1)); });
+  // With a residual (fuse_dropout_residual), dy reaches it unchanged.
+  r.add("dropout", [](GradContext& c) {
+    std::vector<ir::Value*> grads = apply_mask(c, c.y(1));
+    if (c.node().num_inputs() > 2) grads.push_back(c.dy());
+    return grads;
+  });
   r.add("dropout_apply", [](GradContext& c) { return apply_mask(c, c.x(1)); });
 
   r.add("embedding", [](GradContext& c) -> std::vector<ir::Value*> {

@@ -22,12 +22,17 @@ TensorType mask_type(int64_t elements) {
   return {DType::kI32, Shape{(elements + 31) / 32}};
 }
 
-// x, offset (i64 scalar) -> y (x's type), mask.
+// x, offset (i64 scalar)[, residual (x's type)] -> y (x's type), mask.
 std::vector<TensorType> infer_dropout(const InferContext& ctx) {
   require_rate(ctx);
   const TensorType& offset = ctx.input(1);
   if (offset.dtype != DType::kI64 || offset.shape.rank() != 0) {
     ctx.fail("offset must be an i64 scalar, got ", offset.to_string());
+  }
+  if (ctx.inputs.size() > 3) ctx.fail("expects at most 3 inputs (x, offset, residual)");
+  if (ctx.inputs.size() > 2 && ctx.input(2) != ctx.input(0)) {
+    ctx.fail("residual must be ", ctx.input(0).to_string(), " (x's type), got ",
+             ctx.input(2).to_string());
   }
   return {ctx.input(0), mask_type(ctx.input(0).shape.num_elements())};
 }
@@ -65,10 +70,15 @@ void register_nn_misc_ops(OpRegistry& r) {
          .family = "nn_misc",
          .doc = "x * mask / (1 - rate), mask ~ Bernoulli(1 - rate) from Philox(seed) at "
                 "(element, offset); deterministic in (seed, offset). Also returns the mask, "
-                "32 elements per i32 word.",
-         .inputs = {"x", "offset"},
+                "32 elements per i32 word. With a residual (x's type), returns that plus the "
+                "dropped x, rounded as the two ops apart (fuse_dropout_residual).",
+         .inputs = {"x", "offset", "residual"},
+         .variadic = true,  // the residual is optional
+         .min_inputs = 2,
          .attrs = dropout_attrs,
          .dtypes = kFloatDTypes,
+         // Kernels read an element of x and the residual before writing it.
+         .inplace = {{0, 0}, {0, 2}},
          .infer = infer_dropout});
   r.add({.name = "dropout_apply",
          .family = "nn_misc",

@@ -12,6 +12,7 @@
 #include "tern/passes/cse.h"
 #include "tern/passes/dce.h"
 #include "tern/passes/fold_batch_norm.h"
+#include "tern/passes/fuse_dropout_residual.h"
 #include "tern/passes/fuse_elementwise.h"
 #include "tern/passes/fuse_epilogue.h"
 #include "tern/passes/fuse_norm_activation.h"
@@ -106,6 +107,7 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
   if (!options.deterministic) {
     add(std::make_unique<FuseNormActivation>());
     if (options.pool_argmax) add(std::make_unique<PoolArgmax>());
+    add(std::make_unique<FuseDropoutResidual>());
     add(std::make_unique<FuseEpilogue>());
     add(std::make_unique<FuseElementwise>());
     add(std::make_unique<FuseColumnSum>());

@@ -64,8 +64,8 @@ struct PipelineOptions {
 
 // The standard optimization pipeline used by Executable::compile:
 //   simplify, fold_batch_norm and const_fold (with an evaluator), cse, dce, fuse_norm_activation,
-//   pool_argmax (where the options ask for it), fuse_epilogue, fuse_elementwise, fuse_column_sum,
-//   dce; then widen_contractions where the options ask for it.
+//   pool_argmax (where the options ask for it), fuse_dropout_residual, fuse_epilogue,
+//   fuse_elementwise, fuse_column_sum, dce; then widen_contractions where the options ask for it.
 // Deterministic mode keeps only rewrites that provably compute the same bits: simplify in its
 // bit-exact form, const_fold (the evaluator runs the same deterministic kernels), cse and dce;
 // the fusions change how float math is evaluated and are left out.

@@ -14,24 +14,33 @@ namespace {
 
 TEST(Pipeline, DefaultOrderAndDeterministicSubset) {
   PipelineOptions o;
+  EXPECT_EQ(default_pipeline(o).names(),
+            (std::vector<std::string>{"simplify", "cse", "dce", "fuse_norm_activation",
+                                      "fuse_dropout_residual", "fuse_epilogue", "fuse_elementwise",
+                                      "fuse_column_sum", "dce"}));
+  o.evaluator = [](const ir::Node&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; };
   EXPECT_EQ(
       default_pipeline(o).names(),
-      (std::vector<std::string>{"simplify", "cse", "dce", "fuse_norm_activation", "fuse_epilogue",
+      (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
+                                "fuse_norm_activation", "fuse_dropout_residual", "fuse_epilogue",
                                 "fuse_elementwise", "fuse_column_sum", "dce"}));
-  o.evaluator = [](const ir::Node&, const std::vector<Tensor>&) { return std::vector<Tensor>{}; };
-  EXPECT_EQ(default_pipeline(o).names(),
-            (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
-                                      "fuse_norm_activation", "fuse_epilogue", "fuse_elementwise",
-                                      "fuse_column_sum", "dce"}));
+  // pool_argmax where the device has the argmax kernels (the runtime asks the registry).
+  o.pool_argmax = true;
+  EXPECT_EQ(
+      default_pipeline(o).names(),
+      (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "cse", "dce",
+                                "fuse_norm_activation", "pool_argmax", "fuse_dropout_residual",
+                                "fuse_epilogue", "fuse_elementwise", "fuse_column_sum", "dce"}));
   o.deterministic = true;
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "const_fold", "cse", "dce"}));
   o.deterministic = false;
+  o.pool_argmax = false;
   o.disabled = {"fuse_epilogue", "cse"};
   EXPECT_EQ(default_pipeline(o).names(),
             (std::vector<std::string>{"simplify", "fold_batch_norm", "const_fold", "dce",
-                                      "fuse_norm_activation", "fuse_elementwise", "fuse_column_sum",
-                                      "dce"}));
+                                      "fuse_norm_activation", "fuse_dropout_residual",
+                                      "fuse_elementwise", "fuse_column_sum", "dce"}));
 }
 
 TEST(Pipeline, FrozenWeightsPipeline) {

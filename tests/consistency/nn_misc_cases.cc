@@ -19,6 +19,15 @@ TERN_OP_CASES(nn_misc) {
   return {
       {"dropout", {In({4, 6}), Idx({}, 0, 100)}, drop},
       {"dropout", {In({3, 5}), Idx({}, 0, 100)}, keep_all, true, {}, 1e-5, "rate0"},
+      // With a residual (fuse_dropout_residual): its gradient is dy.
+      {"dropout", {In({4, 6}), Idx({}, 0, 100), In({4, 6})}, drop, true, {}, 1e-5, "residual"},
+      {"dropout",
+       {In({40, 37}), Idx({}, 0, 100), In({40, 37})},
+       drop,
+       false,
+       {},
+       1e-5,
+       "residual-ragged"},
       // Random bit patterns as masks: 24 elements in one word, 200 in seven (a ragged last word).
       {"dropout_apply", {In({4, 6}), Idx({1}, INT32_MIN, INT32_MAX, DType::kI32)}, {{"rate", 0.3}}},
       {"dropout_apply",
@@ -138,6 +147,33 @@ TEST(Dropout, FastKernelMatchesRefBitwiseOnBigTensors) {
     std::vector<Tensor> got = runtime::eager_call("dropout", {x, off}, attrs, fast);
     for (size_t k = 0; k < 2; ++k)
       EXPECT_TRUE(bitwise_equal(got[k], want[k])) << "output " << k << " " << dtype_name(d);
+  }
+}
+
+// With a residual: the fast kernel is ref bit for bit, and both are dropout then add (the
+// dropped value rounded to the dtype first), NaN and infinities in the residual included.
+TEST(Dropout, ResidualIsTheAddAfterTheDropoutBitForBit) {
+  const ops::Attrs attrs = {{"rate", 0.37}, {"seed", int64_t{11}}};
+  const Tensor off = offset(23);
+  runtime::EagerOptions ref, fast;
+  ref.kernel = "ref";
+  fast.kernel = "cpu_vec";
+  for (DType d : {DType::kF32, DType::kF64, DType::kBF16}) {
+    SCOPED_TRACE(dtype_name(d));
+    Tensor x = random_tensor(d, {1000, 131}, 4);
+    Tensor r = random_tensor(d, {1000, 131}, 5);
+    const double specials[] = {std::nan(""), INFINITY, -INFINITY, -0.0};
+    for (int64_t i = 0; i < 4; ++i) r.set(i * 977 + 3, specials[i]);
+    for (const runtime::EagerOptions& o : {ref, fast}) {
+      std::vector<Tensor> fused = runtime::eager_call("dropout", {x, off, r}, attrs, o);
+      std::vector<Tensor> apart = runtime::eager_call("dropout", {x, off}, attrs, o);
+      Tensor sum = runtime::eager_call1("add", {apart[0], r}, {}, ref);
+      EXPECT_TRUE(bitwise_equal(fused[0], sum)) << o.kernel;
+      EXPECT_TRUE(bitwise_equal(fused[1], apart[1])) << o.kernel;
+    }
+    std::vector<Tensor> want = runtime::eager_call("dropout", {x, off, r}, attrs, ref);
+    std::vector<Tensor> got = runtime::eager_call("dropout", {x, off, r}, attrs, fast);
+    for (size_t k = 0; k < 2; ++k) EXPECT_TRUE(bitwise_equal(got[k], want[k])) << "output " << k;
   }
 }
 

@@ -184,12 +184,13 @@ struct DropoutArgs {
   uint32_t threshold;
   C scale;
   int64_t tile0 = 0;  // the first tile's index in the whole tensor (x, y, mask start there)
+  const T* residual = nullptr;  // added to the dropped x (rounded as the two ops apart), or none
 };
 
 // Tiles [t0, t1): the Philox words, packed into the mask (bit j of word w = element
 // base + 32 w + j kept, none past the end), then y = x * scale where the word is >= threshold,
 // else +0.
-template <typename T, bool kV4>
+template <typename T, bool kV4, bool kResidual>
 [[gnu::always_inline]] inline void dropout_tiles_body(const DropoutArgs<T>& a, int64_t t0,
                                                       int64_t t1) {
   using Bits = std::conditional_t<sizeof(T) == 8, uint64_t, uint32_t>;
@@ -210,6 +211,7 @@ template <typename T, bool kV4>
     const int64_t base = t * kTile, count = std::min(kTile, a.n - base);
     const T* xs = a.x + base;
     T* ys = a.y + base;
+    [[maybe_unused]] const T* rs = a.residual + (kResidual ? base : 0);
     for (int64_t w = 0; w < 2 && 32 * w < count; ++w) {
       const int64_t end = std::min<int64_t>(32, count - 32 * w);
       uint32_t bits;
@@ -227,13 +229,24 @@ template <typename T, bool kV4>
 #pragma omp simd
       for (int64_t e = 0; e < count; ++e) {
         uint16_t mask = static_cast<uint16_t>(0u - static_cast<uint32_t>(words[e] >= a.threshold));
-        ys[e].bits = bfloat16::from_float(static_cast<float>(xs[e]) * scale_f) & mask;
+        const uint16_t dropped = bfloat16::from_float(static_cast<float>(xs[e]) * scale_f) & mask;
+        if constexpr (kResidual) {
+          const float d = std::bit_cast<float>(static_cast<uint32_t>(dropped) << 16);
+          ys[e].bits = bfloat16::from_float(d + static_cast<float>(rs[e]));
+        } else {
+          ys[e].bits = dropped;
+        }
       }
     } else {
 #pragma omp simd
       for (int64_t e = 0; e < count; ++e) {
         Bits mask = Bits(0) - static_cast<Bits>(words[e] >= a.threshold);
-        ys[e] = std::bit_cast<T>(std::bit_cast<Bits>(xs[e] * a.scale) & mask);
+        const T dropped = std::bit_cast<T>(std::bit_cast<Bits>(xs[e] * a.scale) & mask);
+        if constexpr (kResidual) {
+          ys[e] = dropped + rs[e];
+        } else {
+          ys[e] = dropped;
+        }
       }
     }
   }
@@ -241,7 +254,11 @@ template <typename T, bool kV4>
 
 template <typename T>
 void dropout_tiles_v3(const DropoutArgs<T>& a, int64_t t0, int64_t t1) {
-  dropout_tiles_body<T, false>(a, t0, t1);
+  if (a.residual) {
+    dropout_tiles_body<T, false, true>(a, t0, t1);
+  } else {
+    dropout_tiles_body<T, false, false>(a, t0, t1);
+  }
 }
 
 // The same compiled for AVX-512 (x86-64-v4): 16 lanes of 32-bit words per register and 8 of
@@ -249,7 +266,11 @@ void dropout_tiles_v3(const DropoutArgs<T>& a, int64_t t0, int64_t t1) {
 template <typename T>
 __attribute__((target("arch=x86-64-v4"), flatten)) void dropout_tiles_v4(const DropoutArgs<T>& a,
                                                                          int64_t t0, int64_t t1) {
-  dropout_tiles_body<T, true>(a, t0, t1);
+  if (a.residual) {
+    dropout_tiles_body<T, true, true>(a, t0, t1);
+  } else {
+    dropout_tiles_body<T, true, false>(a, t0, t1);
+  }
 }
 
 constexpr int64_t kTilesPerTask = 16;  // 1024 elements per OpenMP iteration
@@ -260,6 +281,7 @@ void dropout_typed(KernelContext& ctx) {
   DropoutArgs<T> a;
   a.x = xt.data<T>();
   a.y = ctx.outputs[0].data<T>();
+  if (ctx.inputs.size() > 2) a.residual = ctx.inputs[2].data<T>();
   a.mask = reinterpret_cast<uint32_t*>(ctx.outputs[1].data<int32_t>());
   a.n = xt.num_elements();
   const double rate = ctx.attrs.get_float("rate");

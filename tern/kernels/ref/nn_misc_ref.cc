@@ -13,13 +13,15 @@ namespace tern::kernels::ref {
 namespace {
 
 // Element i is kept iff word i % 4 of Philox(seed)(i / 4, offset) >= rate * 2^32, so it is kept
-// with probability 1 - rate. Kept elements are scaled by 1 / (1 - rate) in the compute type.
+// with probability 1 - rate. Kept elements are scaled by 1 / (1 - rate) in the compute type. With
+// a residual input, the result stored is then added to it in the compute type (the two ops apart).
 template <typename T>
 void dropout_ref(KernelContext& ctx) {
   using C = compute_t<T>;
   const Tensor& xt = ctx.inputs[0];
   const T* x = xt.data<T>();
   T* y = ctx.outputs[0].data<T>();
+  const T* residual = ctx.inputs.size() > 2 ? ctx.inputs[2].data<T>() : nullptr;
   const double rate = ctx.attrs.get_float("rate");
   const uint64_t offset = static_cast<uint64_t>(ctx.inputs[1].data<int64_t>()[0]);
   const Philox rng(static_cast<uint64_t>(ctx.attrs.get_int("seed")));
@@ -32,6 +34,7 @@ void dropout_ref(KernelContext& ctx) {
     uint32_t word = rng(static_cast<uint64_t>(i) / 4, offset)[static_cast<size_t>(i % 4)];
     bool keep = word >= threshold;
     y[i] = keep ? static_cast<T>(static_cast<C>(x[i]) * scale) : static_cast<T>(C(0));
+    if (residual) y[i] = static_cast<T>(static_cast<C>(y[i]) + static_cast<C>(residual[i]));
     if (keep)
       mask[i / 32] = static_cast<int32_t>(static_cast<uint32_t>(mask[i / 32]) | (1u << (i % 32)));
   }
