@@ -79,7 +79,13 @@ std::vector<TensorType> infer_attention_grad(const InferContext& ctx) {
              ctx.input(5).to_string());
   }
   check_mask(ctx, 6, d);
-  return {ctx.input(1), ctx.input(2), ctx.input(3)};
+  if (!ctx.attrs.get_bool("bias_sums")) return {ctx.input(1), ctx.input(2), ctx.input(3)};
+  return {ctx.input(1),
+          ctx.input(2),
+          ctx.input(3),
+          {DType::kF32, Shape{d.h, d.d}},
+          {DType::kF32, Shape{d.h, d.d}},
+          {DType::kF32, Shape{d.h, d.dv}}};
 }
 
 }  // namespace
@@ -90,6 +96,8 @@ void register_attention_ops(OpRegistry& r) {
                                  {"rate", AttrKind::kFloat, 0.0},
                                  {"causal", AttrKind::kBool, false}};
   std::vector<AttrSpec> forward_attrs = attrs;
+  std::vector<AttrSpec> grad_attrs = attrs;
+  grad_attrs.push_back({"bias_sums", AttrKind::kBool, false});
   forward_attrs.push_back({"seed", AttrKind::kInt, int64_t{0}});
   forward_attrs.push_back({"save_probs", AttrKind::kBool, true});
   r.add({.name = "attention",
@@ -107,11 +115,13 @@ void register_attention_ops(OpRegistry& r) {
   r.add({.name = "attention_grad",
          .family = "attention",
          .doc = "Gradients of attention w.r.t. q, k and v from dout and what attention saved "
-                "(probs, dropout_mask).",
+                "(probs, dropout_mask). With bias_sums, also each gradient summed over batch and "
+                "time, [H, D] in f32: the q, k and v projections' bias gradients "
+                "(fuse_column_sum).",
          .inputs = {"dout", "q", "k", "v", "probs", "dropout_mask", "mask"},
          .variadic = true,
          .min_inputs = 6,
-         .attrs = attrs,
+         .attrs = grad_attrs,
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_attention_grad});

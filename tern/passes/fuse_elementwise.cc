@@ -139,11 +139,50 @@ bool sums_columns(const ir::Node& sum, const ir::Value* x) {
   return sum.output()->dtype() == x->dtype();
 }
 
+// An f32 attention_grad's output k, [B, T, H, D], flattened to rows [B T, H D] and summed over
+// them (a q, k or v projection's bias gradient): the sum becomes output 3 + k of the same
+// attention_grad with bias_sums (one node takes all three), reshaped to the sum's shape. False if
+// `sum` is not that.
+bool fuse_attention_sum(ir::Graph& g, ir::Node* sum) {
+  ir::Value* x = sum->input(0);
+  ir::Node* flat = x->node();
+  if (!flat || flat->op_name() != "reshape" || x->shape().rank() != 2) return false;
+  ir::Value* grad = flat->input(0);
+  ir::Node* att = grad->node();
+  if (!att || att->op_name() != "attention_grad" || grad->dtype() != DType::kF32) return false;
+  const Shape& s = grad->shape();  // [B, T, H, D]
+  if (x->shape()[1] != s[2] * s[3]) return false;
+  const int k = grad->index();
+  if (!att->attrs().get_bool("bias_sums")) {
+    const std::vector<ir::Node*> merged = {att};
+    if (!control_successors_of(g, merged).empty() || !att->control_inputs().empty()) return false;
+    ops::Attrs attrs = att->attrs();
+    attrs.set("bias_sums", true);
+    ir::Node* with_sums = g.add_node("attention_grad", att->inputs(), std::move(attrs),
+                                     str_cat(att->name(), "/sums"));
+    for (int i = 0; i < 3; ++i) g.replace_all_uses(att->output(i), with_sums->output(i));
+    g.remove_node(att);
+    att = with_sums;
+  }
+  ir::Value* sums =
+      g.add("reshape", {att->output(3 + k)}, {{"shape", sum->output()->shape().dims()}},
+            str_cat(sum->name(), "/sums"));
+  g.replace_all_uses(sum->output(), sums);
+  g.remove_node(sum);
+  return true;
+}
+
 }  // namespace
 
 bool FuseColumnSum::run(ir::Graph& g) {
-  Grouper grouper(g);
   bool changed = false;
+  for (ir::Node* sum : g.nodes_of("sum")) {
+    if (sum->num_inputs() == 1 && sum->input(0)->dtype() == DType::kF32 &&
+        sums_columns(*sum, sum->input(0)) && fuse_attention_sum(g, sum)) {
+      changed = true;
+    }
+  }
+  Grouper grouper(g);  // after the rewrites above (its order holds the graph's nodes)
   for (ir::Node* sum : grouper.order()) {
     if (sum->op_name() != "sum" || sum->num_inputs() != 1) continue;
     ir::Value* x = sum->input(0);

@@ -3,6 +3,8 @@
 
 #include "tern/ops/fused_program.h"
 #include "tern/passes/pass_test_util.h"
+#include "tern/runtime/eager.h"
+#include "tests/support/random_tensor.h"
 
 namespace tern::passes {
 namespace {
@@ -208,6 +210,67 @@ TEST(FuseColumnSum, OtherSumsStay) {
   FuseColumnSum pass;
   EXPECT_FALSE(run_pass(pass, *g));
   EXPECT_EQ(count_ops(*g, "sum"), 4u);
+}
+
+// A q / k projection's bias gradient: attention_grad's dq (dk), flattened to rows and summed.
+// Both sums come from one attention_grad with bias_sums (reshaped to the sums' shapes; dv's
+// stays unread); the gradients and sums are what the graph computed, on the fast kernels and ref.
+constexpr const char* kAttentionText = R"(graph @g {
+  %dout = input() {dtype=f32, name="dout", shape=[2, 16, 2, 64]}
+  %q = input() {dtype=f32, name="q", shape=[2, 16, 2, 64]}
+  %k = input() {dtype=f32, name="k", shape=[2, 16, 2, 64]}
+  %v = input() {dtype=f32, name="v", shape=[2, 16, 2, 64]}
+  %probs = input() {dtype=f32, name="probs", shape=[2, 2, 16, 16]}
+  %mask = input() {dtype=i32, name="mask", shape=[0]}
+  %g = attention_grad(%dout, %q, %k, %v, %probs, %mask) {scale=0.125}
+  %dq = reshape(%g) {shape=[32, 128]}
+  %sq = sum(%dq) {axes=[0], keepdims=true}
+  %dk = reshape(%g#1) {shape=[32, 128]}
+  %sk = sum(%dk) {axes=[0]}
+  %e = exp(%g#2)
+  return {"sq": %sq, "sk": %sk, "dq": %dq, "e": %e}
+})";
+
+TEST(FuseColumnSum, AttentionProjectionBiasSumsJoinTheAttentionGradient) {
+  auto plain = parse(kAttentionText);
+  auto g = parse(kAttentionText);
+  FuseColumnSum pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "sum"), 0u);
+  ASSERT_EQ(count_ops(*g, "attention_grad"), 1u);
+  const ir::Node& att = *g->nodes_of("attention_grad")[0];
+  EXPECT_TRUE(att.attrs().get_bool("bias_sums"));
+  const ir::Node& sq = output_node(*g, "sq");
+  ASSERT_EQ(sq.op_name(), "reshape");
+  EXPECT_EQ(sq.input(0), att.output(3));
+  EXPECT_EQ(sq.output()->shape(), (Shape{1, 128}));
+  EXPECT_EQ(output_node(*g, "sk").input(0), att.output(4));
+  EXPECT_EQ(output_node(*g, "e").input(0), att.output(2));
+  EXPECT_FALSE(run_pass(pass, *g));
+
+  runtime::Feeds feeds;
+  uint64_t seed = 30;
+  for (const char* name : {"dout", "q", "k", "v"}) {
+    feeds.emplace_back(name,
+                       tern::testing::random_tensor(DType::kF32, Shape{2, 16, 2, 64}, seed++));
+  }
+  feeds.emplace_back("probs",
+                     tern::testing::random_tensor(DType::kF32, Shape{2, 2, 16, 16}, seed++, 0, 1));
+  feeds.emplace_back("mask", Tensor(DType::kI32, Shape{0}));
+  runtime::EagerOptions fast, ref;
+  ref.kernel = "ref";
+  for (const runtime::EagerOptions& options : {fast, ref}) {
+    SCOPED_TRACE(str_cat("kernels '", options.kernel, "'"));
+    std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, options);
+    std::vector<Tensor> got = runtime::run_graph_eager(*g, feeds, nullptr, options);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].shape(), want[i].shape());
+      for (int64_t e = 0; e < got[i].num_elements(); ++e)
+        ASSERT_NEAR(got[i].get(e), want[i].get(e), 1e-5 * (1 + std::abs(want[i].get(e))))
+            << plain->outputs()[i].name << " " << e;
+    }
+  }
 }
 
 }  // namespace

@@ -55,6 +55,11 @@ ops::Attrs grad_attrs(double scale, double rate, bool causal) {
   return {{"scale", scale}, {"rate", rate}, {"causal", causal}};
 }
 
+ops::Attrs with_bias_sums(ops::Attrs a) {
+  a.set("bias_sums", true);
+  return a;
+}
+
 }  // namespace
 
 TERN_OP_CASES(attention) {
@@ -128,6 +133,22 @@ TERN_OP_CASES(attention) {
        {},
        1e-5,
        "tails"},
+      // bias_sums (fuse_column_sum): the gradients summed over batch and time as well; 64-wide
+      // heads (the AVX-512 row sums), then widths of no multiple of 16.
+      {"attention_grad",
+       grad_inputs(3, 16, 16, 2, 64, 64, true, false),
+       with_bias_sums(grad_attrs(0.125, 0.1, false)),
+       true,
+       {},
+       1e-5,
+       "bias-sums-64"},
+      {"attention_grad",
+       grad_inputs(2, 5, 7, 3, 20, 36, false, true),
+       with_bias_sums(grad_attrs(0.3, 0, true)),
+       true,
+       {},
+       1e-5,
+       "bias-sums-tails"},
   };
 }
 

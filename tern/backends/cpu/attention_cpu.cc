@@ -54,6 +54,7 @@ struct Geometry : ops::AttentionGeometry {
 // run at once on one thread.
 struct Workspace {
   std::vector<float> q, k, v, dout, packed, scores, dropped, result;
+  std::vector<float> sums;     // the calling thread's: attention_grad's per-pair bias sums
   std::vector<uint32_t> bits;  // a block's dropout mask when the op has no mask output
 };
 
@@ -422,6 +423,67 @@ void attention_typed(KernelContext& ctx) {
   }
 }
 
+// out[c] = the sum of the rows of a rows x width block (ld `ld`): even and odd rows apart, each in
+// row order, then added (a fixed order, whatever the CPU).
+void sum_rows_v3(const float* p, int64_t ld, int64_t rows, int64_t width, float* out) {
+  for (int64_t c = 0; c < width; ++c) {
+    float even = 0, odd = 0;
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) even += p[r * ld + c], odd += p[(r + 1) * ld + c];
+    if (r < rows) even += p[r * ld + c];
+    out[c] = even + odd;
+  }
+}
+
+// The same on AVX-512 registers, 64 columns at a time (the two row chains in eight registers:
+// the additions no longer wait on each other); other widths as sum_rows_v3.
+__attribute__((target("arch=x86-64-v4"))) void sum_rows_v4(const float* p, int64_t ld, int64_t rows,
+                                                           int64_t width, float* out) {
+  int64_t c0 = 0;
+  for (; c0 + 64 <= width; c0 += 64) {
+    __m512 even[4], odd[4];
+    for (int v = 0; v < 4; ++v) even[v] = odd[v] = _mm512_setzero_ps();
+    int64_t r = 0;
+    for (; r + 2 <= rows; r += 2) {
+      const float* a = p + r * ld + c0;
+      for (int v = 0; v < 4; ++v) {
+        even[v] = _mm512_add_ps(even[v], _mm512_loadu_ps(a + 16 * v));
+        odd[v] = _mm512_add_ps(odd[v], _mm512_loadu_ps(a + ld + 16 * v));
+      }
+    }
+    if (r < rows) {
+      for (int v = 0; v < 4; ++v)
+        even[v] = _mm512_add_ps(even[v], _mm512_loadu_ps(p + r * ld + c0 + 16 * v));
+    }
+    for (int v = 0; v < 4; ++v) _mm512_storeu_ps(out + c0 + 16 * v, _mm512_add_ps(even[v], odd[v]));
+  }
+  if (c0 < width) sum_rows_v3(p + c0, ld, rows, width - c0, out + c0);
+}
+
+void sum_rows(const float* p, int64_t ld, int64_t rows, int64_t width, float* out) {
+  static const bool v4 = cpu_runs_v4_variants();
+  v4 ? sum_rows_v4(p, ld, rows, width, out) : sum_rows_v3(p, ld, rows, width, out);
+}
+
+// bias_sums' outputs 3, 4, 5 ([H, D], [H, D], [H, Dv]): per head, the pairs' sums (`partials`,
+// [pairs, D + D + Dv]: dq's, dk's, then dv's) added in batch order, whatever thread made them.
+void add_pair_sums(KernelContext& ctx, const Geometry& g, const float* partials) {
+  const int64_t width = g.d + g.d + g.dv;
+  const int64_t at[3] = {0, g.d, 2 * g.d}, widths[3] = {g.d, g.d, g.dv};
+  for (int k = 0; k < 3; ++k) {
+    float* out = ctx.outputs[static_cast<size_t>(3 + k)].data<float>();
+    for (int64_t hd = 0; hd < g.h; ++hd) {
+      float* o = out + hd * widths[k];
+      std::fill(o, o + widths[k], 0.f);
+      for (int64_t n = 0; n < g.b; ++n) {
+        const float* p = partials + (n * g.h + hd) * width + at[k];
+#pragma omp simd
+        for (int64_t c = 0; c < widths[k]; ++c) o[c] += p[c];
+      }
+    }
+  }
+}
+
 template <typename T>
 void attention_grad_typed(KernelContext& ctx) {
   const Geometry g(ctx, 1, 6);
@@ -434,6 +496,11 @@ void attention_grad_typed(KernelContext& ctx) {
   const uint32_t* mask_words = reinterpret_cast<const uint32_t*>(ctx.inputs[5].data<int32_t>());
   T *dq = ctx.outputs[0].data<T>(), *dk = ctx.outputs[1].data<T>(), *dv = ctx.outputs[2].data<T>();
   const int64_t blk = g.block();
+  // bias_sums (f32 heads): each pair's rows of dq, dk, dv summed while in cache.
+  const int64_t sums_width = g.d + g.d + g.dv;
+  float* partials = ctx.attrs.get_bool("bias_sums")
+                        ? at_least(workspace().sums, g.pairs() * sums_width)
+                        : nullptr;
 #pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
   {
     Workspace& w = workspace();
@@ -454,6 +521,8 @@ void attention_grad_typed(KernelContext& ctx) {
       T* dvh = dv + at_s * g.dv;
       const Target dv_dst = f32_target(dvh, g.h * g.dv, g.s, g.dv, w.result);
       small_gemm(true, g.s, g.dv, g.t, 1.0f, a, g.s, oh.p, oh.ld, dv_dst.p, dv_dst.ld);
+      if (partials)
+        sum_rows(dv_dst.p, dv_dst.ld, g.s, g.dv, partials + pair * sums_width + 2 * g.d);
       finish(dv_dst, dvh, g.h * g.dv, g.s, g.dv);
       // dpd = dout v^T, then the dropout's and the softmax's gradients in place: ds.
       transpose_f32(g.s, g.dv, vh.p, vh.ld, vt, g.s);
@@ -464,13 +533,16 @@ void attention_grad_typed(KernelContext& ctx) {
       T* dqh = dq + at_t * g.d;
       const Target dq_dst = f32_target(dqh, g.h * g.d, g.t, g.d, w.result);
       small_gemm(false, g.t, g.d, g.s, g.scale_f, ds, g.s, kh.p, kh.ld, dq_dst.p, dq_dst.ld);
+      if (partials) sum_rows(dq_dst.p, dq_dst.ld, g.t, g.d, partials + pair * sums_width);
       finish(dq_dst, dqh, g.h * g.d, g.t, g.d);
       T* dkh = dk + at_s * g.d;
       const Target dk_dst = f32_target(dkh, g.h * g.d, g.s, g.d, w.result);
       small_gemm(true, g.s, g.d, g.t, g.scale_f, ds, g.s, qh.p, qh.ld, dk_dst.p, dk_dst.ld);
+      if (partials) sum_rows(dk_dst.p, dk_dst.ld, g.s, g.d, partials + pair * sums_width + g.d);
       finish(dk_dst, dkh, g.h * g.d, g.s, g.d);
     }
   }
+  if (partials) add_pair_sums(ctx, g, partials);
 }
 
 // --- bf16 heads multiplied in bf16 (small_gemm_bf16) ---
@@ -596,6 +668,9 @@ std::string decline_attention(const kernels::KernelSignature& sig) {
   const Shape& v = sig.inputs[grad ? 3 : 2].shape;
   if (sig.attrs->get_float("rate") > 0 && (q[1] * v[1]) % 64 != 0) {
     return "dropout over a [T, S] block that is not a multiple of 64 elements";
+  }
+  if (grad && sig.attrs->get_bool("bias_sums") && sig.inputs[1].dtype != DType::kF32) {
+    return "bias sums of 16-bit heads";
   }
   return "";
 }

@@ -154,6 +154,18 @@ void attention_grad_ref(KernelContext& ctx) {
       }
     }
   }
+  // bias_sums: each gradient as stored, summed (in double) over batch and time per (head, c).
+  if (!ctx.attrs.get_bool("bias_sums")) return;
+  for (int k = 0; k < 3; ++k) {
+    const Tensor& grad = ctx.outputs[static_cast<size_t>(k)];
+    const T* p = grad.data<T>();
+    const int64_t columns = grad.shape()[2] * grad.shape()[3];
+    std::vector<double> acc(static_cast<size_t>(columns), 0.0);
+    for (int64_t e = 0; e < grad.num_elements(); ++e)
+      acc[static_cast<size_t>(e % columns)] += load(p, e);
+    float* out = ctx.outputs[static_cast<size_t>(3 + k)].data<float>();
+    for (int64_t c = 0; c < columns; ++c) out[c] = static_cast<float>(acc[static_cast<size_t>(c)]);
+  }
 }
 
 }  // namespace
