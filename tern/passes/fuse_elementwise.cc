@@ -139,17 +139,24 @@ bool sums_columns(const ir::Node& sum, const ir::Value* x) {
   return sum.output()->dtype() == x->dtype();
 }
 
-// An f32 attention_grad's output k, [B, T, H, D], flattened to rows [B T, H D] and summed over
-// them (a q, k or v projection's bias gradient): the sum becomes output 3 + k of the same
-// attention_grad with bias_sums (one node takes all three), reshaped to the sum's shape. False if
-// `sum` is not that.
+// An attention_grad's output k, [B, T, H, D], flattened to rows [B T, H D] and summed over them
+// into f32 (a q, k or v projection's bias gradient; a bf16 one's sum reads it with out_dtype
+// f32): the sum becomes output 3 + k of the same attention_grad with bias_sums (one node takes
+// all three; the sums of the gradients before their rounding to 16 bits), reshaped to the sum's
+// shape. False if `sum` is not that.
 bool fuse_attention_sum(ir::Graph& g, ir::Node* sum) {
+  if (sum->num_inputs() != 1 || sum->output()->dtype() != DType::kF32) return false;
   ir::Value* x = sum->input(0);
   ir::Node* flat = x->node();
   if (!flat || flat->op_name() != "reshape" || x->shape().rank() != 2) return false;
+  const std::vector<int64_t>& axes = sum->attrs().get_ints("axes");
+  if (axes.size() != 1 || (axes[0] != 0 && axes[0] != -2)) return false;
   ir::Value* grad = flat->input(0);
   ir::Node* att = grad->node();
-  if (!att || att->op_name() != "attention_grad" || grad->dtype() != DType::kF32) return false;
+  if (!att || att->op_name() != "attention_grad" ||
+      (grad->dtype() != DType::kF32 && grad->dtype() != DType::kBF16)) {
+    return false;
+  }
   const Shape& s = grad->shape();  // [B, T, H, D]
   if (x->shape()[1] != s[2] * s[3]) return false;
   const int k = grad->index();
@@ -176,12 +183,7 @@ bool fuse_attention_sum(ir::Graph& g, ir::Node* sum) {
 
 bool FuseColumnSum::run(ir::Graph& g) {
   bool changed = false;
-  for (ir::Node* sum : g.nodes_of("sum")) {
-    if (sum->num_inputs() == 1 && sum->input(0)->dtype() == DType::kF32 &&
-        sums_columns(*sum, sum->input(0)) && fuse_attention_sum(g, sum)) {
-      changed = true;
-    }
-  }
+  for (ir::Node* sum : g.nodes_of("sum")) changed = fuse_attention_sum(g, sum) || changed;
   Grouper grouper(g);  // after the rewrites above (its order holds the graph's nodes)
   for (ir::Node* sum : grouper.order()) {
     if (sum->op_name() != "sum" || sum->num_inputs() != 1) continue;

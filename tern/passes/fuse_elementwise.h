@@ -31,10 +31,12 @@ class FuseElementwise final : public Pass {
 // x), axes = [0]); with keepdims, a reshape of the fused node's sums follows). The value keeps its
 // other users. f32 only: a 16-bit value's sum reads half the bytes, and the fused loop's
 // conversions cost more than that (bf16 [4096, 1024] on 2 Zen 5 cores: gelu_grad with its sum
-// 1.39 ms fused against 1.13 + 0.11 apart; f32: 1.06-1.12 against 0.99 + 0.48-0.52). Also an f32
-// attention_grad output flattened to rows [B T, H D] and summed (the q, k, v projections' bias
-// gradients): the attention_grad takes bias_sums and sums each (batch, head) block while in cache
-// (W6's 12 such sums, ~1.3 ms per step, read their 4 MB cold). Runs after
+// 1.39 ms fused against 1.13 + 0.11 apart; f32: 1.06-1.12 against 0.99 + 0.48-0.52). Also an
+// attention_grad output flattened to rows [B T, H D] and summed into f32 (the q, k, v projections'
+// bias gradients; bf16 heads' too, read with out_dtype f32): the attention_grad takes bias_sums
+// and sums each (batch, head) block while in cache (W6's 12 such sums, ~1.3 ms per step, read
+// their 4 MB cold; in W6-bf16 the 0.95 ms they took and the attention gradients' sums measured
+// even). Runs after
 // fuse_elementwise, outside deterministic pipelines (the sum's order of additions changes; it
 // stays independent of the thread count).
 class FuseColumnSum final : public Pass {

@@ -273,5 +273,30 @@ TEST(FuseColumnSum, AttentionProjectionBiasSumsJoinTheAttentionGradient) {
   }
 }
 
+// bf16 heads (mixed precision): the bias gradient is the bf16 gradient's sum read into f32
+// (out_dtype "f32"), which the attention gradient's f32 sums replace; a bf16 sum stays.
+TEST(FuseColumnSum, Bf16AttentionGradientsSumIntoF32) {
+  auto g = parse(R"(graph @g {
+    %dout = input() {dtype=bf16, name="dout", shape=[2, 16, 2, 64]}
+    %q = input() {dtype=bf16, name="q", shape=[2, 16, 2, 64]}
+    %k = input() {dtype=bf16, name="k", shape=[2, 16, 2, 64]}
+    %v = input() {dtype=bf16, name="v", shape=[2, 16, 2, 64]}
+    %probs = input() {dtype=f32, name="probs", shape=[2, 2, 16, 16]}
+    %mask = input() {dtype=i32, name="mask", shape=[0]}
+    %g = attention_grad(%dout, %q, %k, %v, %probs, %mask) {scale=0.125}
+    %dv = reshape(%g#2) {shape=[32, 128]}
+    %sv = sum(%dv) {axes=[0], keepdims=true, out_dtype="f32"}
+    %dq = reshape(%g) {shape=[32, 128]}
+    %sq16 = sum(%dq) {axes=[0]}
+    return {"sv": %sv, "sq16": %sq16}
+  })");
+  FuseColumnSum pass;
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& att = *g->nodes_of("attention_grad")[0];
+  EXPECT_TRUE(att.attrs().get_bool("bias_sums"));
+  EXPECT_EQ(output_node(*g, "sv").input(0), att.output(5));
+  EXPECT_EQ(output_node(*g, "sq16").op_name(), "sum");
+}
+
 }  // namespace
 }  // namespace tern::passes

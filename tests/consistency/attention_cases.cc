@@ -134,19 +134,21 @@ TERN_OP_CASES(attention) {
        1e-5,
        "tails"},
       // bias_sums (fuse_column_sum): the gradients summed over batch and time as well; 64-wide
-      // heads (the AVX-512 row sums), then widths of no multiple of 16.
+      // heads (the AVX-512 row sums), then widths of no multiple of 16. f32 heads here: the sums
+      // are f32 at any dtype, and bf16 heads' gradients (bf16 products) differ from ref's at bf16
+      // precision (Bf16HeadsMatchTheSameValuesInF32 checks those sums).
       {"attention_grad",
        grad_inputs(3, 16, 16, 2, 64, 64, true, false),
        with_bias_sums(grad_attrs(0.125, 0.1, false)),
        true,
-       {},
+       {DType::kF32, DType::kF64},
        1e-5,
        "bias-sums-64"},
       {"attention_grad",
        grad_inputs(2, 5, 7, 3, 20, 36, false, true),
        with_bias_sums(grad_attrs(0.3, 0, true)),
        true,
-       {},
+       {DType::kF32, DType::kF64},
        1e-5,
        "bias-sums-tails"},
   };
@@ -244,7 +246,7 @@ TEST(Attention, Bf16HeadsMatchTheSameValuesInF32) {
   runtime::EagerOptions fast;
   fast.kernel = "cpu_vec";
   const ops::Attrs fwd = {{"scale", 0.125}, {"rate", 0.1}, {"seed", int64_t{5}}, {"causal", false}};
-  const ops::Attrs bwd = {{"scale", 0.125}, {"rate", 0.1}, {"causal", false}};
+  const ops::Attrs bwd = {{"scale", 0.125}, {"rate", 0.1}, {"causal", false}, {"bias_sums", true}};
   auto max_abs = [](const Tensor& t) {
     double m = 0;
     for (int64_t i = 0; i < t.num_elements(); ++i) m = std::max(m, std::fabs(t.get(i)));
@@ -266,14 +268,38 @@ TEST(Attention, Bf16HeadsMatchTheSameValuesInF32) {
       std::vector<Tensor> o = runtime::eager_call("attention", {x[0], x[1], x[2], off}, fwd, fast);
       std::vector<Tensor> g =
           runtime::eager_call("attention_grad", {x[3], x[0], x[1], x[2], o[1], o[2]}, bwd, fast);
-      return std::vector<Tensor>{o[0], o[1], g[0], g[1], g[2]};
+      return std::vector<Tensor>{o[0], o[1], g[0], g[1], g[2], g[3], g[4], g[5]};
     };
     const std::vector<Tensor> got = run(bf16), want = run(f32);
     EXPECT_LT(max_abs_diff(got[1], want[1]), 1e-6) << "probabilities";
-    const char* names[] = {"out", "probs", "dq", "dk", "dv"};
+    const char* names[] = {"out", "probs", "dq", "dk", "dv", "dq sums", "dk sums", "dv sums"};
     for (size_t i : {0, 2, 3, 4}) {
       EXPECT_LT(max_abs_diff(got[i].cast(DType::kF32), want[i]), 1e-2 * max_abs(want[i]))
           << names[i];
+    }
+    // A sum over b t rows, against the scale of its gradient (dk's sums are 0 in exact
+    // arithmetic: each softmax row's gradient adds up to 0).
+    for (size_t i : {5, 6, 7}) {
+      EXPECT_LT(max_abs_diff(got[i], want[i]),
+                1e-2 * max_abs(want[i - 3]) * std::sqrt(static_cast<double>(b * t)))
+          << names[i];
+    }
+    // The bf16 kernel's sums are of its gradients before their rounding: within bf16's rounding
+    // of the gradients it returns, summed (B T = 2 t rows).
+    for (int k = 0; k < 3; ++k) {
+      const Tensor& grad = got[static_cast<size_t>(2 + k)];
+      const int64_t columns = grad.shape()[2] * grad.shape()[3];
+      std::vector<double> of_rounded(static_cast<size_t>(columns), 0.0);
+      for (int64_t e = 0; e < grad.num_elements(); ++e)
+        of_rounded[static_cast<size_t>(e % columns)] += grad.get(e);
+      const Tensor& sums = got[static_cast<size_t>(5 + k)];
+      ASSERT_EQ(sums.dtype(), DType::kF32);
+      ASSERT_EQ(sums.num_elements(), columns);
+      for (int64_t c = 0; c < columns; ++c) {
+        EXPECT_NEAR(sums.get(c), of_rounded[static_cast<size_t>(c)],
+                    std::ldexp(max_abs(grad), -8) * std::sqrt(2.0 * t))
+            << names[5 + k] << " column " << c;
+      }
     }
   }
 }

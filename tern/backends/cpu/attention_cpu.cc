@@ -616,6 +616,10 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
   bfloat16 *dq = ctx.outputs[0].data<bfloat16>(), *dk = ctx.outputs[1].data<bfloat16>(),
            *dv = ctx.outputs[2].data<bfloat16>();
   const int64_t blk = g.block(), tp = g.t / 2, sp = g.s / 2, dvp = g.dv / 2;
+  const int64_t sums_width = g.d + g.d + g.dv;  // bias_sums: as attention_grad_typed
+  float* partials = ctx.attrs.get_bool("bias_sums")
+                        ? at_least(workspace().sums, g.pairs() * sums_width)
+                        : nullptr;
 #pragma omp parallel if (g.pairs() > 1 && !omp_in_parallel())
   {
     Workspace& w = workspace();
@@ -637,6 +641,7 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
       pair_rows_f32(g.t, g.s, a, g.s, pa, g.s);
       pair_rows_bf16(g.t, g.dv, oh, g.h * g.dv, po, g.dv);
       small_gemm_bf16(true, g.s, g.dv, tp, 1.0f, pa, g.s, po, g.dv, result, g.dv);
+      if (partials) sum_rows(result, g.dv, g.s, g.dv, partials + pair * sums_width + 2 * g.d);
       store_head(result, g.s, g.dv, dv + at_s * g.dv, g.h * g.dv);
       // dpd = dout v^T (dout in place), then the dropout's and the softmax's gradients: ds.
       transpose_f32(g.s, dvp, reinterpret_cast<const float*>(vh), g.h * dvp,
@@ -650,6 +655,7 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
       round_rows_f32(g.t, g.s, ds, g.s, reinterpret_cast<bfloat16*>(dsr), g.s);
       pair_rows_bf16(g.s, g.d, kh, g.h * g.d, pk, g.d);
       small_gemm_bf16(false, g.t, g.d, sp, g.scale_f, dsr, sp, pk, g.d, result, g.d);
+      if (partials) sum_rows(result, g.d, g.t, g.d, partials + pair * sums_width);
       store_head(result, g.t, g.d, dq + at_t * g.d, g.h * g.d);
       // dk = scale ds^T q: ds's rows paired (A transposed), q's rows paired.
       uint32_t* pds = words(w.q, tp * g.s);
@@ -657,9 +663,11 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
       pair_rows_f32(g.t, g.s, ds, g.s, pds, g.s);
       pair_rows_bf16(g.t, g.d, qh, g.h * g.d, pq, g.d);
       small_gemm_bf16(true, g.s, g.d, tp, g.scale_f, pds, g.s, pq, g.d, result, g.d);
+      if (partials) sum_rows(result, g.d, g.s, g.d, partials + pair * sums_width + g.d);
       store_head(result, g.s, g.d, dk + at_s * g.d, g.h * g.d);
     }
   }
+  if (partials) add_pair_sums(ctx, g, partials);
 }
 
 std::string decline_attention(const kernels::KernelSignature& sig) {
@@ -668,9 +676,6 @@ std::string decline_attention(const kernels::KernelSignature& sig) {
   const Shape& v = sig.inputs[grad ? 3 : 2].shape;
   if (sig.attrs->get_float("rate") > 0 && (q[1] * v[1]) % 64 != 0) {
     return "dropout over a [T, S] block that is not a multiple of 64 elements";
-  }
-  if (grad && sig.attrs->get_bool("bias_sums") && sig.inputs[1].dtype != DType::kF32) {
-    return "bias sums of 16-bit heads";
   }
   return "";
 }

@@ -94,6 +94,13 @@ void attention_grad_ref(KernelContext& ctx) {
   const size_t ts = static_cast<size_t>(g.t * g.s);
   std::vector<double> pd(ts), ds(ts), dq_acc(static_cast<size_t>(g.t * g.d)),
       dk_acc(static_cast<size_t>(g.s * g.d)), dv_acc(static_cast<size_t>(g.s * g.dv));
+  // With bias_sums: dq's, dk's and dv's sums over batch and time, [H, D] each.
+  std::vector<std::vector<double>> sums;
+  if (ctx.attrs.get_bool("bias_sums")) {
+    sums = {std::vector<double>(static_cast<size_t>(g.h * g.d)),
+            std::vector<double>(static_cast<size_t>(g.h * g.d)),
+            std::vector<double>(static_cast<size_t>(g.h * g.dv))};
+  }
   for (int64_t n = 0; n < g.b; ++n) {
     for (int64_t hd = 0; hd < g.h; ++hd) {
       const int64_t base = (n * g.h + hd) * g.t * g.s;
@@ -142,29 +149,33 @@ void attention_grad_ref(KernelContext& ctx) {
       for (int64_t i = 0; i < g.t; ++i) {
         for (int64_t c = 0; c < g.d; ++c) {
           store(dq, g.at(n, i, g.t, hd, g.d, c), dq_acc[static_cast<size_t>(i * g.d + c)]);
+          if (!sums.empty())
+            sums[0][static_cast<size_t>(hd * g.d + c)] += dq_acc[static_cast<size_t>(i * g.d + c)];
         }
       }
       for (int64_t j = 0; j < g.s; ++j) {
         for (int64_t c = 0; c < g.d; ++c) {
           store(dk, g.at(n, j, g.s, hd, g.d, c), dk_acc[static_cast<size_t>(j * g.d + c)]);
+          if (!sums.empty())
+            sums[1][static_cast<size_t>(hd * g.d + c)] += dk_acc[static_cast<size_t>(j * g.d + c)];
         }
         for (int64_t c = 0; c < g.dv; ++c) {
           store(dv, g.at(n, j, g.s, hd, g.dv, c), dv_acc[static_cast<size_t>(j * g.dv + c)]);
+          if (!sums.empty()) {
+            sums[2][static_cast<size_t>(hd * g.dv + c)] +=
+                dv_acc[static_cast<size_t>(j * g.dv + c)];
+          }
         }
       }
     }
   }
-  // bias_sums: each gradient as stored, summed (in double) over batch and time per (head, c).
-  if (!ctx.attrs.get_bool("bias_sums")) return;
+  // bias_sums: the gradients as computed (before rounding to the heads' dtype), summed over batch
+  // and time per (head, c).
+  if (sums.empty()) return;
   for (int k = 0; k < 3; ++k) {
-    const Tensor& grad = ctx.outputs[static_cast<size_t>(k)];
-    const T* p = grad.data<T>();
-    const int64_t columns = grad.shape()[2] * grad.shape()[3];
-    std::vector<double> acc(static_cast<size_t>(columns), 0.0);
-    for (int64_t e = 0; e < grad.num_elements(); ++e)
-      acc[static_cast<size_t>(e % columns)] += load(p, e);
     float* out = ctx.outputs[static_cast<size_t>(3 + k)].data<float>();
-    for (int64_t c = 0; c < columns; ++c) out[c] = static_cast<float>(acc[static_cast<size_t>(c)]);
+    const std::vector<double>& acc = sums[k];
+    for (size_t c = 0; c < acc.size(); ++c) out[c] = static_cast<float>(acc[c]);
   }
 }
 
