@@ -96,6 +96,17 @@ TERN_OP_CASES(pool_argmax) {
 TERN_OP_CASES(conv) {
   ops::Attrs same_s2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};
   return {
+      // bf16 filter gradient of a 3x3 layer at 8x8 with 64 channels: on AMD CPUs with
+      // AVX512_BF16 the widened Winograd candidate (onednn_f32_wino) takes it.
+      {"conv2d_backprop_filter",
+       {In({2, 8, 8, 64}), In({2, 8, 8, 64})},
+       {{"filter_shape", Ints{3, 3, 64, 64}},
+        {"padding", std::string("SAME")},
+        {"dfilter_dtype", std::string("f32")}},
+       false,
+       {DType::kBF16},
+       1e-5,
+       "bf16-8x8-64ch"},
       // --- conv2d ---
       {"conv2d", {In({2, 5, 5, 3}), In({3, 3, 3, 4})}, {}, true, {}, 1e-5, "valid-3x3"},
       {"conv2d", {In({1, 7, 6, 2}), In({3, 3, 2, 3})}, same_s2, true, {}, 1e-5, "same-stride2"},

@@ -14,6 +14,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/pool_loops.h"
 #include "tern/ops/conv_geometry.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
@@ -37,25 +38,9 @@ inline void select_row(T* __restrict d, const T* __restrict v, const int32_t* __
   for (int64_t c = 0; c < n; ++c) db[c] = pos[c] == p ? vb[c] : Bits(0);
 }
 
-template <typename T>
-inline void zero_cols(T* row, int64_t c, int64_t w_begin, int64_t w_end) {
-  if (w_end > w_begin) {
-    std::memset(static_cast<void*>(row + w_begin * c), 0, sizeof(T) * (w_end - w_begin) * c);
-  }
-}
-
-// As ref: v takes the best's place if larger, or if it is the window's first NaN.
-inline bool beats(float v, float best) {
-  return (v > best) | ((v != v) & (best == best));
-}
-// The same as an all-ones / all-zeros mask (this form keeps grad_2x2's loop vectorized).
-template <typename Bits>
-inline Bits beats_mask(float v, float best) {
-  Bits larger = Bits(0) - static_cast<Bits>(v > best);
-  Bits v_nan = Bits(0) - static_cast<Bits>(v != v);
-  Bits best_number = Bits(0) - static_cast<Bits>(best == best);
-  return larger | (v_nan & best_number);
-}
+using pool::beats;
+using pool::beats_mask;  // the mask form keeps grad_2x2's loop vectorized
+using pool::zero_cols;
 
 // A 2x2 window over n channels: the gradient goes to the first of x00, x01, x10, x11 (window
 // order) holding the maximum (a NaN counts as the maximum); the other three get +0.
@@ -156,15 +141,7 @@ void max_pool2d_grad_typed(KernelContext& ctx) {
   const T* x = xt.data<T>();
   const T* dy = ctx.inputs[1].data<T>();
   T* dx = ctx.outputs[0].data<T>();
-  const int64_t row = g.w * g.c;
-  // Input rows no window covers (stride > ksize, or rows past the last window) are zero.
-  for (int64_t h = 0; h < g.h; ++h) {
-    int64_t oh = (h + g.pad_top) / g.stride_h;
-    bool covered = oh < g.out_h && h + g.pad_top - oh * g.stride_h < g.kh;
-    if (covered) continue;
-    for (int64_t n = 0; n < g.n; ++n)
-      std::memset(static_cast<void*>(dx + (n * g.h + h) * row), 0, sizeof(T) * row);
-  }
+  pool::zero_uncovered_rows(g, dx);
   const int64_t tasks = g.n * g.out_h;
   static const bool v4 = cpu_runs_v4_variants();
   const bool parallel = xt.num_elements() >= kParallelThreshold && !omp_in_parallel();

@@ -249,7 +249,9 @@ void register_onednn_widened(kernels::KernelRegistry& r) {
     };
     r.add(op, std::move(c));
   }
-  // Ahead of both forms: the filter gradients widened_by_shape picks.
+  // Ahead of both forms: the filter gradients widened_by_shape picks (registered only where the
+  // CPU chose the native form by itself, so that every candidate registered can run somewhere).
+  if (!choice().amd_bf16) return;
   kernels::KernelCandidate c;
   c.name = "onednn_f32_wino";
   c.dtypes = {DType::kBF16};

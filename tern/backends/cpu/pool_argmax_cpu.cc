@@ -16,6 +16,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/pool_loops.h"
 #include "tern/kernels/index_check.h"
 #include "tern/ops/conv_geometry.h"
 
@@ -29,10 +30,8 @@ using kernels::KernelContext;
 constexpr int64_t kParallelThreshold = 1 << 15;  // elements of x below which one thread runs
 constexpr int64_t kChannelBlock = 64;            // channels handled per SIMD pass
 
-// As ref: v takes the best's place if larger, or if it is the window's first NaN.
-inline bool beats(float v, float best) {
-  return (v > best) | ((v != v) & (best == best));
-}
+using pool::beats;
+using pool::zero_cols;
 
 // The window of output (oh, ow): its corner (h_at, w_at; negative in the padding) and its part
 // inside x, [h0, h1) x [w0, w1).
@@ -52,14 +51,6 @@ struct Window {
 
 // --- forward ---
 
-// As beats(), as an all-ones / all-zeros mask (selects on bools left these loops scalar).
-inline uint32_t beats_mask(float v, float best) {
-  const uint32_t larger = 0u - static_cast<uint32_t>(v > best);
-  const uint32_t v_nan = 0u - static_cast<uint32_t>(v != v);
-  const uint32_t best_number = 0u - static_cast<uint32_t>(best == best);
-  return larger | (v_nan & best_number);
-}
-
 // A 2x2 window inside x over n channels: the first maximum of x00, x01, x10, x11 and its position.
 // The maximum is stored as the chosen element's bits (no rounding back to bf16).
 template <typename T>
@@ -73,11 +64,11 @@ void pool_2x2(const T* __restrict x00, const T* __restrict x01, const T* __restr
   for (int64_t c = 0; c < n; ++c) {
     const float a = static_cast<float>(x00[c]), b = static_cast<float>(x01[c]),
                 e = static_cast<float>(x10[c]), f = static_cast<float>(x11[c]);
-    const uint32_t k1 = beats_mask(b, a);
+    const uint32_t k1 = pool::beats_mask<uint32_t>(b, a);
     const float best1 = k1 ? b : a;
-    const uint32_t k2 = beats_mask(e, best1);
+    const uint32_t k2 = pool::beats_mask<uint32_t>(e, best1);
     const float best2 = k2 ? e : best1;
-    const uint32_t k3 = beats_mask(f, best2);
+    const uint32_t k3 = pool::beats_mask<uint32_t>(f, best2);
     const Bits m1 = static_cast<Bits>(k1), m2 = static_cast<Bits>(k2), m3 = static_cast<Bits>(k3);
     Bits v = static_cast<Bits>((m1 & b01[c]) | (~m1 & b00[c]));
     v = static_cast<Bits>((m2 & b10[c]) | (~m2 & v));
@@ -207,13 +198,6 @@ bool scatter_2x2(const T* __restrict dy, const uint8_t* __restrict argmax, T* __
   return bad == 0;
 }
 
-template <typename T>
-inline void zero_cols(T* row, int64_t c, int64_t w_begin, int64_t w_end) {
-  if (w_end > w_begin) {
-    std::memset(static_cast<void*>(row + w_begin * c), 0, sizeof(T) * (w_end - w_begin) * c);
-  }
-}
-
 // Output row (n, oh): every element of the input rows its windows cover is written once, each
 // window's dy where its argmax points and +0 elsewhere (columns no window covers included).
 // Whether every argmax named a position inside x (else its dy went nowhere).
@@ -265,18 +249,10 @@ TERN_CPU_V4_LOOP bool scatter_row_v4(const ops::Pool2dGeometry& g, const T* dy,
 // Whether every dy was placed (each argmax named a position inside x).
 template <typename T>
 bool scatter_disjoint(const ops::Pool2dGeometry& g, const T* dy, const uint8_t* argmax, T* dx) {
-  const int64_t row = g.w * g.c;
-  // Input rows no window covers (stride > ksize, or rows past the last window) are zero.
-  for (int64_t h = 0; h < g.h; ++h) {
-    const int64_t oh = (h + g.pad_top) / g.stride_h;
-    const bool covered = oh < g.out_h && h + g.pad_top - oh * g.stride_h < g.kh;
-    if (covered) continue;
-    for (int64_t n = 0; n < g.n; ++n)
-      std::memset(static_cast<void*>(dx + (n * g.h + h) * row), 0, sizeof(T) * row);
-  }
+  pool::zero_uncovered_rows(g, dx);
   const int64_t tasks = g.n * g.out_h;
   static const bool v4 = cpu_runs_v4_variants();
-  const bool parallel = g.n * g.h * row >= kParallelThreshold && !omp_in_parallel();
+  const bool parallel = g.n * g.h * g.w * g.c >= kParallelThreshold && !omp_in_parallel();
   bool placed = true;
 #pragma omp parallel for schedule(static) if (parallel) reduction(& : placed)
   for (int64_t t = 0; t < tasks; ++t) {
