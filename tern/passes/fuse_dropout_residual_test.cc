@@ -1,8 +1,8 @@
 // fuse_dropout_residual: text IR in, structure out; the rewritten graph computes the same bits.
 #include "tern/passes/fuse_dropout_residual.h"
 
+#include "tern/passes/pass_eval_test_util.h"
 #include "tern/passes/pass_test_util.h"
-#include "tern/runtime/eager.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern::passes {
@@ -77,15 +77,7 @@ TEST(FuseDropoutResidual, SameBitsAsTheGraphItReplaces) {
                             {"r", tern::testing::random_tensor(d, Shape{8, 70}, 2)},
                             {"dy", tern::testing::random_tensor(d, Shape{8, 70}, 3)},
                             {"off", Tensor::scalar(DType::kI64, 5)}};
-    runtime::EagerOptions fast, ref;
-    ref.kernel = "ref";
-    for (const runtime::EagerOptions& options : {fast, ref}) {
-      std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, options);
-      std::vector<Tensor> got = runtime::run_graph_eager(*g, feeds, nullptr, options);
-      ASSERT_EQ(got.size(), want.size());
-      for (size_t i = 0; i < got.size(); ++i)
-        EXPECT_TRUE(bitwise_equal(got[i], want[i])) << plain->outputs()[i].name;
-    }
+    testing::expect_same_bits(*plain, *g, feeds);
   }
 }
 
