@@ -536,7 +536,7 @@ TEST_F(PipelineE2E, FashionMnistSubsetToAServedModel) {
 
 TEST_F(PipelineE2E, KilledDuringTrainingTheNextRunContinues) {
   AutosOptions o;
-  o.train = "epochs = 600";  // a few seconds of training
+  o.train = "epochs = 1500";  // seconds of training: still running when killed 300 ms in
   o.evaluate = "";
   const std::string file = write("p.toml", autos_pipeline(o));
   const std::string root = dir_ + "/root";
