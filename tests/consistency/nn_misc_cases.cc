@@ -152,6 +152,19 @@ TEST(Dropout, FastKernelMatchesRefBitwiseOnBigTensors) {
 
 // With a residual: the fast kernel is ref bit for bit, and both are dropout then add (the
 // dropped value rounded to the dtype first), NaN and infinities in the residual included.
+TEST(Dropout, BadResidualNamesIt) {
+  const ops::Attrs attrs = {{"rate", 0.5}, {"seed", int64_t{1}}};
+  Tensor x = random_tensor(DType::kF32, {4, 8}, 1);
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("dropout", {x, offset(1), random_tensor(DType::kF32, {8}, 2)}, attrs),
+      ErrorCode::kInvalidArgument, "residual must be f32[4, 8]");
+  EXPECT_TERN_ERROR(
+      runtime::eager_call("dropout", {x, offset(1), random_tensor(DType::kBF16, {4, 8}, 2)}, attrs),
+      ErrorCode::kInvalidArgument, "residual must be f32[4, 8]");
+  EXPECT_TERN_ERROR(runtime::eager_call("dropout", {x, offset(1), x, x}, attrs),
+                    ErrorCode::kInvalidArgument, "at most 3 inputs");
+}
+
 TEST(Dropout, ResidualIsTheAddAfterTheDropoutBitForBit) {
   const ops::Attrs attrs = {{"rate", 0.37}, {"seed", int64_t{11}}};
   const Tensor off = offset(23);
