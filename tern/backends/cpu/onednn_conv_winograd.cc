@@ -16,10 +16,10 @@
 //                    then dg = G^T dU G
 // (V, W and M are stored tile-major, see tiles_desc);
 // the input gradient is the forward convolution of dy with the filter flipped in H and W (O and
-// I swapped): its transform is that of the filter with its taps in reverse order, read transposed
-// by the GEMMs. Every transform is a loop over channels (NHWC keeps them contiguous), built for
-// x86-64-v3 and for AVX-512; the code below runs only where cpu_isa() is x86-64-v3
-// (winograd_tile).
+// I swapped): its transform is that of the filter with its taps in reverse order, each position's
+// matrix transposed (flipped_filter_transform). Every transform is a loop over channels (NHWC keeps
+// them contiguous), built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa()
+// is x86-64-v3 (winograd_tile).
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -28,6 +28,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/onednn_conv.h"
+#include "tern/backends/cpu/small_gemm.h"
 
 namespace tern::cpu::onednn {
 namespace {
@@ -374,17 +375,45 @@ void input_transform(const ops::Conv2dGeometry& g, bool v4, const float* x, floa
   }
 }
 
-// U [A*A, a, b] of an HWIO filter [3, 3, a, b]; `reversed`: of the filter with its taps in
-// reverse order (flipped in H and W).
+// U [A*A, a, b] of an HWIO filter [3, 3, a, b].
 template <int M>
-void filter_transform(int64_t a, int64_t b, bool reversed, bool v4, const float* filter, float* u) {
+void filter_transform(int64_t a, int64_t b, bool v4, const float* filter, float* u) {
   constexpr int A = F<M>::kA;
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(a * b * A * A * 4))
   for (int64_t i = 0; i < a; ++i) {
     FilterTransform<M> body;
-    for (int k = 0; k < 9; ++k) body.in[k] = filter + ((reversed ? 8 - k : k) * a + i) * b;
+    for (int k = 0; k < 9; ++k) body.in[k] = filter + (k * a + i) * b;
     for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (xi * a + i) * b;
     channel_loop(v4, body, b);
+  }
+}
+
+// U [A*A, b, a] (each position's matrix transposed) of an HWIO filter [3, 3, a, b] with its taps
+// in reverse order: the flipped filter of an input gradient as a dense GEMM operand. oneDNN's
+// GEMM read the transposed form of filter_transform 20% slower (16 x [128 x 512] x [512 x 512],
+// ResNet-18's 4x4 layers as F(2x2, 3x3): 2.84 against 2.35 ms). In blocks of 16 x 16 channels:
+// the transforms of 16 rows into a buffer that stays in L1, then each position's 16 x 16 block
+// transposed into place, the blocks along a row of the result one after another (blocks of
+// 64 or 128 rows, whose buffer leaves L1, were 10-30% slower).
+template <int M>
+void flipped_filter_transform(int64_t a, int64_t b, bool v4, const float* filter, float* u) {
+  constexpr int A = F<M>::kA;
+  constexpr int64_t kBlock = 16;
+  const int64_t blocks_a = (a + kBlock - 1) / kBlock, blocks_b = (b + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(a * b * A * A * 4))
+  for (int64_t blk = 0; blk < blocks_a * blocks_b; ++blk) {
+    const int64_t i0 = blk % blocks_a * kBlock, c0 = blk / blocks_a * kBlock,
+                  rows = std::min(kBlock, a - i0), cols = std::min(kBlock, b - c0);
+    alignas(64) float block[A * A][kBlock][kBlock];
+    for (int64_t i = 0; i < rows; ++i) {
+      FilterTransform<M> body;
+      for (int k = 0; k < 9; ++k) body.in[k] = filter + ((8 - k) * a + i0 + i) * b + c0;
+      for (int xi = 0; xi < A * A; ++xi) body.out[xi] = block[xi][i];
+      channel_loop(v4, body, cols);
+    }
+    for (int xi = 0; xi < A * A; ++xi) {
+      transpose_f32(rows, cols, block[xi][0], kBlock, u + (xi * b + c0) * a + i0, a);
+    }
   }
 }
 
@@ -482,12 +511,9 @@ dnnl::memory::desc tiles_transposed_desc(int64_t positions, int64_t tiles, int64
   return dnnl::memory::desc({positions, c, tiles}, dnnl_dt::f32, {c, 1, positions * c});
 }
 
-// A transformed filter [A*A, rows, cols], dense or read transposed (the last two dims swapped
-// in the strides).
-dnnl::memory::desc filter_desc(int64_t positions, int64_t rows, int64_t cols, bool transposed) {
-  const dnnl_dims dims{positions, rows, cols};
-  if (!transposed) return dense_desc(dims, DType::kF32);
-  return dnnl::memory::desc(dims, dnnl_dt::f32, dnnl_dims{rows * cols, 1, rows});
+// A transformed filter [A*A, rows, cols] (dense).
+dnnl::memory::desc filter_desc(int64_t positions, int64_t rows, int64_t cols) {
+  return dense_desc(dnnl_dims{positions, rows, cols}, DType::kF32);
 }
 
 void init_gemm(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
@@ -517,14 +543,14 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
   TERN_CHECK(ep.activation == ops::Activation::kNone || relu_,
              "Winograd: an activation other than relu");
   chunk_ = winograd_chunk_images(g, m);
-  // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U, U read transposed for the
-  // flipped filter (the transform of the HWIO [3, 3, c_out, c_in] filter is [A*A, c_out, c_in]).
+  // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U (for the flipped filter, whose
+  // HWIO form is [3, 3, c_out, c_in], U is written transposed: [A*A, c_in, c_out] as well).
   // The full chunk's GEMM, then the last, shorter chunk's (if any).
   for (int64_t n : {chunk_, g.n % chunk_}) {
     if (n == 0) continue;
     const int64_t p = positions(m), tiles = n * tiles_per_image(g, m);
     gemms_.emplace_back();
-    init_gemm(gemms_.back(), tiles_desc(p, tiles, g.c_in), filter_desc(p, g.c_in, g.c_out, flipped),
+    init_gemm(gemms_.back(), tiles_desc(p, tiles, g.c_in), filter_desc(p, g.c_in, g.c_out),
               tiles_desc(p, tiles, g.c_out), false);
   }
 }
@@ -549,8 +575,12 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
     u = static_cast<float*>(layout_slot(0, u_bytes));
   }
   if (!constant_filter || kept_from_ != filter) {
-    const int64_t a = flipped_ ? g.c_out : g.c_in, b = flipped_ ? g.c_in : g.c_out;
-    filter_transform<M>(a, b, flipped_, v4_, static_cast<const float*>(filter), u);
+    const auto* f = static_cast<const float*>(filter);
+    if (flipped_) {
+      flipped_filter_transform<M>(g.c_out, g.c_in, v4_, f, u);
+    } else {
+      filter_transform<M>(g.c_in, g.c_out, v4_, f, u);
+    }
     kept_from_ = constant_filter ? filter : nullptr;
   }
   const auto* in = static_cast<const float*>(x);
@@ -586,7 +616,7 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
   const int64_t tpi = tiles_per_image(g, m), rest = g.n % chunk_;
   gemms_.resize(3);
   const int64_t p = positions(m);
-  const dnnl::memory::desc du = filter_desc(p, g.c_in, g.c_out, false);
+  const dnnl::memory::desc du = filter_desc(p, g.c_in, g.c_out);
   auto init = [&](PrimitiveRunner& gemm, int64_t images, bool accumulate) {
     const int64_t tiles = images * tpi;
     init_gemm(gemm, tiles_transposed_desc(p, tiles, g.c_in), tiles_desc(p, tiles, g.c_out), du,

@@ -34,6 +34,8 @@ std::vector<Case> cases() {
       {{8, 6, 5, 16}, 16, {{"padding", std::string("VALID")}}},
       {{32, 2, 2, 64}, 64, {{"padding", std::string("SAME")}}},  // one tile per image
       {{32, 1, 1, 16}, 16, {{"padding", std::string("SAME")}}},  // only the centre tap
+      // odd channel counts: partial 16 x 16 blocks of the flipped filter's transposed transform
+      {{2, 6, 6, 19}, 5, {{"padding", std::string("SAME")}}},
       {{4, 7, 6, 16},
        24,
        {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{2, 0, 1, 2}}}},
