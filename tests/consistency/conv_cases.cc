@@ -107,6 +107,15 @@ TERN_OP_CASES(conv) {
        {DType::kBF16},
        1e-5,
        "bf16-8x8-64ch"},
+      // bf16 3x3 layer at 8x8 with 64 channels: on AMD CPUs with AVX512_BF16 tern's F(4x4, 3x3)
+      // Winograd runs it on the bf16 tensors (winograd_tile_bf16).
+      {"conv2d",
+       {In({2, 8, 8, 64}), In({3, 3, 64, 64})},
+       {{"padding", std::string("SAME")}},
+       false,
+       {DType::kBF16},
+       1e-5,
+       "bf16-winograd-8x8-64ch"},
       // --- conv2d ---
       {"conv2d", {In({2, 5, 5, 3}), In({3, 3, 3, 4})}, {}, true, {}, 1e-5, "valid-3x3"},
       {"conv2d", {In({1, 7, 6, 2}), In({3, 3, 2, 3})}, same_s2, true, {}, 1e-5, "same-stride2"},

@@ -359,13 +359,14 @@ class ConvForwardKernel {
 
  private:
   bool winograd(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
-    const int m = winograd_tile(g, sig.inputs[0].dtype);
+    const DType dtype = sig.inputs[0].dtype;
+    const int m = dtype == DType::kBF16 ? winograd_tile_bf16(g) : winograd_tile(g, dtype);
     if (m == 0 ||
         (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu)) {
       return false;
     }
     return try_build(
-               [&] { winograd_ = std::make_unique<WinogradForward>(g, m, /*flipped=*/false, ep_); })
+               [&] { winograd_ = std::make_unique<WinogradForward>(g, m, false, ep_, dtype); })
         .empty();
   }
 

@@ -179,6 +179,19 @@ constexpr int64_t kWinogradMinChannels = 64;
 constexpr int64_t kWinogradF4MinSize = 8;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
 int winograd_tile(const ops::Conv2dGeometry& g, DType dtype);
+// The tile for a bf16 forward convolution run by tern's Winograd on its bf16 tensors (widened as
+// the transforms read them, f32 transforms and GEMMs, the output rounded once): 4 where the layer
+// takes F(4x4, 3x3) in f32 and the CPU runs bf16 contractions natively on AMD
+// (bf16_native_on_amd), else 0. On Zen 5, 2 threads, batch 32, against oneDNN's bf16 kernels
+// (`kernel_ab_bench`, interleaved): 64 channels at 32x32 2.41 -> 2.02 ms, 128 at 16x16 2.19 ->
+// 1.63, 256 at 8x8 2.16 -> 1.74; in the W5 step its forward convolutions 38 -> 34 ms (session 24).
+// Input gradients stay on oneDNN: in the W5 step they ran as fast either way (34.7-35.5 against
+// 35.2-35.8 ms), and ResNet-50's 64 channels at 16x16 slower as Winograd (0.72 against 0.58 ms).
+// A rule by shape and CPU, as every bf16 form choice: each rank of a job takes the same one.
+int winograd_tile_bf16(const ops::Conv2dGeometry& g);
+// Whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels because the CPU is AMD's
+// with AVX512_BF16 (not from TERN_BF16_CONTRACTIONS; onednn_widen.cc).
+bool bf16_native_on_amd();
 // Both directions run in chunks of images whose transformed tiles (input or output) take at most
 // kWinogradChunkBytes each: the GEMM's operands stay in cache and a large batch needs no large
 // buffers (W4's 64-channel 32x32 layers: 6 chunks of 6 images). 8 MB chunks (the first size:
@@ -194,21 +207,24 @@ int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m);
 // residual (which `out` holds before the run) and relu (keeping NaN) in the output transform; no
 // other activation. `flipped`: `g` is the forward form of an input gradient (dy convolved with
 // the filter flipped in H and W, O and I swapped) and run() takes the original HWIO filter
-// [3, 3, g.c_out, g.c_in].
+// [3, 3, g.c_out, g.c_in]. `dtype`: of every tensor run() takes, f32 or bf16 (read widened, the
+// output rounded once; the transforms and GEMMs run in f32).
 class WinogradForward {
  public:
-  WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped, const Epilogue& ep);
+  WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped, const Epilogue& ep,
+                  DType dtype = DType::kF32);
   // constant_filter: the filter's transform is kept for the next runs (made again only if
   // `filter` is another buffer). bias: [g.c_out], or null for none.
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
 
  private:
-  template <int M>
+  template <int M, typename T>
   void run_tiles(const void* x, const void* filter, bool constant_filter, const void* bias,
                  void* out);
 
   ops::Conv2dGeometry g_;
   int m_;
+  DType dtype_;
   bool flipped_, residual_, relu_, v4_;
   int64_t chunk_ = 1;                   // images per chunk
   std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)

@@ -224,6 +224,47 @@ TEST_P(Winograd, ConstantFilterTransformKeptPerBuffer) {
   EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f2}, same)), tol());
 }
 
+// bf16 tensors (x, filter, bias, residual, output) are the f32 run on their widened values,
+// rounded once: bit for bit, in both forms (forward with the epilogue, flipped without), over the
+// cases' paddings, odd sizes and channel counts.
+TEST_P(Winograd, Bf16IsTheF32RunRoundedOnce) {
+  uint64_t seed = 300;
+  auto widen = [](const Tensor& t) {
+    return runtime::eager_call1("cast", {t}, {{"dtype", DType::kF32}});
+  };
+  auto round = [](const Tensor& t) {
+    return runtime::eager_call1("cast", {t}, {{"dtype", DType::kBF16}});
+  };
+  for (const Case& c : cases()) {
+    SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
+    const Shape fshape{3, 3, c.x[3], c.c_out};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, fshape, c.attrs);
+    Tensor x = random_tensor(DType::kBF16, c.x, seed++);
+    Tensor f = random_tensor(DType::kBF16, fshape, seed++);
+    Tensor bias = random_tensor(DType::kBF16, {c.c_out}, seed++);
+    Tensor residual = random_tensor(DType::kBF16, g.output_shape(), seed++);
+    const Epilogue ep = bias_residual_relu();
+    Tensor y = residual.clone(), y32 = widen(residual);
+    cpu::onednn::WinogradForward(g, m(), false, ep, DType::kBF16)
+        .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
+    cpu::onednn::WinogradForward(g, m(), false, ep)
+        .run(widen(x).raw_data(), widen(f).raw_data(), false, widen(bias).raw_data(),
+             y32.raw_data());
+    Tensor want = round(y32);
+    EXPECT_EQ(std::memcmp(y.raw_data(), want.raw_data(), y.nbytes()), 0);
+    // The input gradient's form: dy [x's batch, out_h, out_w, c_out] -> dx like x.
+    const ops::Conv2dGeometry fg = *cpu::onednn::flipped_forward_geometry(g);
+    Tensor dy = random_tensor(DType::kBF16, g.output_shape(), seed++);
+    Tensor dx(DType::kBF16, c.x), dx32(DType::kF32, c.x);
+    cpu::onednn::WinogradForward(fg, m(), true, Epilogue{}, DType::kBF16)
+        .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    cpu::onednn::WinogradForward(fg, m(), true, Epilogue{})
+        .run(widen(dy).raw_data(), widen(f).raw_data(), false, nullptr, dx32.raw_data());
+    Tensor want_dx = round(dx32);
+    EXPECT_EQ(std::memcmp(dx.raw_data(), want_dx.raw_data(), dx.nbytes()), 0);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiles, Winograd, ::testing::Values(2, 4),
                          [](const ::testing::TestParamInfo<int>& p) {
                            return str_cat("F", p.param, "x", p.param);
@@ -268,6 +309,46 @@ TEST(WinogradKernels, RunIt) {
     f_attrs.set("filter_shape", fs.dims());
     expect_same(runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f_attrs, onednn), dw);
   }
+}
+
+// bf16 forward convolutions where winograd_tile_bf16 gives a tile (AMD CPUs running bf16
+// natively): the conv family's "onednn" kernels run the class on the bf16 tensors, bit for bit,
+// with fused_conv2d's epilogue too; their input gradients stay on oneDNN's kernels.
+TEST(WinogradKernels, Bf16ForwardRunsIt) {
+  runtime::initialize();
+  const Shape xs{2, 8, 8, 64}, fs{3, 3, 64, 64};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+  const bool native_amd = cpu::onednn::bf16_native_on_amd();
+  const int f32_tile = cpu::onednn::winograd_tile(g, DType::kF32);
+  EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g), native_amd && f32_tile == 4 ? 4 : 0);
+  // ResNet-18's 4x4 layer: F(2x2, 3x3) in f32 (unless TERN_CONV_WINOGRAD forces 4x4 tiles), so
+  // none in bf16.
+  const ops::Conv2dGeometry g4 = ops::conv2d_geometry({32, 4, 4, 512}, {3, 3, 512, 512}, same);
+  EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g4),
+            native_amd && cpu::onednn::winograd_tile(g4, DType::kF32) == 4 ? 4 : 0);
+  if (cpu::onednn::winograd_tile_bf16(g) == 0) {
+    GTEST_SKIP() << "bf16 runs widened here, or TERN_CONV_WINOGRAD is set";
+  }
+  Tensor x = random_tensor(DType::kBF16, xs, 1), f = random_tensor(DType::kBF16, fs, 2);
+  Tensor bias = random_tensor(DType::kBF16, {64}, 3), residual = random_tensor(DType::kBF16, xs, 4);
+  runtime::EagerOptions onednn;
+  onednn.kernel = "onednn";
+  Tensor y(DType::kBF16, xs);
+  cpu::onednn::WinogradForward(g, 4, false, Epilogue{}, DType::kBF16)
+      .run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
+  Tensor got = runtime::eager_call1("conv2d", {x, f}, same, onednn);
+  EXPECT_EQ(std::memcmp(got.raw_data(), y.raw_data(), y.nbytes()), 0);
+  Tensor fused = residual.clone();
+  cpu::onednn::WinogradForward(g, 4, false, bias_residual_relu(), DType::kBF16)
+      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), fused.raw_data());
+  got = runtime::eager_call1("fused_conv2d", {x, f, bias, residual},
+                             {{"padding", std::string("SAME")},
+                              {"activation", std::string("relu")},
+                              {"has_bias", true},
+                              {"has_residual", true}},
+                             onednn);
+  EXPECT_EQ(std::memcmp(got.raw_data(), fused.raw_data(), fused.nbytes()), 0);
 }
 
 // Which layers take which tile: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels;

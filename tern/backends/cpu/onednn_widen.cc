@@ -269,6 +269,10 @@ void register_onednn_widened(kernels::KernelRegistry& r) {
   r.add("conv2d_backprop_filter", std::move(c));
 }
 
+bool onednn::bf16_native_on_amd() {
+  return choice().amd_bf16;
+}
+
 bool bf16_contractions_widened() {
   return !dtype_support(DType::kBF16).empty() || choice().widen;
 }
