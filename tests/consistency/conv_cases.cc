@@ -97,7 +97,7 @@ TERN_OP_CASES(conv) {
   ops::Attrs same_s2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};
   return {
       // bf16 filter gradient of a 3x3 layer at 8x8 with 64 channels: on AMD CPUs with
-      // AVX512_BF16 the widened Winograd candidate (onednn_f32_wino) takes it.
+      // AVX512_BF16 tern's F(4x4, 3x3) Winograd runs it on the bf16 tensors (winograd_tile_bf16).
       {"conv2d_backprop_filter",
        {In({2, 8, 8, 64}), In({2, 8, 8, 64})},
        {{"filter_shape", Ints{3, 3, 64, 64}},

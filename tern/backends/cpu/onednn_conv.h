@@ -179,14 +179,17 @@ constexpr int64_t kWinogradMinChannels = 64;
 constexpr int64_t kWinogradF4MinSize = 8;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
 int winograd_tile(const ops::Conv2dGeometry& g, DType dtype);
-// The tile for a bf16 forward convolution run by tern's Winograd on its bf16 tensors (widened as
-// the transforms read them, f32 transforms and GEMMs, the output rounded once): 4 where the layer
-// takes F(4x4, 3x3) in f32 and the CPU runs bf16 contractions natively on AMD
-// (bf16_native_on_amd), else 0. On Zen 5, 2 threads, batch 32, against oneDNN's bf16 kernels
-// (`kernel_ab_bench`, interleaved): 64 channels at 32x32 2.41 -> 2.02 ms, 128 at 16x16 2.19 ->
-// 1.63, 256 at 8x8 2.16 -> 1.74; in the W5 step its forward convolutions 38 -> 34 ms (session 24).
-// Input gradients stay on oneDNN: in the W5 step they ran as fast either way (34.7-35.5 against
-// 35.2-35.8 ms), and ResNet-50's 64 channels at 16x16 slower as Winograd (0.72 against 0.58 ms).
+// The tile for a bf16 forward convolution or filter gradient run by tern's Winograd on its bf16
+// tensors (widened as the transforms read them, f32 transforms and GEMMs, the output rounded
+// once): 4 where the layer takes F(4x4, 3x3) in f32 and the CPU runs bf16 contractions natively
+// on AMD (bf16_native_on_amd), else 0. On Zen 5, 2 threads, batch 32, against oneDNN's bf16
+// kernels (`kernel_ab_bench`, interleaved): forward 64 channels at 32x32 2.41 -> 2.02 ms, 128 at
+// 16x16 2.19 -> 1.63, 256 at 8x8 2.16 -> 1.74; filter gradient (f32 result) 64 at 32x32 3.17 ->
+// 2.12, 128 at 16x16 2.68 -> 1.69, 256 at 8x8 as fast as the bf16 values widened into tern's f32
+// Winograd (the candidate this replaced, onednn_f32_wino, which took only 8x8 layers: widening
+// cost more than Winograd saved elsewhere). Input gradients stay on oneDNN: in the W5 step they
+// ran as fast either way (34.7-35.5 against 35.2-35.8 ms), and ResNet-50's 64 channels at 16x16
+// slower as Winograd (0.72 against 0.58 ms).
 // A rule by shape and CPU, as every bf16 form choice: each rank of a job takes the same one.
 int winograd_tile_bf16(const ops::Conv2dGeometry& g);
 // Whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels because the CPU is AMD's
@@ -236,15 +239,19 @@ class WinogradForward {
 // HWIO f32 filter gradient, in chunks of images (winograd_chunk_images) summed by the GEMMs.
 class WinogradFilterGradient {
  public:
-  WinogradFilterGradient(const ops::Conv2dGeometry& g, int m);
+  // dtype: of x and dy (f32, or bf16 read widened); dw_dtype: of the result (f32, or for bf16
+  // inputs bf16, rounded once).
+  WinogradFilterGradient(const ops::Conv2dGeometry& g, int m, DType dtype = DType::kF32,
+                         DType dw_dtype = DType::kF32);
   void run(const void* x, const void* dy, void* dw);
 
  private:
-  template <int M>
+  template <int M, typename T, typename Out>
   void run_tiles(const void* x, const void* dy, void* dw);
 
   ops::Conv2dGeometry g_;
   int m_;
+  DType dtype_, dw_dtype_;
   bool v4_;
   int64_t chunk_ = 1;  // images per chunk
   // The first chunk's GEMM, the later full chunks' (adding to dU), the last shorter chunk's.

@@ -252,9 +252,12 @@ class ConvBackwardWeightsKernel {
       // tern's Winograd before any oneDNN descriptor is built for the layer.
       const ops::Conv2dGeometry g = ops::conv2d_geometry(
           sig.inputs[0].shape, Shape(sig.attrs->get_ints("filter_shape")), *sig.attrs);
-      const int m = winograd_tile(g, sig.inputs[0].dtype);
-      if (m != 0 &&
-          try_build([&] { winograd_ = std::make_unique<WinogradFilterGradient>(g, m); }).empty()) {
+      const DType dtype = sig.inputs[0].dtype;
+      const int m = dtype == DType::kBF16 ? winograd_tile_bf16(g) : winograd_tile(g, dtype);
+      if (m != 0 && try_build([&] {
+                      winograd_ = std::make_unique<WinogradFilterGradient>(g, m, dtype,
+                                                                           sig.outputs[0].dtype);
+                    }).empty()) {
         return;
       }
       BackwardWeightsDescs b = backward_weights_descs(sig);

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <cstring>
 #include <string_view>
 
 #include "tern/backends/cpu/onednn_conv.h"
@@ -348,42 +349,48 @@ TEST(OneDnnConvWidened, IsTheF32KernelOnTheBf16Values) {
                                 {"has_residual", true}});
 }
 
-// On AMD CPUs with AVX512_BF16 (bf16 contractions native), a bf16 filter gradient that oneDNN
-// would run as an im2col GEMM and that tern's f32 F(4x4, 3x3) Winograd takes runs widened
-// ("onednn_f32_wino"); nothing else does, and no other CPU takes that candidate. Its result is the
-// f32 kernel's on the bf16 values, as the widened candidate's.
-TEST(OneDnnConvSelect, Bf16FilterGradientWidenedByShapeOnAmd) {
-  const ops::Attrs attrs = {{"padding", std::string("SAME")},
-                            {"filter_shape", Ints{3, 3, 64, 64}},
-                            {"dfilter_dtype", std::string("f32")}};
-  const std::vector<TensorType> at_8x8 = {{DType::kBF16, {2, 8, 8, 64}},
-                                          {DType::kBF16, {2, 8, 8, 64}}};
-  const std::vector<TensorType> at_4x4 = {{DType::kBF16, {2, 4, 4, 64}},
-                                          {DType::kBF16, {2, 4, 4, 64}}};
+// On AMD CPUs with AVX512_BF16 (bf16 contractions native), bf16 layers that tern's f32
+// F(4x4, 3x3) Winograd takes run it on their bf16 tensors in the native kernels' forward and
+// filter gradient (winograd_tile_bf16): the widened candidate's result (the f32 kernel on the
+// widened values, rounded once) bit for bit, with fused_conv2d's epilogue and either filter
+// gradient dtype.
+TEST(OneDnnConvSelect, Bf16WinogradIsTheWidenedF32Kernel) {
+  runtime::initialize();
   const std::string mode = cpu::bf16_contractions_mode();
-  // TERN_CONV_WINOGRAD forces a tile where the rule reads the automatic one.
-  if (std::getenv("TERN_CONV_WINOGRAD") != nullptr) GTEST_SKIP() << "TERN_CONV_WINOGRAD set";
-  const bool amd_native =
-      std::getenv("TERN_BF16_CONTRACTIONS") == nullptr && mode.rfind("bf16 (AMD, no AMX; ", 0) == 0;
-  EXPECT_EQ(selected_kernel("conv2d_backprop_filter", at_8x8, attrs) == "onednn_f32_wino",
-            amd_native)
-      << mode;
-  EXPECT_NE(selected_kernel("conv2d_backprop_filter", at_4x4, attrs), "onednn_f32_wino") << mode;
-  ops::Attrs f32_only = attrs;
-  f32_only.set("filter_shape", Ints{3, 3, 32, 32});
-  EXPECT_NE(
-      selected_kernel("conv2d_backprop_filter",
-                      {{DType::kBF16, {2, 8, 8, 32}}, {DType::kBF16, {2, 8, 8, 32}}}, f32_only),
-      "onednn_f32_wino");
-  if (!amd_native) GTEST_SKIP() << mode;
-  Tensor x = random_tensor(DType::kBF16, {2, 8, 8, 64}, 71);
-  Tensor dy = random_tensor(DType::kBF16, {2, 8, 8, 64}, 72);
-  runtime::EagerOptions by_shape, widened;
-  by_shape.kernel = "onednn_f32_wino";
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  if (cpu::onednn::winograd_tile_bf16(ops::conv2d_geometry({2, 8, 8, 64}, {3, 3, 64, 64}, same)) ==
+      0) {
+    GTEST_SKIP() << "no bf16 Winograd here: " << mode;
+  }
+  runtime::EagerOptions native, widened;
+  native.kernel = "onednn";
   widened.kernel = "onednn_f32";
-  Tensor got = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, attrs, by_shape);
-  Tensor want = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, attrs, widened);
-  EXPECT_EQ(max_rel_error(got, want), 0.0);
+  auto expect_same = [&](std::string_view op, const std::vector<Tensor>& in,
+                         const ops::Attrs& attrs) {
+    Tensor got = runtime::eager_call1(op, in, attrs, native);
+    Tensor want = runtime::eager_call1(op, in, attrs, widened);
+    ASSERT_EQ(got.shape(), want.shape());
+    EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0) << op;
+  };
+  uint64_t seed = 70;
+  for (const Shape& xs : {Shape{2, 8, 8, 64}, Shape{2, 16, 16, 64}}) {
+    SCOPED_TRACE(str_cat("x ", xs));
+    Tensor x = random_tensor(DType::kBF16, xs, seed++);
+    Tensor f = random_tensor(DType::kBF16, {3, 3, 64, 64}, seed++);
+    Tensor bias = random_tensor(DType::kBF16, {64}, seed++);
+    Tensor dy = random_tensor(DType::kBF16, xs, seed++);
+    expect_same("conv2d", {x, f}, same);
+    expect_same("fused_conv2d", {x, f, bias, dy},
+                {{"padding", std::string("SAME")},
+                 {"activation", std::string("relu")},
+                 {"has_bias", true},
+                 {"has_residual", true}});
+    ops::Attrs attrs = same;
+    attrs.set("filter_shape", Ints{3, 3, 64, 64});
+    expect_same("conv2d_backprop_filter", {x, dy}, attrs);
+    attrs.set("dfilter_dtype", std::string("f32"));
+    expect_same("conv2d_backprop_filter", {x, dy}, attrs);
+  }
 }
 
 TEST(OneDnnConvSelect, PickedAndDeclines) {

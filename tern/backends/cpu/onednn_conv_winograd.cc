@@ -308,17 +308,17 @@ struct FilterTransform {
 };
 
 // W = A e A^T for the M x M dy tile e whose pixels are in[0..M*M) (zeros outside the output).
-template <int M>
+template <int M, typename T>
 struct GradientTransform {
   static constexpr int A = F<M>::kA;
-  const float* in[M * M];
+  const T* in[M * M];
   float* out[A * A];
   void operator()(int64_t c) const {
     float r[M * A], e[A], w[A];
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {  // rows: e A^T
 #pragma GCC unroll 8
-      for (int j = 0; j < M; ++j) e[j] = in[i * M + j][c];
+      for (int j = 0; j < M; ++j) e[j] = widen(in[i * M + j][c]);
       F<M>::gradient(e, r + i * A);
     }
 #pragma GCC unroll 8
@@ -334,11 +334,11 @@ struct GradientTransform {
 
 // dg = G^T q G for the positions in[xi] + c of the transformed filter gradient, written to the
 // 3x3 taps out[0..9) + c.
-template <int M>
+template <int M, typename T>
 struct FilterGradientTransform {
   static constexpr int A = F<M>::kA;
   const float* in[A * A];
-  float* out[9];
+  T* out[9];
   void operator()(int64_t c) const {
     float s[A * 3], q[A], g[3];
 #pragma GCC unroll 8
@@ -353,7 +353,7 @@ struct FilterGradientTransform {
       for (int i = 0; i < A; ++i) q[i] = s[i * 3 + j];
       F<M>::filter_gradient(q, g);
 #pragma GCC unroll 8
-      for (int i = 0; i < 3; ++i) out[i * 3 + j][c] = g[i];
+      for (int i = 0; i < 3; ++i) store(out[i * 3 + j][c], g[i]);
     }
   }
 };
@@ -480,16 +480,16 @@ void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, con
 }
 
 // W [tiles, A*A, c_out] of dy (nhwc) for `g`.
-template <int M>
-void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* dy, float* w) {
+template <int M, typename T>
+void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const T* dy, float* w) {
   constexpr int A = F<M>::kA;
   const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
                 k = g.c_out;
-  const float* zeros = zero_channels<float>(k);
+  const T* zeros = zero_channels<T>(k);
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * A * A * k * 4))
   for (int64_t t = 0; t < tiles; ++t) {
     const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    GradientTransform<M> body;
+    GradientTransform<M, T> body;
     for (int i = 0; i < M; ++i) {
       for (int j = 0; j < M; ++j) {
         const int64_t oh = M * ty + i, ow = M * tx + j;
@@ -503,13 +503,13 @@ void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* dy, 
 }
 
 // The HWIO filter gradient [3, 3, c_in, c_out] of dU [A*A, c_in, c_out].
-template <int M>
-void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* du, float* dw) {
+template <int M, typename T>
+void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* du, T* dw) {
   constexpr int A = F<M>::kA;
   const int64_t c_in = g.c_in, k = g.c_out;
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(c_in * 9 * k * 4))
   for (int64_t i = 0; i < c_in; ++i) {
-    FilterGradientTransform<M> body;
+    FilterGradientTransform<M, T> body;
     for (int xi = 0; xi < A * A; ++xi) body.in[xi] = du + (xi * c_in + i) * k;
     for (int tap = 0; tap < 9; ++tap) body.out[tap] = dw + (tap * c_in + i) * k;
     channel_loop(v4, body, k);
@@ -636,9 +636,14 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
 
 // --- WinogradFilterGradient ---
 
-WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int m)
-    : g_(g), m_(m), v4_(cpu_runs_v4_variants()) {
+WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int m, DType dtype,
+                                               DType dw_dtype)
+    : g_(g), m_(m), dtype_(dtype), dw_dtype_(dw_dtype), v4_(cpu_runs_v4_variants()) {
   TERN_CHECK(m == 2 || m == 4, "Winograd: output tiles of 2x2 or 4x4, not ", m);
+  TERN_CHECK((dtype == DType::kF32 && dw_dtype == DType::kF32) ||
+                 (dtype == DType::kBF16 && (dw_dtype == DType::kF32 || dw_dtype == DType::kBF16)),
+             "Winograd filter gradient: f32, or bf16 with an f32 or bf16 result, not ",
+             dtype_name(dtype), " -> ", dtype_name(dw_dtype));
   chunk_ = winograd_chunk_images(g, m);
   // Per chunk of images: dU (c_in x c_out) = V^T (V: tiles x c_in, read transposed) W (tiles x
   // c_out), the chunks after the first added to dU: the first chunk's GEMM, the full chunks'
@@ -658,18 +663,25 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
 }
 
 void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
-  if (m_ == 4) return run_tiles<4>(x, dy, dw);
-  run_tiles<2>(x, dy, dw);
+  const bool bf16_in = dtype_ == DType::kBF16, bf16_out = dw_dtype_ == DType::kBF16;
+  if (m_ == 4) {
+    if (!bf16_in) return run_tiles<4, float, float>(x, dy, dw);
+    if (!bf16_out) return run_tiles<4, bfloat16, float>(x, dy, dw);
+    return run_tiles<4, bfloat16, bfloat16>(x, dy, dw);
+  }
+  if (!bf16_in) return run_tiles<2, float, float>(x, dy, dw);
+  if (!bf16_out) return run_tiles<2, bfloat16, float>(x, dy, dw);
+  run_tiles<2, bfloat16, bfloat16>(x, dy, dw);
 }
 
-template <int M>
+template <int M, typename T, typename Out>
 void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) {
   const ops::Conv2dGeometry& g = g_;
   const int64_t p = positions(M);
   auto* du = static_cast<float*>(
       layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
-  const auto* in = static_cast<const float*>(x);
-  const auto* grad = static_cast<const float*>(dy);
+  const auto* in = static_cast<const T*>(x);
+  const auto* grad = static_cast<const T*>(dy);
   for (int64_t first = 0; first < g.n; first += chunk_) {
     ops::Conv2dGeometry part = g;
     part.n = std::min(chunk_, g.n - first);
@@ -686,7 +698,7 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
     gemm.set(DNNL_ARG_DST, du);
     gemm.execute();
   }
-  filter_gradient_transform<M>(g, v4_, du, static_cast<float*>(dw));
+  filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
 }
 
 }  // namespace tern::cpu::onednn

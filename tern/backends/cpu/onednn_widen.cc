@@ -96,23 +96,6 @@ const kernels::KernelCandidate* native_candidate(const kernels::KernelRegistry& 
   return nullptr;
 }
 
-// Where the native form is the CPU's choice (AMD with AVX512_BF16), one kind of node still runs
-// widened, by its shape: the filter gradient of a 3x3 stride-1 layer with 8x8 outputs or so, which
-// oneDNN 2.6 runs natively as an im2col GEMM (filter_gradient_gemm_applies) and which tern's f32
-// F(4x4, 3x3) Winograd runs faster on the widened values (Zen 5, 2 threads, `kernel_ab_bench
-// --kernels onednn,onednn_f32`, batch 32, dfilter f32: 256 channels at 8x8 3.52 -> 2.37 ms, 128
-// at 8x8 0.78 -> 0.59). Not elsewhere: at 16x16 (Winograd against oneDNN's direct kernel) 128
-// channels 3.06 vs 3.21, 64 at 32x32 3.47 vs 4.92; at 4x4 (F(2x2, 3x3)) 512 channels 3.03 vs
-// 3.47; nor forward or input gradients (within 5% or slower). A rule by shape and CPU, never by a
-// timing: every rank of a data-parallel job takes the same form.
-// Candidate "onednn_f32_wino", ahead of both forms, taking only these nodes.
-bool widened_by_shape(std::string_view op, const kernels::KernelSignature& sig) {
-  if (!choice().amd_bf16 || op != "conv2d_backprop_filter") return false;
-  const ops::Conv2dGeometry g = ops::conv2d_geometry(
-      sig.inputs[0].shape, Shape(sig.attrs->get_ints("filter_shape")), *sig.attrs);
-  return winograd_tile(g, DType::kF32) == 4 && filter_gradient_gemm_applies(g, DType::kBF16);
-}
-
 std::string decline(const kernels::KernelRegistry& r, std::string_view op,
                     const kernels::KernelSignature& sig) {
   if (sig.inputs.size() + sig.outputs.size() > kMaxTensors) {
@@ -249,24 +232,6 @@ void register_onednn_widened(kernels::KernelRegistry& r) {
     };
     r.add(op, std::move(c));
   }
-  // Ahead of both forms: the filter gradients widened_by_shape picks (registered only where the
-  // CPU chose the native form by itself, so that every candidate registered can run somewhere).
-  if (!choice().amd_bf16) return;
-  kernels::KernelCandidate c;
-  c.name = "onednn_f32_wino";
-  c.dtypes = {DType::kBF16};
-  c.priority = kOneDnnPriority + 2;
-  const kernels::KernelRegistry* registry = &r;
-  c.decline = [registry](const kernels::KernelSignature& sig) -> std::string {
-    if (!widened_by_shape("conv2d_backprop_filter", sig)) {
-      return "not a filter gradient that tern's f32 Winograd runs faster widened on this CPU";
-    }
-    return decline(*registry, "conv2d_backprop_filter", sig);
-  };
-  c.create = [registry](const kernels::KernelSignature& sig) {
-    return make_kernel<WidenedKernel>(*registry, "conv2d_backprop_filter", sig);
-  };
-  r.add("conv2d_backprop_filter", std::move(c));
 }
 
 bool onednn::bf16_native_on_amd() {
