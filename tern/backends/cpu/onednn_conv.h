@@ -235,8 +235,8 @@ class WinogradForward {
   const void* kept_from_ = nullptr;
 };
 
-// conv2d_backprop_filter of `g` as Winograd with m x m output tiles: x and dy (nhwc, f32) -> the
-// HWIO f32 filter gradient, in chunks of images (winograd_chunk_images) summed by the GEMMs.
+// conv2d_backprop_filter of `g` as Winograd with m x m output tiles: x and dy (nhwc) -> the HWIO
+// filter gradient, in chunks of images (winograd_chunk_images) summed by the GEMMs.
 class WinogradFilterGradient {
  public:
   // dtype: of x and dy (f32, or bf16 read widened); dw_dtype: of the result (f32, or for bf16

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "tern/backends/cpu/cpu_isa.h"
+#include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/onednn_conv.h"
 #include "tern/backends/cpu/small_gemm.h"
 
@@ -202,21 +203,6 @@ void channel_loop(bool v4, const Body& body, int64_t n) {
   }
 }
 
-// The tensors' element types: f32, or bf16 widened as read and rounded once as written (the
-// transforms and GEMMs run in f32).
-inline float widen(float x) {
-  return x;
-}
-inline float widen(bfloat16 x) {
-  return static_cast<float>(x);
-}
-inline void store(float& out, float v) {
-  out = v;
-}
-inline void store(bfloat16& out, float v) {
-  out.bits = bfloat16::from_float(v);
-}
-
 // The five 2-D transforms below share one shape (the 1-D transform along rows, then along
 // columns) but stay written out: one generic functor over the 1-D transform, with the tile
 // copied through local arrays, ran 3-5x slower (GCC no longer vectorized it).
@@ -233,7 +219,7 @@ struct InputTransform {
 #pragma GCC unroll 8
     for (int i = 0; i < A; ++i) {  // rows: d B
 #pragma GCC unroll 8
-      for (int j = 0; j < A; ++j) d[j] = widen(in[i * A + j][c]);
+      for (int j = 0; j < A; ++j) d[j] = to_f32(in[i * A + j][c]);
       F<M>::input(d, t + i * A);
     }
 #pragma GCC unroll 8
@@ -264,7 +250,7 @@ struct OutputTransform {
       for (int j = 0; j < A; ++j) m[j] = in[i * A + j][c];
       F<M>::output(m, r + i * M);
     }
-    const float b = widen(bias[c]);
+    const float b = to_f32(bias[c]);
 #pragma GCC unroll 8
     for (int j = 0; j < M; ++j) {  // columns: A^T (m A)
 #pragma GCC unroll 8
@@ -274,9 +260,9 @@ struct OutputTransform {
       for (int i = 0; i < M; ++i) {
         T* o = out[i * M + j];
         float v = y[i] + b;
-        if constexpr (Accumulate) v += widen(o[c]);
+        if constexpr (Accumulate) v += to_f32(o[c]);
         if constexpr (Relu) v = v < 0.0f ? 0.0f : v;
-        store(o[c], v);
+        store_f32(o[c], v);
       }
     }
   }
@@ -293,7 +279,7 @@ struct FilterTransform {
 #pragma GCC unroll 8
     for (int i = 0; i < 3; ++i) {  // rows: g G^T
 #pragma GCC unroll 8
-      for (int j = 0; j < 3; ++j) g[j] = widen(in[i * 3 + j][c]);
+      for (int j = 0; j < 3; ++j) g[j] = to_f32(in[i * 3 + j][c]);
       F<M>::filter(g, s + i * A);
     }
 #pragma GCC unroll 8
@@ -318,7 +304,7 @@ struct GradientTransform {
 #pragma GCC unroll 8
     for (int i = 0; i < M; ++i) {  // rows: e A^T
 #pragma GCC unroll 8
-      for (int j = 0; j < M; ++j) e[j] = widen(in[i * M + j][c]);
+      for (int j = 0; j < M; ++j) e[j] = to_f32(in[i * M + j][c]);
       F<M>::gradient(e, r + i * A);
     }
 #pragma GCC unroll 8
@@ -353,7 +339,7 @@ struct FilterGradientTransform {
       for (int i = 0; i < A; ++i) q[i] = s[i * 3 + j];
       F<M>::filter_gradient(q, g);
 #pragma GCC unroll 8
-      for (int i = 0; i < 3; ++i) store(out[i * 3 + j][c], g[i]);
+      for (int i = 0; i < 3; ++i) store_f32(out[i * 3 + j][c], g[i]);
     }
   }
 };

@@ -265,6 +265,19 @@ TEST_P(Winograd, Bf16IsTheF32RunRoundedOnce) {
   }
 }
 
+// The classes take f32, or bf16 (the filter gradient's result f32 or bf16); any other pairing is
+// an error naming the dtypes, before anything is built.
+TEST_P(Winograd, OtherDTypesAreRefused) {
+  const ops::Conv2dGeometry g =
+      ops::conv2d_geometry({2, 8, 8, 16}, {3, 3, 16, 16}, {{"padding", std::string("SAME")}});
+  EXPECT_TERN_ERROR(cpu::onednn::WinogradForward(g, m(), false, Epilogue{}, DType::kF16),
+                    ErrorCode::kInternal, "not f16");
+  EXPECT_TERN_ERROR(cpu::onednn::WinogradFilterGradient(g, m(), DType::kF32, DType::kBF16),
+                    ErrorCode::kInternal, "not f32 -> bf16");
+  EXPECT_TERN_ERROR(cpu::onednn::WinogradFilterGradient(g, m(), DType::kF16, DType::kF32),
+                    ErrorCode::kInternal, "not f16 -> f32");
+}
+
 INSTANTIATE_TEST_SUITE_P(Tiles, Winograd, ::testing::Values(2, 4),
                          [](const ::testing::TestParamInfo<int>& p) {
                            return str_cat("F", p.param, "x", p.param);

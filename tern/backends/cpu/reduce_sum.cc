@@ -15,6 +15,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/elementwise_loops.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -34,12 +35,6 @@ inline __m256 load8(const float* p) {
 inline __m256 load8(const bfloat16* p) {
   __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
   return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-}
-inline float to_f32(float v) {
-  return v;
-}
-inline float to_f32(bfloat16 v) {
-  return static_cast<float>(v);
 }
 
 inline float horizontal_sum(__m256 v) {
