@@ -38,5 +38,8 @@ void register_max_pool_grad_kernels(kernels::KernelRegistry& r);  // max_pool_gr
 void register_pool_argmax_kernels(kernels::KernelRegistry& r);    // pool_argmax_cpu.cc
 // fused_conv2d of one input channel with a 2x2 max pooling (conv_pool_one_channel_cpu.cc).
 void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r);
+// conv2d / fused_conv2d of 3x3 filters over small images against a constant filter
+// (conv_small_image_cpu.cc).
+void register_conv_small_image_kernels(kernels::KernelRegistry& r);
 
 }  // namespace tern::cpu

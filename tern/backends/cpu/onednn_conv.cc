@@ -360,7 +360,8 @@ class ConvForwardKernel {
  private:
   bool winograd(const kernels::KernelSignature& sig, const ops::Conv2dGeometry& g) {
     const DType dtype = sig.inputs[0].dtype;
-    const int m = dtype == DType::kBF16 ? winograd_tile_bf16(g) : winograd_tile(g, dtype);
+    const int m = dtype == DType::kBF16 ? winograd_tile_bf16(g, constant_filter_)
+                                        : winograd_tile(g, dtype, constant_filter_);
     if (m == 0 ||
         (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu)) {
       return false;

@@ -172,13 +172,20 @@ class InputGradientGemm {
 // batch 128, took 3.6 ms as F(2x2, 3x3) against 2.0 ms direct. With fewer tiles a layer streams its
 // filter more than it computes: served ResNet-18 at batch 1 runs its 8x8 256-channel layers (16
 // tiles) in 0.19-0.20 ms against 0.24 direct, but its 4x4 512-channel ones (4 tiles) stay direct
-// (the transformed filter is 16/9 of the filter's bytes). TERN_CONV_WINOGRAD=0 keeps every
-// convolution on oneDNN's kernels, =2 or =4 forces that tile wherever one applies.
+// (the transformed filter is 16/9 of the filter's bytes). A filter kept transformed (constant:
+// a served model) is read whole at every call, 36/9 of its bytes for F(4x4, 3x3) against 16/9 for
+// F(2x2, 3x3): below kWinogradF4MinTilesKept F(4x4) tiles (batch x tiles per image) `kept_filter`
+// takes F(2x2, 3x3). Served ResNet-18 at batch 1 (`workloads_bench --workload i-resnet18
+// --profile`, 2 threads): 256 channels at 8x8 (4 tiles) 0.19 -> 0.13 ms per layer (direct 0.17),
+// 128 at 16x16 (16 tiles) 0.10-0.11 -> 0.094; 64 at 32x32 (64 tiles) stays F(4x4): 0.08 against
+// 0.10-0.12. TERN_CONV_WINOGRAD=0 keeps every convolution on oneDNN's kernels, =2 or =4 forces
+// that tile wherever one applies.
 constexpr int64_t kWinogradMinTiles = 16;
 constexpr int64_t kWinogradMinChannels = 64;
 constexpr int64_t kWinogradF4MinSize = 8;
+constexpr int64_t kWinogradF4MinTilesKept = 64;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype);
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter = false);
 // The tile for a bf16 forward convolution or filter gradient run by tern's Winograd on its bf16
 // tensors (widened as the transforms read them, f32 transforms and GEMMs, the output rounded
 // once): 4 where the layer takes F(4x4, 3x3) in f32 and the CPU runs bf16 contractions natively
@@ -191,7 +198,7 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype);
 // ran as fast either way (34.7-35.5 against 35.2-35.8 ms), and ResNet-50's 64 channels at 16x16
 // slower as Winograd (0.72 against 0.58 ms).
 // A rule by shape and CPU, as every bf16 form choice: each rank of a job takes the same one.
-int winograd_tile_bf16(const ops::Conv2dGeometry& g);
+int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter = false);
 // Whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels because the CPU is AMD's
 // with AVX512_BF16 (not from TERN_BF16_CONTRACTIONS; onednn_widen.cc).
 bool bf16_native_on_amd();

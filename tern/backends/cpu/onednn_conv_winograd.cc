@@ -64,7 +64,7 @@ int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m) {
   return std::clamp<int64_t>(kWinogradChunkBytes / image_bytes, 1, g.n);
 }
 
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype) {
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
   const int setting = winograd_setting();
   if (setting == 0 || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
@@ -73,7 +73,10 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype) {
     return 0;
   }
   int m = setting;
-  if (m < 0) m = std::min(g.out_h, g.out_w) >= kWinogradF4MinSize ? 4 : 2;
+  if (m < 0) {
+    m = std::min(g.out_h, g.out_w) >= kWinogradF4MinSize ? 4 : 2;
+    if (m == 4 && kept_filter && g.n * tiles_per_image(g, 4) < kWinogradF4MinTilesKept) m = 2;
+  }
   // The transformed tiles of one chunk of images, and the transformed filter.
   const int64_t images = winograd_chunk_images(g, m);
   const int64_t tiles = images * tiles_per_image(g, m);
@@ -82,8 +85,8 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype) {
   return largest <= kWinogradMaxBytes ? m : 0;
 }
 
-int winograd_tile_bf16(const ops::Conv2dGeometry& g) {
-  return bf16_native_on_amd() && winograd_tile(g, DType::kF32) == 4 ? 4 : 0;
+int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter) {
+  return bf16_native_on_amd() && winograd_tile(g, DType::kF32, kept_filter) == 4 ? 4 : 0;
 }
 
 }  // namespace tern::cpu::onednn
