@@ -47,8 +47,13 @@ std::vector<Tensor> eager_call(std::string_view op_name, const std::vector<Tenso
                   " (copy it there with to_device())");
     }
   }
-  kernels::KernelSignature sig{&op,       &attrs,         in_types,
-                               out_types, options.device, options.deterministic};
+  kernels::KernelSignature sig{&op,
+                               &attrs,
+                               in_types,
+                               out_types,
+                               options.device,
+                               options.deterministic,
+                               options.constant_inputs};
   auto kernel = kernels::KernelRegistry::global().select(sig, options.kernel).kernel;
   std::vector<Tensor> outputs;
   for (const auto& t : out_types) {

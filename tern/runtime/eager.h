@@ -21,6 +21,9 @@ struct EagerOptions {
   // Where the op runs. Inputs must be readable there (on that device, or host tensors when its
   // memory is host-accessible); outputs are allocated there (plain host tensors on the CPU).
   DeviceType device = DeviceType::kCPU;
+  // constant_inputs[i]: the kernel may treat input i as constant (KernelSignature's field, as in
+  // a served model's executable), e.g. to test a kernel that takes only constant filters.
+  std::vector<bool> constant_inputs;
 };
 
 // Runs `op` on `inputs`; returns its outputs. Errors name the op and the shapes.

@@ -205,6 +205,7 @@ std::vector<Tensor> run_on_device(const OpCase& c, const std::vector<Tensor>& in
   runtime::EagerOptions o;
   o.kernel = cand.name;
   o.device = device.type();
+  o.constant_inputs = c.constant_inputs;
   std::vector<Tensor> got;
   for (const Tensor& t : run_case(c, on_device, mutates, o)) got.push_back(t.to_host());
   return got;
@@ -234,7 +235,8 @@ TEST(Consistency, EveryBackendMatchesRef) {
       ops::Attrs attrs = c.attrs;
       std::vector<TensorType> out_types = op.check_and_infer(c.op, in_types, attrs);
       for (DeviceBackend* device : DeviceRegistry::global().backends()) {
-        kernels::KernelSignature sig{&op, &attrs, in_types, out_types, device->type(), false};
+        kernels::KernelSignature sig{&op,   &attrs,           in_types, out_types, device->type(),
+                                     false, c.constant_inputs};
         for (const kernels::KernelCandidate* cand : candidates_under_test(c.op, device->type())) {
           if (std::find(cand->dtypes.begin(), cand->dtypes.end(), d) == cand->dtypes.end())
             continue;

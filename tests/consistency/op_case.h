@@ -65,6 +65,9 @@ struct OpCase {
   // whole tile of inputs, so one NaN input spreads over its output tile), never a number where ref
   // has NaN. Only for cases with NaN inputs.
   bool nan_may_spread = false;
+  // Inputs the kernels may treat as constant (a served model's filters): for kernels that take
+  // only those (conv_small_image_cpu.cc). Empty: none. ref runs the case either way.
+  std::vector<bool> constant_inputs = {};
 };
 
 // Registers cases at static-init time (the harness binary links every case file).

@@ -14,7 +14,8 @@
 // Declines: a filter that is not constant (it would be packed at every call), other dtypes, other
 // geometries (kGeometries), output channels not a multiple of 16, more than kMaxPixels output
 // pixels (batch x height x width: there the multiplications, not the filter, take the time, and
-// oneDNN's kernels or Winograd run them), a CPU without AVX-512.
+// oneDNN's kernels or Winograd run them). Registered only where the CPU runs AVX-512
+// (cpu_runs_v4_variants).
 #include <omp.h>
 
 #include <algorithm>
@@ -144,7 +145,6 @@ constexpr std::array<RunFn, kGeometries.size()> kRun =
 // "" if the kernel takes the signature (see the file comment); `geometry` is its kGeometries
 // index.
 std::string decline(const kernels::KernelSignature& sig, int* geometry) {
-  if (!cpu_runs_v4_variants()) return "needs AVX-512";
   for (const TensorType& t : sig.inputs) {
     if (t.dtype != DType::kF32) return "f32 only";
   }
@@ -246,6 +246,7 @@ void add_candidate(kernels::KernelRegistry& r, std::string_view op) {
 }  // namespace
 
 void register_conv_small_image_kernels(kernels::KernelRegistry& r) {
+  if (!cpu_runs_v4_variants()) return;  // AVX-512 kernels: none to offer
   add_candidate(r, "conv2d");
   add_candidate(r, "fused_conv2d");
 }

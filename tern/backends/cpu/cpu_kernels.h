@@ -41,5 +41,8 @@ void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r);
 // conv2d / fused_conv2d of 3x3 filters over small images against a constant filter
 // (conv_small_image_cpu.cc).
 void register_conv_small_image_kernels(kernels::KernelRegistry& r);
+// fused_conv2d of a 3x3 filter with a 2x2 max pooling, computing only the pooled pixels
+// (conv_pool_cpu.cc).
+void register_conv_pool_kernels(kernels::KernelRegistry& r);
 
 }  // namespace tern::cpu
