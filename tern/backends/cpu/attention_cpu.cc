@@ -602,7 +602,7 @@ void attention_bf16(KernelContext& ctx, const Geometry& g) {
       round_rows_f32(g.t, g.s, a, g.s, reinterpret_cast<bfloat16*>(ap), g.s);
       pair_rows_bf16(g.s, g.dv, vh, g.h * g.dv, vp, g.dv);
       small_gemm_bf16(false, g.t, g.dv, sp, 1.0f, ap, sp, vp, g.dv, result, g.dv);
-      store_head(result, g.t, g.dv, out + g.at(n, 0, g.t, hd, g.dv), g.h * g.dv);
+      round_rows_f32(g.t, g.dv, result, g.dv, out + g.at(n, 0, g.t, hd, g.dv), g.h * g.dv);
     }
   }
 }
@@ -642,7 +642,7 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
       pair_rows_bf16(g.t, g.dv, oh, g.h * g.dv, po, g.dv);
       small_gemm_bf16(true, g.s, g.dv, tp, 1.0f, pa, g.s, po, g.dv, result, g.dv);
       if (partials) sum_rows(result, g.dv, g.s, g.dv, partials + pair * sums_width + 2 * g.d);
-      store_head(result, g.s, g.dv, dv + at_s * g.dv, g.h * g.dv);
+      round_rows_f32(g.s, g.dv, result, g.dv, dv + at_s * g.dv, g.h * g.dv);
       // dpd = dout v^T (dout in place), then the dropout's and the softmax's gradients: ds.
       transpose_f32(g.s, dvp, reinterpret_cast<const float*>(vh), g.h * dvp,
                     reinterpret_cast<float*>(vt), g.s);
@@ -656,7 +656,7 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
       pair_rows_bf16(g.s, g.d, kh, g.h * g.d, pk, g.d);
       small_gemm_bf16(false, g.t, g.d, sp, g.scale_f, dsr, sp, pk, g.d, result, g.d);
       if (partials) sum_rows(result, g.d, g.t, g.d, partials + pair * sums_width);
-      store_head(result, g.t, g.d, dq + at_t * g.d, g.h * g.d);
+      round_rows_f32(g.t, g.d, result, g.d, dq + at_t * g.d, g.h * g.d);
       // dk = scale ds^T q: ds's rows paired (A transposed), q's rows paired.
       uint32_t* pds = words(w.q, tp * g.s);
       uint32_t* pq = words(w.dout, tp * g.d);
@@ -664,7 +664,7 @@ void attention_grad_bf16(KernelContext& ctx, const Geometry& g) {
       pair_rows_bf16(g.t, g.d, qh, g.h * g.d, pq, g.d);
       small_gemm_bf16(true, g.s, g.d, tp, g.scale_f, pds, g.s, pq, g.d, result, g.d);
       if (partials) sum_rows(result, g.d, g.s, g.d, partials + pair * sums_width + g.d);
-      store_head(result, g.s, g.d, dk + at_s * g.d, g.h * g.d);
+      round_rows_f32(g.s, g.d, result, g.d, dk + at_s * g.d, g.h * g.d);
     }
   }
   if (partials) add_pair_sums(ctx, g, partials);
