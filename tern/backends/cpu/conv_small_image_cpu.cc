@@ -7,15 +7,14 @@
 // image in an AVX-512 register: per input channel, 9 loads of 16 weights and one FMA per tap and
 // output pixel whose input lies inside the image (the taps over the padding are left out when
 // the geometry is compiled, below). x is read transposed, [n][c_in][h * w], so an input channel's
-// pixels are one cache line. Epilogue: + bias, + residual, relu keeping NaN, in ref's order.
-// Served ResNet-18 at batch 1 (Zen 5, 2 threads; the filter cold, as in a model whose filters
-// exceed the L3): 512 -> 512 at 4x4 0.42 ms with oneDNN 2.6's brgconv (22 GB/s of filter) against
-// 0.20-0.22 ms here (42-47 GB/s, the machine's read bandwidth ~50-60).
-// Declines: a filter that is not constant (it would be packed at every call), other dtypes, other
-// geometries (kGeometries), output channels not a multiple of 16, more than kMaxPixels output
-// pixels (batch x height x width: there the multiplications, not the filter, take the time, and
-// oneDNN's kernels or Winograd run them). Registered only where the CPU runs AVX-512
-// (cpu_runs_v4_variants).
+// pixels lie together (one cache line at 4x4). Epilogue: + bias, + residual, relu keeping NaN, in
+// ref's order. Served ResNet-18 at batch 1 (Zen 5, 2 threads; the filter cold, as in a model whose
+// filters exceed the L3): 512 -> 512 at 4x4 0.42 ms with oneDNN 2.6's brgconv (22 GB/s of filter)
+// against 0.20-0.22 ms here (42-47 GB/s, the machine's read bandwidth ~50-60). Declines: a filter
+// that is not constant (it would be packed at every call), other dtypes, other geometries
+// (kGeometries), output channels not a multiple of 16, more than kMaxPixels output pixels (batch x
+// height x width: there the multiplications, not the filter, take the time, and oneDNN's kernels or
+// Winograd run them). Registered only where the CPU runs AVX-512 (cpu_runs_v4_variants).
 #include <omp.h>
 
 #include <algorithm>
@@ -43,27 +42,27 @@ constexpr int64_t kMaxPixels = 64;  // output pixels of a call (batch x out_h x 
 
 // A geometry the kernel is compiled for: out x out outputs from in x in inputs at `stride`, the
 // first row and column of taps `pad` pixels before the image (the rest of the padding follows).
-struct Shape {
+struct CompiledGeometry {
   int out, in, stride, pad;
 };
 
 // Stride 1 with one pixel of padding (SAME); stride 2 from an even size with no padding before
 // (TensorFlow's SAME) or one (PyTorch's padding=1), and from an odd size with one (SAME).
-constexpr std::array<Shape, 11> kGeometries = {{{1, 1, 1, 1},
-                                                {2, 2, 1, 1},
-                                                {4, 4, 1, 1},
-                                                {1, 2, 2, 0},
-                                                {2, 4, 2, 0},
-                                                {4, 8, 2, 0},
-                                                {1, 2, 2, 1},
-                                                {2, 4, 2, 1},
-                                                {4, 8, 2, 1},
-                                                {2, 3, 2, 1},
-                                                {4, 7, 2, 1}}};
+constexpr std::array<CompiledGeometry, 11> kGeometries = {{{1, 1, 1, 1},
+                                                           {2, 2, 1, 1},
+                                                           {4, 4, 1, 1},
+                                                           {1, 2, 2, 0},
+                                                           {2, 4, 2, 0},
+                                                           {4, 8, 2, 0},
+                                                           {1, 2, 2, 1},
+                                                           {2, 4, 2, 1},
+                                                           {4, 8, 2, 1},
+                                                           {2, 3, 2, 1},
+                                                           {4, 7, 2, 1}}};
 
 int find_geometry(const ops::Conv2dGeometry& g) {
   for (size_t i = 0; i < kGeometries.size(); ++i) {
-    const Shape& s = kGeometries[i];
+    const CompiledGeometry& s = kGeometries[i];
     if (g.out_h == s.out && g.out_w == s.out && g.h == s.in && g.w == s.in &&
         g.stride_h == s.stride && g.stride_w == s.stride && g.pad_top == s.pad &&
         g.pad_left == s.pad) {
