@@ -26,6 +26,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/pooled_conv.h"
 #include "tern/backends/cpu/small_gemm.h"
 #include "tern/ops/conv_geometry.h"
 
@@ -127,22 +128,11 @@ __attribute__((target("arch=x86-64-v4"))) void run_rows(const Args& a, bool para
   }
 }
 
-struct Geometry {
-  ops::Conv2dGeometry conv;
-  ops::Pool2dGeometry pool;
-};
+using Geometry = PooledConvGeometry;
 
 // "" if the kernel takes the signature (see the file comment).
 std::string decline(const kernels::KernelSignature& sig, Geometry* geo) {
-  const ops::Attrs& attrs = *sig.attrs;
-  if (!attrs.has("pool") || attrs.get_string("pool") != "max") return "no max pooling";
-  if (attrs.get_bool("has_residual")) return "a residual";
-  const std::string& act = attrs.get_string("activation");
-  if (act != "none" && act != "relu") return "activation " + act + " (none or relu only)";
-  for (const TensorType& t : sig.inputs) {
-    if (t.dtype != DType::kF32) return "f32 only";
-  }
-  geo->conv = ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, attrs);
+  if (std::string why = decline_pooled_conv(sig, geo); !why.empty()) return why;
   const ops::Conv2dGeometry& g = geo->conv;
   if (g.c_in == 1) return "one input channel (the one-channel kernel's)";
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
@@ -150,10 +140,8 @@ std::string decline(const kernels::KernelSignature& sig, Geometry* geo) {
     return "not an ungrouped 3x3 filter at stride 1 and dilation 1 without padding";
   }
   if (g.c_out % kBlock != 0) return "output channels not a multiple of 16";
-  geo->pool = ops::pool2d_geometry(g.output_shape(), ops::fused_pool_attrs(attrs));
   const ops::Pool2dGeometry& p = geo->pool;
-  if (p.kh != 2 || p.kw != 2 || p.stride_h != 2 || p.stride_w != 2 || p.pad_top != 0 ||
-      p.pad_left != 0 || p.out_h != g.out_h / 2 || p.out_w != g.out_w / 2) {
+  if (!pool_2x2_stride_2(p) || p.out_h != g.out_h / 2 || p.out_w != g.out_w / 2) {
     return "not a 2x2 max pooling at stride 2 without padding";
   }
   if (g.n == 0 || p.out_h == 0 || p.out_w == 0) return "empty";

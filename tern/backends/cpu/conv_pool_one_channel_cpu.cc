@@ -15,6 +15,7 @@
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_math.h"
+#include "tern/backends/cpu/pooled_conv.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -26,10 +27,7 @@ namespace vm = vmath;
 // Output elements below which one thread runs (a batch-1 call: thread hand-offs cost more).
 constexpr int64_t kParallelElements = 1 << 15;
 
-struct Geometry {
-  ops::Conv2dGeometry conv;
-  ops::Pool2dGeometry pool;
-};
+using Geometry = PooledConvGeometry;
 
 // Pooled row `pr` of image `n`: every pooled pixel's 2x2 window of 3x3 convolutions. `bias` is
 // never null (zeros without one: a conditional load kept GCC from vectorizing the loop, 8x slower).
@@ -102,27 +100,15 @@ TERN_CPU_V4_LOOP void run_rows_v4(const Geometry& geo, const float* x, const flo
 // "" if the kernel takes the signature: f32, one input channel, a 3x3 filter at stride 1 and
 // dilation 1, a 2x2 max pooling at stride 2 without padding, activation none or relu.
 std::string decline(const kernels::KernelSignature& sig, Geometry* geo) {
-  const ops::Attrs& attrs = *sig.attrs;
-  if (!attrs.has("pool") || attrs.get_string("pool") != "max") return "no max pooling";
-  if (attrs.get_bool("has_residual")) return "a residual";
-  const std::string& act = attrs.get_string("activation");
-  if (act != "none" && act != "relu") return "activation " + act + " (none or relu only)";
-  for (const TensorType& t : sig.inputs) {
-    if (t.dtype != DType::kF32) return "f32 only";
-  }
-  geo->conv = ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, attrs);
+  if (std::string why = decline_pooled_conv(sig, geo); !why.empty()) return why;
   const ops::Conv2dGeometry& g = geo->conv;
   if (g.c_in != 1 || g.groups != 1) return "more than one input channel";
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
       g.dil_w != 1) {
     return "not a 3x3 filter at stride 1, dilation 1";
   }
-  geo->pool = ops::pool2d_geometry(g.output_shape(), ops::fused_pool_attrs(attrs));
   const ops::Pool2dGeometry& p = geo->pool;
-  if (p.kh != 2 || p.kw != 2 || p.stride_h != 2 || p.stride_w != 2 || p.pad_top != 0 ||
-      p.pad_left != 0) {
-    return "not a 2x2 max pooling at stride 2 without padding";
-  }
+  if (!pool_2x2_stride_2(p)) return "not a 2x2 max pooling at stride 2 without padding";
   if (g.n == 0 || g.c_out == 0 || p.out_h == 0 || p.out_w == 0) return "empty";
   return "";
 }

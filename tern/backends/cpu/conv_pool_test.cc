@@ -15,11 +15,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-bool runs_kernel() {
-  runtime::initialize();
-  return cpu::cpu_isa() == cpu::CpuIsa::kX86_64_v3 && cpu::cpu_runs_v4_variants();
-}
-
 ops::Attrs pooled(std::string activation, bool bias, ops::Attrs base = {}) {
   base.set("activation", std::move(activation));
   base.set("has_bias", bias);
@@ -36,7 +31,7 @@ std::vector<TensorType> types(Shape x, int64_t c_out, bool bias = true) {
 }
 
 TEST(ConvPool, TakesPooled3x3ConvolutionsOfSmallBatches) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   EXPECT_EQ(selected_kernel("fused_conv2d", types({1, 13, 13, 32}, 64), pooled("relu", true)),
             "cpu_conv_pool");
   EXPECT_EQ(
@@ -83,7 +78,7 @@ Tensor ref_of(const std::vector<Tensor>& in, const ops::Attrs& attrs) {
 }
 
 TEST(ConvPool, MatchesRef) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   struct Case {
     Shape x;
     int64_t c_out;
@@ -109,7 +104,7 @@ TEST(ConvPool, MatchesRef) {
 // A NaN input reaches the pooled outputs whose windows' taps read it, through relu; elsewhere
 // the outputs are numbers, as in ref.
 TEST(ConvPool, NaNInputSpreadsAsInRef) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   Tensor x = random_tensor(DType::kF32, {1, 9, 9, 4}, 3);
   x.set((4 * 9 + 4) * 4 + 1, std::numeric_limits<double>::quiet_NaN());  // pixel (4, 4)
   std::vector<Tensor> in = {x, random_tensor(DType::kF32, {3, 3, 4, 16}, 4),

@@ -15,11 +15,6 @@ namespace {
 
 using Ints = std::vector<int64_t>;
 
-bool runs_kernel() {
-  runtime::initialize();
-  return cpu::cpu_isa() == cpu::CpuIsa::kX86_64_v3 && cpu::cpu_runs_v4_variants();
-}
-
 // The signature of `op` with its filter (input 1) marked constant, as a served model's.
 kernels::KernelSignature constant_filter(std::string_view op, const std::vector<TensorType>& in,
                                          ops::Attrs* attrs, bool constant = true) {
@@ -46,7 +41,7 @@ ops::Attrs fused(std::string activation, bool bias, bool residual, ops::Attrs ba
 const ops::Attrs kSame = {{"padding", std::string("SAME")}};
 
 TEST(ConvSmallImage, TakesConstantFiltersOverSmallImages) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   auto conv = [](DType d, Shape x, Shape f, ops::Attrs attrs = kSame, bool constant = true) {
     return chosen("conv2d", {{d, x}, {d, f}}, attrs, constant);
   };
@@ -109,7 +104,7 @@ std::vector<Case> cases() {
 // The kernel's outputs (plain conv2d; bias + relu; bias + residual + relu, the residual in the
 // output's buffer as the planner puts it) against ref's.
 TEST(ConvSmallImage, MatchesRefOnEveryGeometry) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   runtime::EagerOptions ref;
   ref.kernel = "ref";
   uint64_t seed = 1;
@@ -152,7 +147,7 @@ TEST(ConvSmallImage, MatchesRefOnEveryGeometry) {
 // NaN in x reaches the outputs whose taps read it, through relu, as in ref; a zero pixel's
 // neighbours are untouched.
 TEST(ConvSmallImage, NaNInputSpreadsAsInRef) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   const Shape xs{1, 4, 4, 8}, fs{3, 3, 8, 16};
   Tensor x = random_tensor(DType::kF32, xs, 7);
   x.set(0, std::numeric_limits<double>::quiet_NaN());  // pixel (0, 0), channel 0
@@ -178,7 +173,7 @@ TEST(ConvSmallImage, NaNInputSpreadsAsInRef) {
 // The packed filter is made at the first run and kept while the buffer is the same; another
 // buffer is packed again.
 TEST(ConvSmallImage, PackedFilterKeptPerBuffer) {
-  if (!runs_kernel()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
+  if (!runs_avx512_kernels()) GTEST_SKIP() << "needs AVX-512 and the vectorized kernels";
   const Shape xs{1, 4, 4, 24}, fs{3, 3, 24, 32};
   ops::Attrs attrs = kSame;
   auto sel = kernels::KernelRegistry::global().select(

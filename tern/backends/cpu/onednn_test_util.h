@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tern/backends/cpu/cpu_backend.h"
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/device/device.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/registry.h"
@@ -101,6 +102,13 @@ inline std::string selected_kernel(std::string_view op, const std::vector<Tensor
                                    ops::Attrs attrs = {}) {
   kernels::KernelSignature sig = signature_of(op, inputs, &attrs);
   return kernels::KernelRegistry::global().select(sig).candidate->name;
+}
+
+// True where the vectorized families' AVX-512 kernels are registered (x86-64-v3 families on a CPU
+// that runs AVX-512: cpu_runs_v4_variants).
+inline bool runs_avx512_kernels() {
+  runtime::initialize();
+  return cpu::cpu_isa() == cpu::CpuIsa::kX86_64_v3 && cpu::cpu_runs_v4_variants();
 }
 
 // True if this CPU runs oneDNN's bf16 kernels (AVX-512 and up); the CPU backend says so through

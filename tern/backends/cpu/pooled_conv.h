@@ -1,0 +1,41 @@
+// What the served pooled-convolution kernels share (conv_pool_one_channel_cpu.cc for one input
+// channel, conv_pool_cpu.cc for several): the signature rules of fused_conv2d with a folded max
+// pooling that both take, and their geometry.
+#pragma once
+
+#include <string>
+
+#include "tern/kernels/kernel.h"
+#include "tern/ops/conv_geometry.h"
+
+namespace tern::cpu {
+
+struct PooledConvGeometry {
+  ops::Conv2dGeometry conv;
+  ops::Pool2dGeometry pool;
+};
+
+// "" if `sig` is an f32 fused_conv2d with a max pooling, no residual and activation none or relu
+// (then `geo` holds its convolution and pooling); else why not.
+inline std::string decline_pooled_conv(const kernels::KernelSignature& sig,
+                                       PooledConvGeometry* geo) {
+  const ops::Attrs& attrs = *sig.attrs;
+  if (!attrs.has("pool") || attrs.get_string("pool") != "max") return "no max pooling";
+  if (attrs.get_bool("has_residual")) return "a residual";
+  const std::string& act = attrs.get_string("activation");
+  if (act != "none" && act != "relu") return "activation " + act + " (none or relu only)";
+  for (const TensorType& t : sig.inputs) {
+    if (t.dtype != DType::kF32) return "f32 only";
+  }
+  geo->conv = ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[1].shape, attrs);
+  geo->pool = ops::pool2d_geometry(geo->conv.output_shape(), ops::fused_pool_attrs(attrs));
+  return "";
+}
+
+// Whether the pooling is 2x2 at stride 2 with no padding before the image.
+inline bool pool_2x2_stride_2(const ops::Pool2dGeometry& p) {
+  return p.kh == 2 && p.kw == 2 && p.stride_h == 2 && p.stride_w == 2 && p.pad_top == 0 &&
+         p.pad_left == 0;
+}
+
+}  // namespace tern::cpu
