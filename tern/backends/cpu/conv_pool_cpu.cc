@@ -192,24 +192,7 @@ class ConvPoolKernel final : public kernels::Kernel {
 
 void register_conv_pool_kernels(kernels::KernelRegistry& r) {
   if (!cpu_runs_v4_variants()) return;  // AVX-512 kernels: none to offer
-  kernels::KernelCandidate c;
-  c.name = "cpu_conv_pool";
-  c.dtypes = {DType::kF32};
-  c.priority = kOneDnnPriority + 5;  // ahead of oneDNN's convolution where it applies
-  c.decline = [](const kernels::KernelSignature& sig) {
-    Geometry geo;
-    return decline(sig, &geo);
-  };
-  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
-    Geometry geo;
-    std::string why = decline(sig, &geo);
-    if (!why.empty()) {
-      throw_error(ErrorCode::kInternal, "cpu_conv_pool ", sig.to_string(), ": ", why);
-    }
-    return std::make_unique<ConvPoolKernel>(geo, sig.attrs->get_string("activation") == "relu",
-                                            sig.attrs->get_bool("has_bias"));
-  };
-  r.add("fused_conv2d", std::move(c));
+  r.add("fused_conv2d", pooled_conv_candidate<ConvPoolKernel>("cpu_conv_pool", &decline));
 }
 
 }  // namespace tern::cpu

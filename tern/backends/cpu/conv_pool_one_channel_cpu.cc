@@ -142,22 +142,7 @@ class ConvPoolOneChannelKernel final : public kernels::Kernel {
 }  // namespace
 
 void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r) {
-  kernels::KernelCandidate c;
-  c.name = "cpu_vec";
-  c.dtypes = {DType::kF32};
-  c.priority = kOneDnnPriority + 5;  // ahead of oneDNN's convolution where it applies
-  c.decline = [](const kernels::KernelSignature& sig) {
-    Geometry geo;
-    return decline(sig, &geo);
-  };
-  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
-    Geometry geo;
-    std::string why = decline(sig, &geo);
-    if (!why.empty()) throw_error(ErrorCode::kInternal, "cpu_vec ", sig.to_string(), ": ", why);
-    return std::make_unique<ConvPoolOneChannelKernel>(
-        geo, sig.attrs->get_string("activation") == "relu", sig.attrs->get_bool("has_bias"));
-  };
-  r.add("fused_conv2d", std::move(c));
+  r.add("fused_conv2d", pooled_conv_candidate<ConvPoolOneChannelKernel>("cpu_vec", &decline));
 }
 
 }  // namespace tern::cpu

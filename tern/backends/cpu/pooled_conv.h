@@ -3,8 +3,10 @@
 // pooling that both take, and their geometry.
 #pragma once
 
+#include <memory>
 #include <string>
 
+#include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/kernels/kernel.h"
 #include "tern/ops/conv_geometry.h"
 
@@ -36,6 +38,31 @@ inline std::string decline_pooled_conv(const kernels::KernelSignature& sig,
 inline bool pool_2x2_stride_2(const ops::Pool2dGeometry& p) {
   return p.kh == 2 && p.kw == 2 && p.stride_h == 2 && p.stride_w == 2 && p.pad_top == 0 &&
          p.pad_left == 0;
+}
+
+// The fused_conv2d candidate `name` of kernel K (made from the geometry, relu, bias), ranked ahead
+// of oneDNN's convolution, taking the signatures `decline` accepts.
+template <typename K>
+kernels::KernelCandidate pooled_conv_candidate(
+    std::string name,
+    std::string (*decline)(const kernels::KernelSignature&, PooledConvGeometry*)) {
+  kernels::KernelCandidate c;
+  c.name = name;
+  c.dtypes = {DType::kF32};
+  c.priority = kOneDnnPriority + 5;
+  c.decline = [decline](const kernels::KernelSignature& sig) {
+    PooledConvGeometry geo;
+    return decline(sig, &geo);
+  };
+  c.create = [decline,
+              name](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
+    PooledConvGeometry geo;
+    std::string why = decline(sig, &geo);
+    if (!why.empty()) throw_error(ErrorCode::kInternal, name, " ", sig.to_string(), ": ", why);
+    return std::make_unique<K>(geo, sig.attrs->get_string("activation") == "relu",
+                               sig.attrs->get_bool("has_bias"));
+  };
+  return c;
 }
 
 }  // namespace tern::cpu
