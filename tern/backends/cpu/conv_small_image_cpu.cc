@@ -159,8 +159,9 @@ std::string decline(const kernels::KernelSignature& sig, int* geometry) {
   if (g.kh != 3 || g.kw != 3 || g.dil_h != 1 || g.dil_w != 1 || g.groups != 1) {
     return "not an undilated ungrouped 3x3 filter";
   }
-  if (g.c_out % kBlock != 0 || g.c_in == 0) return "output channels not a multiple of 16";
-  if (g.n == 0 || g.n * g.out_h * g.out_w > kMaxPixels) return "more than 64 output pixels";
+  if (g.c_out % kBlock != 0) return "output channels not a multiple of 16";
+  if (g.n == 0 || g.c_in == 0 || g.c_out == 0) return "empty";
+  if (g.n * g.out_h * g.out_w > kMaxPixels) return "more than 64 output pixels";
   *geometry = find_geometry(g);
   if (*geometry < 0) return "an image size, stride or padding it is not compiled for";
   return "";
