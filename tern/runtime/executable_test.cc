@@ -189,6 +189,43 @@ TEST(Executable, FrozenVariablesFoldBatchNormsIntoConvolutions) {
   for (const auto& [name, t] : before) EXPECT_TRUE(bitwise_equal(vars.get(name), t)) << name;
 }
 
+// A served model's frozen filter reaches the kernels as a constant input: a 3x3 convolution over a
+// 4x4 image then runs on the constant-filter kernel (cpu_small_image, where the CPU has AVX-512),
+// which a live variable never gets; both give ref's result.
+TEST(Executable, FrozenFilterSelectsTheConstantFilterKernel) {
+  initialize();
+  bool registered = false;
+  for (const kernels::KernelCandidate* c :
+       kernels::KernelRegistry::global().candidates("conv2d", DeviceType::kCPU)) {
+    registered |= c->name == "cpu_small_image";
+  }
+  if (!registered) GTEST_SKIP() << "cpu_small_image is registered only where AVX-512 runs";
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[1, 4, 4, 32]}
+    %w = variable() {dtype=f32, name="w", shape=[3, 3, 32, 64]}
+    %y = conv2d(%x, %w) {padding="SAME"}
+    return {"y": %y}
+  })");
+  Tensor x = sines(Shape({1, 4, 4, 32})), w = cosines(Shape({3, 3, 32, 64}));
+  EagerOptions ref;
+  ref.kernel = "ref";
+  const Tensor want = eager_call1("conv2d", {x, w}, {{"padding", std::string("SAME")}}, ref);
+  for (bool frozen : {true, false}) {
+    VariableStore vars;
+    vars.create("w", w.clone());
+    CompileOptions opts;
+    opts.frozen_variables = frozen;
+    auto exe = Executable::compile(*g, vars, opts);
+    std::vector<Tensor> got = exe->run({{"x", x}});
+    std::string kernel;
+    for (const StepInfo& s : exe->steps()) {
+      if (s.op == "conv2d") kernel = s.kernel;
+    }
+    EXPECT_EQ(kernel == "cpu_small_image", frozen) << kernel;
+    EXPECT_TRUE(allclose(got[0], want, 1e-5, 1e-5)) << max_abs_diff(got[0], want);
+  }
+}
+
 // fold_frozen_variables leaves variables a node writes, keeps broadcast_to (the graph may be
 // rebatched after) and shares the store's memory with the constants it makes.
 TEST(Executable, FoldFrozenVariablesKeepsWrittenVariablesAndBroadcasts) {
