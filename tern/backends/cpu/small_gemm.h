@@ -39,6 +39,11 @@ bool small_gemm_bf16_available();
 void small_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t kp, float alpha, const uint32_t* a,
                      int64_t lda, const uint32_t* b, int64_t ldb, float* c, int64_t ldc);
 
+// C[m x n] += A B over kp pairs, A given as with trans_a above (A's pair (i, q) at a[q * lda + i]):
+// the accumulating form, for products cut along k (a weight gradient's blocks of rows).
+void small_gemm_bf16_acc(int64_t m, int64_t n, int64_t kp, const uint32_t* a, int64_t lda,
+                         const uint32_t* b, int64_t ldb, float* c, int64_t ldc);
+
 // dst[q * ldd + j] = (src[2q, j], src[2q + 1, j]) for q < ceil(rows / 2), j < cols: rows paired for
 // small_gemm_bf16's B (or its trans_a A); an odd last row pairs with +0. From bf16 values, or from
 // f32 values rounded to bf16 (nearest even).

@@ -9,6 +9,7 @@
 
 #include <cmath>
 #include <random>
+#include <tuple>
 #include <vector>
 
 #include "tern/backends/cpu/cpu_isa.h"
@@ -232,6 +233,41 @@ TEST_F(SmallGemmBf16, MatchesDoubleLoopsOnRoundedOperands) {
   check_gemm_bf16(false, 128, 128, 64);
   check_gemm_bf16(false, 128, 64, 128);
   check_gemm_bf16(true, 128, 64, 128);
+}
+
+// small_gemm_bf16_acc adds A B to what C holds (A as with trans_a): C's prior values plus the
+// double-precision product of the rounded operands.
+TEST_F(SmallGemmBf16, AccumulatingFormAddsToC) {
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{1, 1, 1},
+                         {7, 33, 5},
+                         {24, 64, 64},
+                         {25, 100, 17},
+                         {6, 17, 128}}) {
+    SCOPED_TRACE(::testing::Message() << "acc " << m << "x" << n << "x" << k);
+    const int64_t kp = (k + 1) / 2, ldc = n + 3;
+    const std::vector<float> a = random_floats(k * m, 3 + m + k);  // [k, m]
+    const std::vector<float> b = random_floats(k * n, 4 + n + k);
+    const std::vector<float> c0 = random_floats(m * ldc, 5 + m * n);
+    std::vector<uint32_t> ap(kp * (m + 2)), bp(kp * n);
+    pair_rows_f32(k, m, a.data(), m, ap.data(), m + 2);
+    pair_rows_f32(k, n, b.data(), n, bp.data(), n);
+    std::vector<float> c = c0;
+    small_gemm_bf16_acc(m, n, kp, ap.data(), m + 2, bp.data(), n, c.data(), ldc);
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double want = c0[i * ldc + j], scale = std::abs(want);
+        for (int64_t p = 0; p < k; ++p) {
+          const double t = static_cast<double>(round_bf16(a[p * m + i])) *
+                           static_cast<double>(round_bf16(b[p * n + j]));
+          want += t;
+          scale += std::abs(t);
+        }
+        EXPECT_NEAR(c[i * ldc + j], want, 1e-5 * std::sqrt(static_cast<double>(k) + 1) * scale)
+            << i << ", " << j;
+      }
+      for (int64_t j = n; j < ldc; ++j) EXPECT_EQ(c[i * ldc + j], c0[i * ldc + j]);  // untouched
+    }
+  }
 }
 
 // The packers' layout: word q of column j holds rows 2q (low half) and 2q + 1 (high half); an odd
