@@ -184,6 +184,13 @@ TERN_OP_CASES(fused) {
        "two-inputs"},
 
       {"fused_matmul",
+       {In({4096, 8}), In({8, 24}), In({24})},
+       epilogue("none", true, false),
+       false,
+       {DType::kBF16},
+       1e-5,
+       "rows-bias"},
+      {"fused_matmul",
        {In({3, 4}), In({4, 5})},
        epilogue("none", false, false),
        true,

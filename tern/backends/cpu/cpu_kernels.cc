@@ -28,7 +28,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
     register_conv_pool_one_channel_kernels(r);
     register_conv_small_image_kernels(r);
     register_conv_pool_kernels(r);
-    register_weight_grad_bf16_kernels(r);
+    register_matmul_bf16_kernels(r);
     register_reduce_kernels(r);
     register_transpose_kernels(r);
     register_scatter_add_kernels(r);

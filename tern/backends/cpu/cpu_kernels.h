@@ -44,8 +44,8 @@ void register_conv_small_image_kernels(kernels::KernelRegistry& r);
 // fused_conv2d of a 3x3 filter with a 2x2 max pooling, computing only the pooled pixels
 // (conv_pool_cpu.cc).
 void register_conv_pool_kernels(kernels::KernelRegistry& r);
-// bf16 a^T b with an f32 result (weight gradients) on AVX512_BF16 tiles
-// (matmul_weight_grad_bf16_cpu.cc).
-void register_weight_grad_bf16_kernels(kernels::KernelRegistry& r);
+// bf16 matmuls on AVX512_BF16 tiles: a^T b with an f32 result (weight gradients), and rows of a b
+// or a b^T with a bias (matmul_bf16_cpu.cc).
+void register_matmul_bf16_kernels(kernels::KernelRegistry& r);
 
 }  // namespace tern::cpu

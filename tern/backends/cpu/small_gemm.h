@@ -44,6 +44,14 @@ void small_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t kp, float alpha
 void small_gemm_bf16_acc(int64_t m, int64_t n, int64_t kp, const uint32_t* a, int64_t lda,
                          const uint32_t* b, int64_t ldb, float* c, int64_t ldc);
 
+// C[m x n] = A B (+ bias[j] when bias is not null), A's pair (i, q) at a[i * lda + q] (a bf16
+// matrix's rows read in place when k is even), B's (q, j) at b[q * ldb + j]: C f32 (c_dtype kF32)
+// or bf16 rounded to nearest even (kBF16); bias f32 or bf16 (bias_dtype). Rows of a matmul with
+// its bias epilogue.
+void small_gemm_bf16_bias(int64_t m, int64_t n, int64_t kp, const uint32_t* a, int64_t lda,
+                          const uint32_t* b, int64_t ldb, void* c, DType c_dtype, int64_t ldc,
+                          const void* bias, DType bias_dtype);
+
 // dst[q * ldd + j] = (src[2q, j], src[2q + 1, j]) for q < ceil(rows / 2), j < cols: rows paired for
 // small_gemm_bf16's B (or its trans_a A); an odd last row pairs with +0. From bf16 values, or from
 // f32 values rounded to bf16 (nearest even).

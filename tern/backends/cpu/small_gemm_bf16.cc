@@ -10,6 +10,7 @@
 #include <immintrin.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/small_gemm.h"
@@ -29,25 +30,94 @@ constexpr int kNv = 4;  // zmm vectors (16 columns each) of a C tile's rows
 // 12's -Wmaybe-uninitialized (their undefined pass-through operand), as in small_gemm.cc.
 constexpr __mmask16 kAll16 = 0xFFFF;
 
-// C[MR rows, NV * 16 columns] = alpha * A B over kp pairs; a: A's word (0, 0) (trans_a: words of
-// one pair row are A's rows), b: B's pair row 0. With kMasked, the last vector's columns `last`.
-// With kAcc, C += A B instead (alpha is 1).
-template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc>
-TERN_V4_BF16 inline void tile(int64_t kp, float alpha, const uint32_t* a, int64_t lda,
-                              const uint32_t* b, int64_t ldb, float* c, int64_t ldc,
-                              __mmask16 last) {
+// Where a tile's results go. F32Out: C = alpha * A B, or with kAcc C += A B (alpha 1).
+struct F32Out {
+  float* c;
+  int64_t ldc;
+  float alpha;
+
+  F32Out at(int64_t i, int64_t j) const { return {c + i * ldc + j, ldc, alpha}; }
+  template <bool kMasked>
+  TERN_V4_BF16 __m512 load(int r, int col, __mmask16 lanes) const {
+    return kMasked ? _mm512_maskz_loadu_ps(lanes, c + r * ldc + col)
+                   : _mm512_loadu_ps(c + r * ldc + col);
+  }
+  template <bool kMasked>
+  TERN_V4_BF16 void store(int r, int col, __m512 v, __mmask16 lanes) const {
+    v = _mm512_mul_ps(v, _mm512_set1_ps(alpha));
+    if (kMasked) {
+      _mm512_mask_storeu_ps(c + r * ldc + col, lanes, v);
+    } else {
+      _mm512_storeu_ps(c + r * ldc + col, v);
+    }
+  }
+};
+
+// 16 bf16 values widened to f32.
+TERN_V4_BF16 inline __m512 widen16(__m256i bits) {
+  return _mm512_castsi512_ps(
+      _mm512_maskz_slli_epi32(kAll16, _mm512_maskz_cvtepu16_epi32(kAll16, bits), 16));
+}
+
+// C = A B + bias (per column; none when null), T = float, or bfloat16 rounded to nearest even;
+// Bias = float or bfloat16.
+template <typename T, typename Bias>
+struct BiasOut {
+  T* c;
+  int64_t ldc;
+  const Bias* bias;
+
+  BiasOut at(int64_t i, int64_t j) const {
+    return {c + i * ldc + j, ldc, bias == nullptr ? nullptr : bias + j};
+  }
+  template <bool kMasked>
+  TERN_V4_BF16 __m512 load(int, int, __mmask16) const {
+    return _mm512_setzero_ps();  // never accumulates
+  }
+  template <bool kMasked>
+  TERN_V4_BF16 void store(int r, int col, __m512 v, __mmask16 lanes) const {
+    if (bias != nullptr) {
+      if constexpr (std::is_same_v<Bias, float>) {
+        v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(lanes, bias + col));
+      } else {
+        v = _mm512_add_ps(v, widen16(_mm256_maskz_loadu_epi16(lanes, bias + col)));
+      }
+    }
+    T* dst = c + r * ldc + col;
+    if constexpr (std::is_same_v<T, float>) {
+      if (kMasked) {
+        _mm512_mask_storeu_ps(dst, lanes, v);
+      } else {
+        _mm512_storeu_ps(dst, v);
+      }
+    } else {
+      const auto bits = (__m256i)_mm512_cvtneps_pbh(v);
+      if (kMasked) {
+        _mm256_mask_storeu_epi16(dst, lanes, bits);
+      } else {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(dst), bits);
+      }
+    }
+  }
+};
+
+// C[MR rows, NV * 16 columns] = A B over kp pairs, into `out` (its view at the tile's corner); a:
+// A's word (0, 0) (trans_a: words of one pair row are A's rows), b: B's pair row 0. With kMasked,
+// the last vector's columns `last`. With kAcc, the tile starts from out's values.
+template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc, typename Out>
+TERN_V4_BF16 inline void tile(int64_t kp, const uint32_t* a, int64_t lda, const uint32_t* b,
+                              int64_t ldb, const Out& out, __mmask16 last) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
-      const float* cr = c + r * ldc + 16 * v;
       if constexpr (!kAcc) {
         acc[r][v] = _mm512_setzero_ps();
       } else if (kMasked && v == NV - 1) {
-        acc[r][v] = _mm512_maskz_loadu_ps(last, cr);
+        acc[r][v] = out.template load<true>(r, 16 * v, last);
       } else {
-        acc[r][v] = _mm512_loadu_ps(cr);
+        acc[r][v] = out.template load<false>(r, 16 * v, kAll16);
       }
     }
   }
@@ -67,79 +137,71 @@ TERN_V4_BF16 inline void tile(int64_t kp, float alpha, const uint32_t* a, int64_
       for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_dpbf16_ps(acc[r][v], ar, bv[v]);
     }
   }
-  const __m512 al = _mm512_set1_ps(alpha);
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
-      float* cr = c + r * ldc + 16 * v;
-      const __m512 out = kAcc ? acc[r][v] : _mm512_mul_ps(acc[r][v], al);
       if (kMasked && v == NV - 1) {
-        _mm512_mask_storeu_ps(cr, last, out);
+        out.template store<true>(r, 16 * v, acc[r][v], last);
       } else {
-        _mm512_storeu_ps(cr, out);
+        out.template store<false>(r, 16 * v, acc[r][v], kAll16);
       }
     }
   }
 }
 
 // The last rows (< kMr) of a column block: tile with MR = rows.
-template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc>
-TERN_V4_BF16 void row_tail(int rows, int64_t kp, float alpha, const uint32_t* a, int64_t lda,
-                           const uint32_t* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc, typename Out>
+TERN_V4_BF16 void row_tail(int rows, int64_t kp, const uint32_t* a, int64_t lda, const uint32_t* b,
+                           int64_t ldb, const Out& out, __mmask16 last) {
   if constexpr (MR > 1) {
     if (rows < MR) {
-      return row_tail<MR - 1, NV, kTransA, kMasked, kAcc>(rows, kp, alpha, a, lda, b, ldb, c, ldc,
-                                                          last);
+      return row_tail<MR - 1, NV, kTransA, kMasked, kAcc>(rows, kp, a, lda, b, ldb, out, last);
     }
   }
-  tile<MR, NV, kTransA, kMasked, kAcc>(kp, alpha, a, lda, b, ldb, c, ldc, last);
+  tile<MR, NV, kTransA, kMasked, kAcc>(kp, a, lda, b, ldb, out, last);
 }
 
 // C's column block [0, NV * 16), all m rows.
-template <int NV, bool kTransA, bool kMasked, bool kAcc>
-TERN_V4_BF16 void column_block(int64_t m, int64_t kp, float alpha, const uint32_t* a, int64_t lda,
-                               const uint32_t* b, int64_t ldb, float* c, int64_t ldc,
-                               __mmask16 last) {
+template <int NV, bool kTransA, bool kMasked, bool kAcc, typename Out>
+TERN_V4_BF16 void column_block(int64_t m, int64_t kp, const uint32_t* a, int64_t lda,
+                               const uint32_t* b, int64_t ldb, const Out& out, __mmask16 last) {
   const int64_t a_row = kTransA ? 1 : lda;
   int64_t i = 0;
   for (; i + kMr <= m; i += kMr) {
-    tile<kMr, NV, kTransA, kMasked, kAcc>(kp, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc,
-                                          last);
+    tile<kMr, NV, kTransA, kMasked, kAcc>(kp, a + i * a_row, lda, b, ldb, out.at(i, 0), last);
   }
   if (i < m) {
-    row_tail<kMr - 1, NV, kTransA, kMasked, kAcc>(static_cast<int>(m - i), kp, alpha, a + i * a_row,
-                                                  lda, b, ldb, c + i * ldc, ldc, last);
+    row_tail<kMr - 1, NV, kTransA, kMasked, kAcc>(static_cast<int>(m - i), kp, a + i * a_row, lda,
+                                                  b, ldb, out.at(i, 0), last);
   }
 }
 
 // The last columns (< 16 kNv): NV = their vector count, the last one masked.
-template <int NV, bool kTransA, bool kAcc>
-TERN_V4_BF16 void column_tail(int vectors, int64_t m, int64_t kp, float alpha, const uint32_t* a,
-                              int64_t lda, const uint32_t* b, int64_t ldb, float* c, int64_t ldc,
-                              __mmask16 last) {
+template <int NV, bool kTransA, bool kAcc, typename Out>
+TERN_V4_BF16 void column_tail(int vectors, int64_t m, int64_t kp, const uint32_t* a, int64_t lda,
+                              const uint32_t* b, int64_t ldb, const Out& out, __mmask16 last) {
   if constexpr (NV > 1) {
     if (vectors < NV) {
-      return column_tail<NV - 1, kTransA, kAcc>(vectors, m, kp, alpha, a, lda, b, ldb, c, ldc,
-                                                last);
+      return column_tail<NV - 1, kTransA, kAcc>(vectors, m, kp, a, lda, b, ldb, out, last);
     }
   }
-  column_block<NV, kTransA, true, kAcc>(m, kp, alpha, a, lda, b, ldb, c, ldc, last);
+  column_block<NV, kTransA, true, kAcc>(m, kp, a, lda, b, ldb, out, last);
 }
 
-template <bool kTransA, bool kAcc>
-TERN_V4_BF16 void gemm(int64_t m, int64_t n, int64_t kp, float alpha, const uint32_t* a,
-                       int64_t lda, const uint32_t* b, int64_t ldb, float* c, int64_t ldc) {
+template <bool kTransA, bool kAcc, typename Out>
+TERN_V4_BF16 void gemm(int64_t m, int64_t n, int64_t kp, const uint32_t* a, int64_t lda,
+                       const uint32_t* b, int64_t ldb, const Out& out) {
   constexpr int64_t kNr = 16 * kNv;
   int64_t j = 0;
   for (; j + kNr <= n; j += kNr) {
-    column_block<kNv, kTransA, false, kAcc>(m, kp, alpha, a, lda, b + j, ldb, c + j, ldc, kAll16);
+    column_block<kNv, kTransA, false, kAcc>(m, kp, a, lda, b + j, ldb, out.at(0, j), kAll16);
   }
   if (j < n) {
     const int vectors = static_cast<int>((n - j + 15) / 16);
     const int lanes = static_cast<int>(n - j) - 16 * (vectors - 1);  // in [1, 16]
     const auto last = static_cast<__mmask16>((1u << lanes) - 1u);
-    column_tail<kNv, kTransA, kAcc>(vectors, m, kp, alpha, a, lda, b + j, ldb, c + j, ldc, last);
+    column_tail<kNv, kTransA, kAcc>(vectors, m, kp, a, lda, b + j, ldb, out.at(0, j), last);
   }
 }
 
@@ -193,27 +255,88 @@ namespace detail {
 TERN_V4_BF16 void small_gemm_bf16_v4(bool trans_a, int64_t m, int64_t n, int64_t kp, float alpha,
                                      const uint32_t* a, int64_t lda, const uint32_t* b, int64_t ldb,
                                      float* c, int64_t ldc) {
+  const F32Out out{c, ldc, alpha};
   if (trans_a) {
-    gemm<true, false>(m, n, kp, alpha, a, lda, b, ldb, c, ldc);
+    gemm<true, false>(m, n, kp, a, lda, b, ldb, out);
   } else {
-    gemm<false, false>(m, n, kp, alpha, a, lda, b, ldb, c, ldc);
+    gemm<false, false>(m, n, kp, a, lda, b, ldb, out);
   }
 }
 
 TERN_V4_BF16 void small_gemm_bf16_acc_v4(int64_t m, int64_t n, int64_t kp, const uint32_t* a,
                                          int64_t lda, const uint32_t* b, int64_t ldb, float* c,
                                          int64_t ldc) {
-  gemm<true, true>(m, n, kp, 1.0f, a, lda, b, ldb, c, ldc);
+  gemm<true, true>(m, n, kp, a, lda, b, ldb, F32Out{c, ldc, 1.0f});
 }
 
+// One instantiation per (result, bias) type pair.
+template <typename T>
+TERN_V4_BF16 void gemm_bias(int64_t m, int64_t n, int64_t kp, const uint32_t* a, int64_t lda,
+                            const uint32_t* b, int64_t ldb, T* c, int64_t ldc, const void* bias,
+                            DType bias_dtype) {
+  if (bias_dtype == DType::kBF16) {
+    gemm<false, false>(m, n, kp, a, lda, b, ldb,
+                       BiasOut<T, bfloat16>{c, ldc, static_cast<const bfloat16*>(bias)});
+  } else {
+    gemm<false, false>(m, n, kp, a, lda, b, ldb,
+                       BiasOut<T, float>{c, ldc, static_cast<const float*>(bias)});
+  }
+}
+
+TERN_V4_BF16 void small_gemm_bf16_bias_v4(int64_t m, int64_t n, int64_t kp, const uint32_t* a,
+                                          int64_t lda, const uint32_t* b, int64_t ldb, void* c,
+                                          DType c_dtype, int64_t ldc, const void* bias,
+                                          DType bias_dtype) {
+  if (bias == nullptr) bias_dtype = DType::kF32;
+  if (c_dtype == DType::kBF16) {
+    gemm_bias(m, n, kp, a, lda, b, ldb, static_cast<bfloat16*>(c), ldc, bias, bias_dtype);
+  } else {
+    gemm_bias(m, n, kp, a, lda, b, ldb, static_cast<float*>(c), ldc, bias, bias_dtype);
+  }
+}
+
+// Columns in whole groups of 32 take two 64-byte loads and two word permutes per pair of rows
+// (twice the columns of the generic loop's step); the rest go through pair_rows.
 TERN_V4_BF16 void pair_rows_bf16_v4(int64_t rows, int64_t cols, const bfloat16* src, int64_t lds,
                                     uint32_t* dst, int64_t ldd) {
+  const int64_t whole = cols / 32 * 32;
+  if (whole > 0) {
+    alignas(64) uint16_t lo_words[32], hi_words[32];
+    for (int w = 0; w < 16; ++w) {  // word w: column w (or 16 + w) of row 2q, then of row 2q + 1
+      lo_words[2 * w] = static_cast<uint16_t>(w);
+      lo_words[2 * w + 1] = static_cast<uint16_t>(32 + w);
+      hi_words[2 * w] = static_cast<uint16_t>(16 + w);
+      hi_words[2 * w + 1] = static_cast<uint16_t>(48 + w);
+    }
+    const __m512i lo_idx = _mm512_load_si512(lo_words), hi_idx = _mm512_load_si512(hi_words);
+    const auto base = reinterpret_cast<uintptr_t>(src);
+    for (int64_t q = 0; 2 * q < rows; ++q) {
+      for (int64_t r = 2 * q + kPrefetchRows; r < 2 * q + kPrefetchRows + 2; ++r) {
+        const uintptr_t row = base + static_cast<uintptr_t>(r * lds * 2);
+        for (int64_t off = 0; off < whole * 2; off += 64) {
+          _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<uintptr_t>(off)),
+                       _MM_HINT_T0);
+        }
+      }
+      const bfloat16* r0 = src + 2 * q * lds;
+      const bool odd = 2 * q + 1 == rows;
+      uint32_t* out = dst + q * ldd;
+      for (int64_t j = 0; j < whole; j += 32) {
+        const __m512i a = _mm512_loadu_si512(r0 + j);
+        const __m512i b = odd ? _mm512_setzero_si512() : _mm512_loadu_si512(r0 + lds + j);
+        _mm512_storeu_si512(out + j, _mm512_permutex2var_epi16(a, lo_idx, b));
+        _mm512_storeu_si512(out + j + 16, _mm512_permutex2var_epi16(a, hi_idx, b));
+      }
+    }
+  }
+  if (whole == cols) return;
+  const bfloat16* rest = src + whole;
   pair_rows(
-      rows, cols,
+      rows, cols - whole,
       [&](int64_t r, int64_t j, __mmask16 lanes) {
-        return _mm256_maskz_loadu_epi16(lanes, src + r * lds + j);
+        return _mm256_maskz_loadu_epi16(lanes, rest + r * lds + j);
       },
-      reinterpret_cast<uintptr_t>(src), lds * 2, cols * 2, dst, ldd);
+      reinterpret_cast<uintptr_t>(rest), lds * 2, (cols - whole) * 2, dst + whole, ldd);
 }
 
 TERN_V4_BF16 void pair_rows_f32_v4(int64_t rows, int64_t cols, const float* src, int64_t lds,
@@ -258,6 +381,20 @@ void small_gemm_bf16_acc(int64_t m, int64_t n, int64_t kp, const uint32_t* a, in
              "small_gemm_bf16_acc ", m, "x", n, "x", kp, " pairs, leading dims ", lda, " ", ldb,
              " ", ldc);
   detail::small_gemm_bf16_acc_v4(m, n, kp, a, lda, b, ldb, c, ldc);
+}
+
+void small_gemm_bf16_bias(int64_t m, int64_t n, int64_t kp, const uint32_t* a, int64_t lda,
+                          const uint32_t* b, int64_t ldb, void* c, DType c_dtype, int64_t ldc,
+                          const void* bias, DType bias_dtype) {
+  TERN_CHECK(small_gemm_bf16_available(), "small_gemm_bf16_bias needs AVX512_BF16");
+  TERN_CHECK(m >= 0 && n >= 0 && kp >= 0 && lda >= kp && ldb >= n && ldc >= n,
+             "small_gemm_bf16_bias ", m, "x", n, "x", kp, " pairs, leading dims ", lda, " ", ldb,
+             " ", ldc);
+  TERN_CHECK((c_dtype == DType::kF32 || c_dtype == DType::kBF16) &&
+                 (bias == nullptr || bias_dtype == DType::kF32 || bias_dtype == DType::kBF16),
+             "small_gemm_bf16_bias: result ", dtype_name(c_dtype), ", bias ",
+             dtype_name(bias_dtype));
+  detail::small_gemm_bf16_bias_v4(m, n, kp, a, lda, b, ldb, c, c_dtype, ldc, bias, bias_dtype);
 }
 
 void pair_rows_bf16(int64_t rows, int64_t cols, const bfloat16* src, int64_t lds, uint32_t* dst,

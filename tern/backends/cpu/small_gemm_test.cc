@@ -273,22 +273,24 @@ TEST_F(SmallGemmBf16, AccumulatingFormAddsToC) {
 // The packers' layout: word q of column j holds rows 2q (low half) and 2q + 1 (high half); an odd
 // last row pairs with +0; f32 values round to nearest even (ties included), NaN stays NaN.
 TEST_F(SmallGemmBf16, PackersPairRowsAndRoundToNearestEven) {
-  const int64_t rows = 5, cols = 19;
-  std::vector<bfloat16> src(rows * (cols + 1));
-  std::vector<float> f(rows * (cols + 1));
-  for (int64_t i = 0; i < static_cast<int64_t>(src.size()); ++i) {
-    src[i].bits = static_cast<uint16_t>(0x3F80 + i);  // distinct bf16 values
-    f[i] = static_cast<float>(src[i]);
-  }
-  std::vector<uint32_t> from_bf16(3 * cols, 0), from_f32(3 * cols, 0);
-  pair_rows_bf16(rows, cols, src.data(), cols + 1, from_bf16.data(), cols);
-  pair_rows_f32(rows, cols, f.data(), cols + 1, from_f32.data(), cols);
-  for (int64_t q = 0; q < 3; ++q) {
-    for (int64_t j = 0; j < cols; ++j) {
-      const uint32_t lo = src[2 * q * (cols + 1) + j].bits;
-      const uint32_t hi = 2 * q + 1 < rows ? src[(2 * q + 1) * (cols + 1) + j].bits : 0u;
-      EXPECT_EQ(from_bf16[q * cols + j], lo | hi << 16) << q << ", " << j;
-      EXPECT_EQ(from_f32[q * cols + j], lo | hi << 16) << q << ", " << j;
+  const int64_t rows = 5;
+  for (int64_t cols : {19, 77}) {  // 77: two groups of 32 columns (the bf16 packer's wide step)
+    std::vector<bfloat16> src(rows * (cols + 1));
+    std::vector<float> f(rows * (cols + 1));
+    for (int64_t i = 0; i < static_cast<int64_t>(src.size()); ++i) {
+      src[i].bits = static_cast<uint16_t>(0x3F80 + i);  // distinct bf16 values
+      f[i] = static_cast<float>(src[i]);
+    }
+    std::vector<uint32_t> from_bf16(3 * cols, 0), from_f32(3 * cols, 0);
+    pair_rows_bf16(rows, cols, src.data(), cols + 1, from_bf16.data(), cols);
+    pair_rows_f32(rows, cols, f.data(), cols + 1, from_f32.data(), cols);
+    for (int64_t q = 0; q < 3; ++q) {
+      for (int64_t j = 0; j < cols; ++j) {
+        const uint32_t lo = src[2 * q * (cols + 1) + j].bits;
+        const uint32_t hi = 2 * q + 1 < rows ? src[(2 * q + 1) * (cols + 1) + j].bits : 0u;
+        EXPECT_EQ(from_bf16[q * cols + j], lo | hi << 16) << cols << ": " << q << ", " << j;
+        EXPECT_EQ(from_f32[q * cols + j], lo | hi << 16) << cols << ": " << q << ", " << j;
+      }
     }
   }
   // Rounding: 1 + 2^-8 is a tie between 1 and 1 + 2^-7 (even: 1); 1 + 3 * 2^-9 rounds up.
