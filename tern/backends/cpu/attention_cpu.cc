@@ -382,8 +382,7 @@ const float* dropped_probs(const Geometry& g, Workspace& w, const float* p, cons
   return dropped;
 }
 
-// The bf16 forms on small_gemm_bf16 (below).
-bool bf16_products();
+// The bf16 forms on small_gemm_bf16 (below; where bf16_products_native(), small_gemm.h).
 bool even_heads(const Geometry& g);
 void attention_bf16(KernelContext& ctx, const Geometry& g);
 void attention_grad_bf16(KernelContext& ctx, const Geometry& g);
@@ -392,7 +391,7 @@ template <typename T>
 void attention_typed(KernelContext& ctx) {
   const Geometry g(ctx, 0, 4);
   if constexpr (std::is_same_v<T, bfloat16>) {
-    if (bf16_products() && even_heads(g)) return attention_bf16(ctx, g);
+    if (bf16_products_native() && even_heads(g)) return attention_bf16(ctx, g);
   }
   const T *q = ctx.inputs[0].data<T>(), *k = ctx.inputs[1].data<T>(), *v = ctx.inputs[2].data<T>();
   T* out = ctx.outputs[0].data<T>();
@@ -488,7 +487,7 @@ template <typename T>
 void attention_grad_typed(KernelContext& ctx) {
   const Geometry g(ctx, 1, 6);
   if constexpr (std::is_same_v<T, bfloat16>) {
-    if (bf16_products() && even_heads(g)) return attention_grad_bf16(ctx, g);
+    if (bf16_products_native() && even_heads(g)) return attention_grad_bf16(ctx, g);
   }
   const T* dout = ctx.inputs[0].data<T>();
   const T *q = ctx.inputs[1].data<T>(), *k = ctx.inputs[2].data<T>(), *v = ctx.inputs[3].data<T>();
@@ -546,18 +545,12 @@ void attention_grad_typed(KernelContext& ctx) {
 }
 
 // --- bf16 heads multiplied in bf16 (small_gemm_bf16) ---
-// Where AVX512_BF16's dot product runs at twice the f32 FMA's FLOPs (AMD CPUs with it, the rule
-// of bf16_contractions_widened(): not under TERN_BF16_CONTRACTIONS=f32) and every head dimension is
+// Where bf16_products_native() (small_gemm.h: AVX512_BF16's dot product at twice the f32 FMA's
+// FLOPs, bf16 contractions not widened) and every head dimension is
 // even (pairs along k), bf16 heads skip the f32 copies: q, k, v and dout are read in place as
 // pairs, and the f32 probabilities and scores' gradient are rounded to bf16 for their products,
 // as Keras rounds them to the compute dtype under mixed_bfloat16. The softmax, dropout and their
 // gradients stay in f32.
-
-bool bf16_products() {
-  static const bool on =
-      small_gemm_bf16_available() && cpu_is_amd() && !bf16_contractions_widened();
-  return on;
-}
 
 bool even_heads(const Geometry& g) {
   return g.t % 2 == 0 && g.s % 2 == 0 && g.d % 2 == 0 && g.dv % 2 == 0;

@@ -35,7 +35,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstring>
 #include <vector>
 
 #include "tern/backends/cpu/cpu_backend.h"
@@ -265,7 +264,7 @@ kernels::KernelCandidate candidate(std::string name, Decline decline) {
 }  // namespace
 
 void register_matmul_bf16_kernels(kernels::KernelRegistry& r) {
-  if (!small_gemm_bf16_available() || !cpu_is_amd() || bf16_contractions_widened()) return;
+  if (!bf16_products_native()) return;
   r.add("matmul", candidate<WeightGradBf16Kernel>("cpu_weight_grad_bf16", decline));
   r.add("matmul", candidate<RowsBf16Kernel>("cpu_matmul_bf16", decline_rows));
   r.add("fused_matmul", candidate<RowsBf16Kernel>("cpu_matmul_bf16", decline_rows));

@@ -32,6 +32,11 @@ void transpose_f32(int64_t rows, int64_t cols, const float* src, int64_t lds, fl
 
 // Whether the CPU runs small_gemm_bf16 (x86-64-v4 variants allowed and AVX512_BF16).
 bool small_gemm_bf16_available();
+// Whether bf16 products run on these tiles rather than widened or on oneDNN's: where the dot
+// product runs at twice the f32 FMA's FLOPs (an AMD CPU with it) and bf16 contractions are not
+// widened (TERN_BF16_CONTRACTIONS). The rule of attention's bf16 products and the bf16 matmul
+// kernels (matmul_bf16_cpu.cc).
+bool bf16_products_native();
 
 // C[m x n] = alpha * A B over kp pairs of k (f32 C overwritten). A's pair (i, q) = (A[i, 2q],
 // A[i, 2q + 1]) at a[i * lda + q], or with trans_a at a[q * lda + i]; B's (q, j) = (B[2q, j],

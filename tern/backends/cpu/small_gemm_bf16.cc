@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "tern/backends/cpu/cpu_backend.h"
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/small_gemm.h"
 #include "tern/base/error.h"
@@ -222,21 +223,28 @@ TERN_V4_BF16 inline __m256i round16(const float* p, __mmask16 lanes) {
 // Zen 5 core without it, ~28 GB/s with it (a throwaway program pairing [4096, 256] bf16 blocks).
 constexpr int64_t kPrefetchRows = 8;
 
+// Prefetches rows 2q + kPrefetchRows and the one after: row r's row_bytes bytes start at
+// src + r * row_stride (an address past the tensor is only prefetched, never read: prefetches do
+// not fault).
+TERN_V4_BF16 inline void prefetch_pair_ahead(int64_t q, uintptr_t src, int64_t row_stride,
+                                             int64_t row_bytes) {
+  for (int64_t r = 2 * q + kPrefetchRows; r < 2 * q + kPrefetchRows + 2; ++r) {
+    const uintptr_t row = src + static_cast<uintptr_t>(r * row_stride);
+    for (int64_t off = 0; off < row_bytes; off += 64) {
+      _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<uintptr_t>(off)), _MM_HINT_T0);
+    }
+  }
+}
+
 // dst[q * ldd + j] = (row 2q, row 2q + 1) of column j for q < ceil(rows / 2); `load(r, j, lanes)`
 // gives row r's 16 bf16 values from column j (the lanes set); a missing last row pairs with 0.
-// Row r's bytes start at src + r * row_stride and span row_bytes (for the prefetch; an address
-// past the tensor is only prefetched, never read: prefetches do not fault).
+// Row r's bytes start at src + r * row_stride and span row_bytes (prefetch_pair_ahead).
 template <typename Load>
 TERN_V4_BF16 inline void pair_rows(int64_t rows, int64_t cols, Load load, uintptr_t src,
                                    int64_t row_stride, int64_t row_bytes, uint32_t* dst,
                                    int64_t ldd) {
   for (int64_t q = 0; 2 * q < rows; ++q) {
-    for (int64_t r = 2 * q + kPrefetchRows; r < 2 * q + kPrefetchRows + 2; ++r) {
-      const uintptr_t row = src + static_cast<uintptr_t>(r * row_stride);
-      for (int64_t off = 0; off < row_bytes; off += 64) {
-        _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<uintptr_t>(off)), _MM_HINT_T0);
-      }
-    }
+    prefetch_pair_ahead(q, src, row_stride, row_bytes);
     const bool odd = 2 * q + 1 == rows;
     for (int64_t j = 0; j < cols; j += 16) {
       const auto lanes = static_cast<__mmask16>(
@@ -311,13 +319,7 @@ TERN_V4_BF16 void pair_rows_bf16_v4(int64_t rows, int64_t cols, const bfloat16* 
     const __m512i lo_idx = _mm512_load_si512(lo_words), hi_idx = _mm512_load_si512(hi_words);
     const auto base = reinterpret_cast<uintptr_t>(src);
     for (int64_t q = 0; 2 * q < rows; ++q) {
-      for (int64_t r = 2 * q + kPrefetchRows; r < 2 * q + kPrefetchRows + 2; ++r) {
-        const uintptr_t row = base + static_cast<uintptr_t>(r * lds * 2);
-        for (int64_t off = 0; off < whole * 2; off += 64) {
-          _mm_prefetch(reinterpret_cast<const char*>(row + static_cast<uintptr_t>(off)),
-                       _MM_HINT_T0);
-        }
-      }
+      prefetch_pair_ahead(q, base, lds * 2, whole * 2);
       const bfloat16* r0 = src + 2 * q * lds;
       const bool odd = 2 * q + 1 == rows;
       uint32_t* out = dst + q * ldd;
@@ -363,6 +365,12 @@ TERN_V4_BF16 void round_rows_f32_v4(int64_t rows, int64_t cols, const float* src
 bool small_gemm_bf16_available() {
   static const bool ok = cpu_runs_v4_variants() && __builtin_cpu_supports("avx512bf16");
   return ok;
+}
+
+bool bf16_products_native() {
+  static const bool on =
+      small_gemm_bf16_available() && cpu_is_amd() && !bf16_contractions_widened();
+  return on;
 }
 
 void small_gemm_bf16(bool trans_a, int64_t m, int64_t n, int64_t kp, float alpha, const uint32_t* a,
