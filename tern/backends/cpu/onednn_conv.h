@@ -212,6 +212,12 @@ bool bf16_native_on_amd();
 // 2 MB chunks were as fast alone and slower in the step.
 constexpr int64_t kWinogradChunkBytes = int64_t{4} << 20;
 int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m);
+// Whether the forward runs fused per block of kFusedTiles tiles (WinogradForward, AVX-512 CPUs):
+// F(4x4, 3x3) with a transformed filter of at most kFusedFilterBytes, which stays in a core's L2
+// with the block's tiles (64 x 64 channels: 576 KB). TERN_WINOGRAD_FUSED=0 turns it off.
+constexpr int64_t kFusedTiles = 18;
+constexpr int64_t kFusedFilterBytes = int64_t{640} << 10;
+bool winograd_fused(const ops::Conv2dGeometry& g, int m);
 
 // The forward convolution `g` as Winograd with m x m output tiles, with the epilogue's bias,
 // residual (which `out` holds before the run) and relu (keeping NaN) in the output transform; no
@@ -236,6 +242,7 @@ class WinogradForward {
   int m_;
   DType dtype_;
   bool flipped_, residual_, relu_, v4_;
+  bool fused_ = false;                  // winograd_fused: per block of tiles, no chunks
   int64_t chunk_ = 1;                   // images per chunk
   std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)
   AlignedBuffer kept_;                  // a constant filter's transform
@@ -260,7 +267,8 @@ class WinogradFilterGradient {
   int m_;
   DType dtype_, dw_dtype_;
   bool v4_;
-  int64_t chunk_ = 1;  // images per chunk
+  bool fused_ = false;  // winograd_fused: per block of tiles, no chunks
+  int64_t chunk_ = 1;   // images per chunk
   // The first chunk's GEMM, the later full chunks' (adding to dU), the last shorter chunk's.
   std::vector<PrimitiveRunner> gemms_;
 };

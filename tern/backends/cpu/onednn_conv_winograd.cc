@@ -20,6 +20,8 @@
 // matrix transposed (flipped_filter_transform). Every transform is a loop over channels (NHWC keeps
 // them contiguous), built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa()
 // is x86-64-v3 (winograd_tile).
+#include <omp.h>
+
 #include <algorithm>
 #include <array>
 #include <cstdlib>
@@ -40,7 +42,7 @@ int64_t tiles_of(int64_t size, int m) {
 int64_t tiles_per_image(const ops::Conv2dGeometry& g, int m) {
   return tiles_of(g.out_h, m) * tiles_of(g.out_w, m);
 }
-int64_t positions(int m) {
+constexpr int64_t positions(int m) {
   return (m + 2) * (m + 2);
 }
 
@@ -62,6 +64,18 @@ int winograd_setting() {
 int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m) {
   const int64_t image_bytes = positions(m) * tiles_per_image(g, m) * std::max(g.c_in, g.c_out) * 4;
   return std::clamp<int64_t>(kWinogradChunkBytes / image_bytes, 1, g.n);
+}
+
+// TERN_WINOGRAD_FUSED: unset or "1" (where it applies), "0" (off: chunks of images always).
+bool winograd_fused(const ops::Conv2dGeometry& g, int m) {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TERN_WINOGRAD_FUSED");
+    const std::string_view s = v == nullptr ? "1" : v;
+    TERN_CHECK_ARG(s == "0" || s == "1", "TERN_WINOGRAD_FUSED='", s,
+                   "': expected 1 (fused where the filter fits) or 0 (chunks of images)");
+    return s == "1";
+  }();
+  return enabled && m == 4 && positions(m) * g.c_in * g.c_out * 4 <= kFusedFilterBytes;
 }
 
 int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
@@ -364,28 +378,35 @@ T* scratch_channels(int64_t c) {
   return reinterpret_cast<T*>(row.data());
 }
 
+// Tile t's V (A*A rows of c_in floats, c_in apart, from v) of x (nhwc) for `g`; `zeros` a row of
+// c_in zeros for pixels outside the image.
+template <int M, typename T>
+void input_tile(const ops::Conv2dGeometry& g, bool v4, const T* x, int64_t t, const T* zeros,
+                float* v) {
+  constexpr int A = F<M>::kA;
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), c = g.c_in;
+  const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+  InputTransform<M, T> body;
+  for (int i = 0; i < A; ++i) {
+    const int64_t ih = M * ty - g.pad_top + i;
+    for (int j = 0; j < A; ++j) {
+      const int64_t iw = M * tx - g.pad_left + j;
+      const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      body.in[i * A + j] = inside ? x + ((n * g.h + ih) * g.w + iw) * c : zeros;
+      body.out[i * A + j] = v + (i * A + j) * c;
+    }
+  }
+  channel_loop(v4, body, c);
+}
+
 // V [tiles, A*A, c_in] of x (nhwc) for `g`.
 template <int M, typename T>
 void input_transform(const ops::Conv2dGeometry& g, bool v4, const T* x, float* v) {
   constexpr int A = F<M>::kA;
-  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
-                c = g.c_in;
+  const int64_t tiles = g.n * tiles_per_image(g, M), c = g.c_in;
   const T* zeros = zero_channels<T>(c);
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * A * A * c * 4))
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    InputTransform<M, T> body;
-    for (int i = 0; i < A; ++i) {
-      const int64_t ih = M * ty - g.pad_top + i;
-      for (int j = 0; j < A; ++j) {
-        const int64_t iw = M * tx - g.pad_left + j;
-        const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
-        body.in[i * A + j] = inside ? x + ((n * g.h + ih) * g.w + iw) * c : zeros;
-        body.out[i * A + j] = v + (t * A * A + i * A + j) * c;
-      }
-    }
-    channel_loop(v4, body, c);
-  }
+  for (int64_t t = 0; t < tiles; ++t) input_tile<M>(g, v4, x, t, zeros, v + t * A * A * c);
 }
 
 // U [A*A, a, b] of an HWIO filter [3, 3, a, b].
@@ -430,29 +451,38 @@ void flipped_filter_transform(int64_t a, int64_t b, bool v4, const T* filter, fl
   }
 }
 
+// Tile t of y (nhwc) from its M (A*A rows of c_out floats, c_out apart, from m), plus bias (not
+// null), the residual y holds (Accumulate), relu.
+template <int M, bool Accumulate, bool Relu, typename T>
+void output_tile(const ops::Conv2dGeometry& g, bool v4, const float* m, const T* bias, T* y,
+                 int64_t t) {
+  constexpr int A = F<M>::kA;
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), k = g.c_out;
+  const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+  OutputTransform<M, Accumulate, Relu, T> body;
+  for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + xi * k;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < M; ++j) {
+      const int64_t oh = M * ty + i, ow = M * tx + j;
+      body.out[i * M + j] = oh < g.out_h && ow < g.out_w
+                                ? y + ((n * g.out_h + oh) * g.out_w + ow) * k
+                                : scratch_channels<T>(k);
+    }
+  }
+  body.bias = bias;
+  channel_loop(v4, body, k);
+}
+
 // The output tiles of M (nhwc y), plus the bias (zeros when null), the residual y holds
 // (Accumulate), relu.
 template <int M, bool Accumulate, bool Relu, typename T>
 void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, const T* bias, T* y) {
   constexpr int A = F<M>::kA;
-  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
-                k = g.c_out;
+  const int64_t tiles = g.n * tiles_per_image(g, M), k = g.c_out;
   if (bias == nullptr) bias = zero_channels<T>(k);
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * M * M * k * 4))
   for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    OutputTransform<M, Accumulate, Relu, T> body;
-    for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + (t * A * A + xi) * k;
-    for (int i = 0; i < M; ++i) {
-      for (int j = 0; j < M; ++j) {
-        const int64_t oh = M * ty + i, ow = M * tx + j;
-        body.out[i * M + j] = oh < g.out_h && ow < g.out_w
-                                  ? y + ((n * g.out_h + oh) * g.out_w + ow) * k
-                                  : scratch_channels<T>(k);
-      }
-    }
-    body.bias = bias;
-    channel_loop(v4, body, k);
+    output_tile<M, Accumulate, Relu>(g, v4, m + t * A * A * k, bias, y, t);
   }
 }
 
@@ -468,27 +498,34 @@ void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, con
   }
 }
 
+// Tile t's W (A*A rows of c_out floats, c_out apart, from w) of dy (nhwc) for `g`; `zeros` a row
+// of c_out zeros for pixels outside the output.
+template <int M, typename T>
+void gradient_tile(const ops::Conv2dGeometry& g, bool v4, const T* dy, int64_t t, const T* zeros,
+                   float* w) {
+  constexpr int A = F<M>::kA;
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), k = g.c_out;
+  const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+  GradientTransform<M, T> body;
+  for (int i = 0; i < M; ++i) {
+    for (int j = 0; j < M; ++j) {
+      const int64_t oh = M * ty + i, ow = M * tx + j;
+      body.in[i * M + j] =
+          oh < g.out_h && ow < g.out_w ? dy + ((n * g.out_h + oh) * g.out_w + ow) * k : zeros;
+    }
+  }
+  for (int xi = 0; xi < A * A; ++xi) body.out[xi] = w + xi * k;
+  channel_loop(v4, body, k);
+}
+
 // W [tiles, A*A, c_out] of dy (nhwc) for `g`.
 template <int M, typename T>
 void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const T* dy, float* w) {
   constexpr int A = F<M>::kA;
-  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), tiles = g.n * th * tw,
-                k = g.c_out;
+  const int64_t tiles = g.n * tiles_per_image(g, M), k = g.c_out;
   const T* zeros = zero_channels<T>(k);
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(tiles * A * A * k * 4))
-  for (int64_t t = 0; t < tiles; ++t) {
-    const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
-    GradientTransform<M, T> body;
-    for (int i = 0; i < M; ++i) {
-      for (int j = 0; j < M; ++j) {
-        const int64_t oh = M * ty + i, ow = M * tx + j;
-        body.in[i * M + j] =
-            oh < g.out_h && ow < g.out_w ? dy + ((n * g.out_h + oh) * g.out_w + ow) * k : zeros;
-      }
-    }
-    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = w + (t * A * A + xi) * k;
-    channel_loop(v4, body, k);
-  }
+  for (int64_t t = 0; t < tiles; ++t) gradient_tile<M>(g, v4, dy, t, zeros, w + t * A * A * k);
 }
 
 // The HWIO filter gradient [3, 3, c_in, c_out] of dU [A*A, c_in, c_out].
@@ -539,6 +576,98 @@ void init_gemm(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl:
   runner.add_arg(DNNL_ARG_DST, pd.dst_desc());
 }
 
+// The forward convolution fused per block of kFusedTiles tiles (winograd_fused): each thread
+// transforms a block's input tiles into its own buffer, multiplies every position's [tiles, c_in]
+// by U's [c_in, c_out] on small_gemm, and transforms the block's outputs, all while they are in
+// its cache; only x, U and y meet memory. M's tiles as output_tile's.
+template <int M, bool Accumulate, bool Relu, typename T>
+void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const float* u, const T* bias,
+                   T* y) {
+  constexpr int64_t P = positions(M);
+  const int64_t tiles = g.n * tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
+  const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles;
+  const T* zeros = zero_channels<T>(std::max(c_in, k));  // one call: a second could reallocate
+  if (bias == nullptr) bias = zeros;
+#pragma omp parallel if (blocks > 1 && !omp_in_parallel())
+  {
+    thread_local std::vector<float> vbuf, mbuf;
+    vbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
+    mbuf.resize(static_cast<size_t>(kFusedTiles * P * k));
+    float *v = vbuf.data(), *m = mbuf.data();
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t t0 = b * kFusedTiles, nt = std::min(kFusedTiles, tiles - t0);
+      for (int64_t t = 0; t < nt; ++t) input_tile<M>(g, v4, x, t0 + t, zeros, v + t * P * c_in);
+      for (int64_t xi = 0; xi < P; ++xi) {
+        small_gemm(false, nt, k, c_in, 1.0f, v + xi * c_in, P * c_in, u + xi * c_in * k, k,
+                   m + xi * k, P * k);
+      }
+      for (int64_t t = 0; t < nt; ++t) {
+        output_tile<M, Accumulate, Relu>(g, v4, m + t * P * k, bias, y, t0 + t);
+      }
+    }
+  }
+}
+
+template <int M, typename T>
+void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const float* u, const T* bias,
+                   bool accumulate, bool relu, T* y) {
+  if (accumulate) {
+    relu ? fused_forward<M, true, true>(g, v4, x, u, bias, y)
+         : fused_forward<M, true, false>(g, v4, x, u, bias, y);
+  } else {
+    relu ? fused_forward<M, false, true>(g, v4, x, u, bias, y)
+         : fused_forward<M, false, false>(g, v4, x, u, bias, y);
+  }
+}
+
+// dU [A*A, c_in, c_out] = the sum over all tiles of V^T W, fused per block of kFusedTiles tiles
+// (winograd_fused): a block's input and gradient tiles transformed into the thread's buffers,
+// then each position's [c_in, tiles] x [tiles, c_out] added to a dU on small_gemm_acc. The blocks
+// in two fixed halves, one per thread, the second half's sums into a buffer added at the end:
+// each element sums its tiles in the same order whatever the thread count.
+template <int M, typename T>
+void fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, const T* dy,
+                           float* du) {
+  constexpr int64_t P = positions(M);
+  const int64_t tiles = g.n * tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
+  const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = (blocks + 1) / 2;
+  const int64_t size = P * c_in * k;
+  const T* zeros = zero_channels<T>(std::max(c_in, k));
+  float* partial = nullptr;  // the second half's sums
+#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    thread_local std::vector<float> vbuf, wbuf, second;
+    vbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
+    wbuf.resize(static_cast<size_t>(kFusedTiles * P * k));
+    float *v = vbuf.data(), *w = wbuf.data();
+    for (int part = t; part < 2; part += threads) {
+      float* sums = du;
+      if (part == 1) {
+        second.resize(static_cast<size_t>(size));
+        sums = partial = second.data();
+      }
+      std::fill(sums, sums + size, 0.0f);
+      for (int64_t b = part == 0 ? 0 : half; b < (part == 0 ? half : blocks); ++b) {
+        const int64_t t0 = b * kFusedTiles, nt = std::min(kFusedTiles, tiles - t0);
+        for (int64_t i = 0; i < nt; ++i) {
+          input_tile<M>(g, v4, x, t0 + i, zeros, v + i * P * c_in);
+          gradient_tile<M>(g, v4, dy, t0 + i, zeros, w + i * P * k);
+        }
+        for (int64_t xi = 0; xi < P; ++xi) {
+          small_gemm_acc(true, c_in, k, nt, v + xi * c_in, P * c_in, w + xi * k, P * k,
+                         sums + xi * c_in * k, k);
+        }
+      }
+    }
+#pragma omp barrier
+    const int64_t first = size * t / threads, last = size * (t + 1) / threads;
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) du[i] += partial[i];
+  }
+}
+
 }  // namespace
 
 // --- WinogradForward ---
@@ -557,6 +686,8 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
              dtype_name(dtype));
   TERN_CHECK(ep.activation == ops::Activation::kNone || relu_,
              "Winograd: an activation other than relu");
+  fused_ = v4_ && winograd_fused(g, m);
+  if (fused_) return;
   chunk_ = winograd_chunk_images(g, m);
   // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U (for the flipped filter, whose
   // HWIO form is [3, 3, c_out, c_in], U is written transposed: [A*A, c_in, c_out] as well).
@@ -604,6 +735,10 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
   }
   const auto* in = static_cast<const T*>(x);
   auto* y = static_cast<T*>(out);
+  if (fused_) {
+    fused_forward<M>(g, v4_, in, u, static_cast<const T*>(bias), residual_, relu_, y);
+    return;
+  }
   for (int64_t first = 0; first < g.n; first += chunk_) {
     ops::Conv2dGeometry part = g;
     part.n = std::min(chunk_, g.n - first);
@@ -633,6 +768,8 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
                  (dtype == DType::kBF16 && (dw_dtype == DType::kF32 || dw_dtype == DType::kBF16)),
              "Winograd filter gradient: f32, or bf16 with an f32 or bf16 result, not ",
              dtype_name(dtype), " -> ", dtype_name(dw_dtype));
+  fused_ = v4_ && winograd_fused(g, m);
+  if (fused_) return;
   chunk_ = winograd_chunk_images(g, m);
   // Per chunk of images: dU (c_in x c_out) = V^T (V: tiles x c_in, read transposed) W (tiles x
   // c_out), the chunks after the first added to dU: the first chunk's GEMM, the full chunks'
@@ -671,6 +808,11 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
       layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
   const auto* in = static_cast<const T*>(x);
   const auto* grad = static_cast<const T*>(dy);
+  if (fused_) {
+    fused_filter_gradient<M>(g, v4_, in, grad, du);
+    filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
+    return;
+  }
   for (int64_t first = 0; first < g.n; first += chunk_) {
     ops::Conv2dGeometry part = g;
     part.n = std::min(chunk_, g.n - first);

@@ -3,8 +3,10 @@
 // gradient against the reference kernels over paddings, odd sizes and tiles that leave the image;
 // chunks of images; which layers take which tile; and that the conv family's kernels run it.
 #include <gtest/gtest.h>
+#include <omp.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
@@ -209,6 +211,47 @@ TEST_P(Winograd, ChunksOfImagesMatchRef) {
   EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol() * 10);
 }
 
+// A batch of many tiles with a small filter runs fused per block of kFusedTiles tiles where
+// winograd_fused says so (F(4x4, 3x3) on AVX-512 CPUs; otherwise these are the chunked runs):
+// blocks and a last shorter one, tiles leaving the image, the filter gradient's two halves of
+// blocks: forward with the epilogue, input gradient and filter gradient against ref, and the
+// filter gradient bit for bit the same on one thread as on two.
+TEST_P(Winograd, FusedBlocksMatchRef) {
+  const Shape xs{5, 11, 18, 16}, fs{3, 3, 16, 24};  // F(4x4): 5 x 3 x 5 = 75 tiles
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+  Tensor x = random_tensor(DType::kF32, xs, 11), f = random_tensor(DType::kF32, fs, 12);
+  Tensor bias = random_tensor(DType::kF32, {24}, 13);
+  Tensor residual = random_tensor(DType::kF32, g.output_shape(), 14);
+  Tensor want = ref_bias_residual_relu({x, f, bias, residual});
+  Tensor y = residual.clone();
+  cpu::onednn::WinogradForward(g, m(), false, bias_residual_relu())
+      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
+  EXPECT_LE(max_rel_error(y, want), tol());
+
+  Tensor dy = random_tensor(DType::kF32, g.output_shape(), 15);
+  ops::Attrs in_attrs = same;
+  in_attrs.set("input_shape", xs.dims());
+  Tensor dx(DType::kF32, xs);
+  cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m(), true, Epilogue{})
+      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), tol() * 10);
+
+  ops::Attrs f_attrs = same;
+  f_attrs.set("filter_shape", fs.dims());
+  Tensor dw(DType::kF32, fs), dw1(DType::kF32, fs);
+  cpu::onednn::WinogradFilterGradient fgrad(g, m());
+  fgrad.run(x.raw_data(), dy.raw_data(), dw.raw_data());
+  EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol() * 10);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  fgrad.run(x.raw_data(), dy.raw_data(), dw1.raw_data());
+  omp_set_num_threads(threads);
+  if (m() == 4 && cpu::onednn::winograd_fused(g, 4) && cpu::cpu_runs_v4_variants()) {
+    EXPECT_EQ(std::memcmp(dw.raw_data(), dw1.raw_data(), dw.nbytes()), 0);
+  }
+}
+
 // A constant filter's transform is made at the first run and kept; another buffer makes it
 // again.
 TEST_P(Winograd, ConstantFilterTransformKeptPerBuffer) {
@@ -394,6 +437,22 @@ TEST(WinogradKernels, TileWhereItApplies) {
             0);
   EXPECT_EQ(tile({32, 8, 8, 64}, {1, 1, 64, 64}, {}), 0);
   EXPECT_EQ(tile({32, 8, 8, 64}, {3, 3, 32, 64}, {{"groups", int64_t{2}}}), 0);
+}
+
+// F(4x4, 3x3) runs fused where its transformed filter fits kFusedFilterBytes (64 x 64 channels:
+// 576 KB), not with larger filters or 2x2 tiles; TERN_WINOGRAD_FUSED=0 turns it off.
+TEST(WinogradKernels, FusedWhereTheFilterFits) {
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  auto fused = [&](const Shape& x, const Shape& f, int m) {
+    return cpu::onednn::winograd_fused(ops::conv2d_geometry(x, f, same), m);
+  };
+  const char* env = std::getenv("TERN_WINOGRAD_FUSED");
+  const bool on = env == nullptr || std::string(env) == "1";
+  EXPECT_EQ(fused({32, 32, 32, 64}, {3, 3, 64, 64}, 4), on);
+  EXPECT_EQ(fused({32, 32, 32, 64}, {3, 3, 64, 70}, 4), on);  // 630 KB
+  EXPECT_FALSE(fused({32, 32, 32, 64}, {3, 3, 64, 72}, 4));   // 648 KB
+  EXPECT_FALSE(fused({32, 16, 16, 128}, {3, 3, 128, 128}, 4));
+  EXPECT_FALSE(fused({32, 32, 32, 64}, {3, 3, 64, 64}, 2));
 }
 
 }  // namespace

@@ -35,16 +35,24 @@ namespace {
 constexpr int kMr = 6;
 constexpr int kNv = 4;
 
-// The tile C[rows MR, columns NV * 16] = alpha * op(A) B from a = op(A)'s (0, 0) and b = B's
-// (0, 0); with kMasked the last vector's columns are those of `last`. MR * NV + NV + 1 zmm.
-template <int MR, int NV, bool kTransA, bool kMasked>
+// The tile C[rows MR, columns NV * 16] = alpha * op(A) B (kAcc: C += op(A) B, alpha unused) from
+// a = op(A)'s (0, 0) and b = B's (0, 0); with kMasked the last vector's columns are those of
+// `last`. MR * NV + NV + 1 zmm.
+template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc>
 TERN_V4 inline void tile_v4(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
                             int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
-    for (int v = 0; v < NV; ++v) acc[r][v] = _mm512_setzero_ps();
+    for (int v = 0; v < NV; ++v) {
+      if constexpr (kAcc) {
+        const float* cr = c + r * ldc + 16 * v;
+        acc[r][v] = kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(last, cr) : _mm512_loadu_ps(cr);
+      } else {
+        acc[r][v] = _mm512_setzero_ps();
+      }
+    }
   }
   for (int64_t p = 0; p < k; ++p) {
     const float* bp = b + p * ldb;
@@ -67,70 +75,72 @@ TERN_V4 inline void tile_v4(int64_t k, float alpha, const float* a, int64_t lda,
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
       float* cr = c + r * ldc + 16 * v;
+      const __m512 out = kAcc ? acc[r][v] : _mm512_mul_ps(acc[r][v], al);
       if (kMasked && v == NV - 1) {
-        _mm512_mask_storeu_ps(cr, last, _mm512_mul_ps(acc[r][v], al));
+        _mm512_mask_storeu_ps(cr, last, out);
       } else {
-        _mm512_storeu_ps(cr, _mm512_mul_ps(acc[r][v], al));
+        _mm512_storeu_ps(cr, out);
       }
     }
   }
 }
 
 // The last rows (< kMr) of a column block: tile_v4 with MR = rows.
-template <int MR, int NV, bool kTransA, bool kMasked>
+template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc>
 TERN_V4 void row_tail_v4(int rows, int64_t k, float alpha, const float* a, int64_t lda,
                          const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
   if constexpr (MR > 1) {
     if (rows < MR) {
-      return row_tail_v4<MR - 1, NV, kTransA, kMasked>(rows, k, alpha, a, lda, b, ldb, c, ldc,
-                                                       last);
+      return row_tail_v4<MR - 1, NV, kTransA, kMasked, kAcc>(rows, k, alpha, a, lda, b, ldb, c, ldc,
+                                                             last);
     }
   }
-  tile_v4<MR, NV, kTransA, kMasked>(k, alpha, a, lda, b, ldb, c, ldc, last);
+  tile_v4<MR, NV, kTransA, kMasked, kAcc>(k, alpha, a, lda, b, ldb, c, ldc, last);
 }
 
 // C's column block [0, NV * 16) (the last vector's columns `last` with kMasked), all m rows.
-template <int NV, bool kTransA, bool kMasked>
+template <int NV, bool kTransA, bool kMasked, bool kAcc>
 TERN_V4 void column_block_v4(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
                              const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
   const int64_t a_row = kTransA ? 1 : lda;  // a's step between rows of op(A)
   int64_t i = 0;
   for (; i + kMr <= m; i += kMr) {
-    tile_v4<kMr, NV, kTransA, kMasked>(k, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc,
-                                       last);
+    tile_v4<kMr, NV, kTransA, kMasked, kAcc>(k, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc,
+                                             last);
   }
   if (i < m) {
-    row_tail_v4<kMr - 1, NV, kTransA, kMasked>(static_cast<int>(m - i), k, alpha, a + i * a_row,
-                                               lda, b, ldb, c + i * ldc, ldc, last);
+    row_tail_v4<kMr - 1, NV, kTransA, kMasked, kAcc>(
+        static_cast<int>(m - i), k, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc, last);
   }
 }
 
 // The last columns (< 16 kNv): NV = their vector count, the last one masked.
-template <int NV, bool kTransA>
+template <int NV, bool kTransA, bool kAcc>
 TERN_V4 void column_tail_v4(int vectors, int64_t m, int64_t k, float alpha, const float* a,
                             int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
                             __mmask16 last) {
   if constexpr (NV > 1) {
     if (vectors < NV) {
-      return column_tail_v4<NV - 1, kTransA>(vectors, m, k, alpha, a, lda, b, ldb, c, ldc, last);
+      return column_tail_v4<NV - 1, kTransA, kAcc>(vectors, m, k, alpha, a, lda, b, ldb, c, ldc,
+                                                   last);
     }
   }
-  column_block_v4<NV, kTransA, true>(m, k, alpha, a, lda, b, ldb, c, ldc, last);
+  column_block_v4<NV, kTransA, true, kAcc>(m, k, alpha, a, lda, b, ldb, c, ldc, last);
 }
 
-template <bool kTransA>
+template <bool kTransA, bool kAcc>
 TERN_V4 void gemm_v4(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
                      const float* b, int64_t ldb, float* c, int64_t ldc) {
   constexpr int64_t kNr = 16 * kNv;
   int64_t j = 0;
   for (; j + kNr <= n; j += kNr) {
-    column_block_v4<kNv, kTransA, false>(m, k, alpha, a, lda, b + j, ldb, c + j, ldc, 0xFFFF);
+    column_block_v4<kNv, kTransA, false, kAcc>(m, k, alpha, a, lda, b + j, ldb, c + j, ldc, 0xFFFF);
   }
   if (j < n) {
     const int vectors = static_cast<int>((n - j + 15) / 16);
     const int lanes = static_cast<int>(n - j) - 16 * (vectors - 1);  // in [1, 16]
     const auto last = static_cast<__mmask16>((1u << lanes) - 1u);
-    column_tail_v4<kNv, kTransA>(vectors, m, k, alpha, a, lda, b + j, ldb, c + j, ldc, last);
+    column_tail_v4<kNv, kTransA, kAcc>(vectors, m, k, alpha, a, lda, b + j, ldb, c + j, ldc, last);
   }
 }
 
@@ -139,13 +149,15 @@ TERN_V4 void gemm_v4(int64_t m, int64_t n, int64_t k, float alpha, const float* 
 constexpr int kMrV3 = 6;   // 12 ymm accumulators, 2 of B, 1 broadcast
 constexpr int kNrV3 = 16;  // two ymm
 
-// C = alpha op(A) B by plain loops (the edges the tiles leave): one row of C at a time,
-// accumulated in C over k; GCC vectorizes the j loop.
-void gemm_loops_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
-                   int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+// C = alpha op(A) B (accumulate: C += op(A) B) by plain loops (the edges the tiles leave): one
+// row of C at a time, accumulated in C over k; GCC vectorizes the j loop.
+void gemm_loops_v3(bool trans_a, bool accumulate, int64_t m, int64_t n, int64_t k, float alpha,
+                   const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
+                   int64_t ldc) {
+  if (accumulate) alpha = 1.0f;
   for (int64_t i = 0; i < m; ++i) {
     float* ci = c + i * ldc;
-    std::fill(ci, ci + n, 0.0f);
+    if (!accumulate) std::fill(ci, ci + n, 0.0f);
     for (int64_t p = 0; p < k; ++p) {
       const float aip = trans_a ? a[p * lda + i] : a[i * lda + p];
       const float* bp = b + p * ldb;
@@ -158,12 +170,15 @@ void gemm_loops_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, c
 }
 
 // tile_v4's loop in ymm registers, for a full kMrV3 x kNrV3 tile.
-template <bool kTransA>
+template <bool kTransA, bool kAcc>
 void tile_v3(int64_t k, float alpha, const float* a, int64_t lda, const float* b, int64_t ldb,
              float* c, int64_t ldc) {
   __m256 acc[kMrV3][2];
 #pragma GCC unroll 8
-  for (int r = 0; r < kMrV3; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int r = 0; r < kMrV3; ++r) {
+    acc[r][0] = kAcc ? _mm256_loadu_ps(c + r * ldc) : _mm256_setzero_ps();
+    acc[r][1] = kAcc ? _mm256_loadu_ps(c + r * ldc + 8) : _mm256_setzero_ps();
+  }
   for (int64_t p = 0; p < k; ++p) {
     const __m256 b0 = _mm256_loadu_ps(b + p * ldb), b1 = _mm256_loadu_ps(b + p * ldb + 8);
 #pragma GCC unroll 8
@@ -176,24 +191,25 @@ void tile_v3(int64_t k, float alpha, const float* a, int64_t lda, const float* b
   const __m256 al = _mm256_set1_ps(alpha);
 #pragma GCC unroll 8
   for (int r = 0; r < kMrV3; ++r) {
-    _mm256_storeu_ps(c + r * ldc, _mm256_mul_ps(acc[r][0], al));
-    _mm256_storeu_ps(c + r * ldc + 8, _mm256_mul_ps(acc[r][1], al));
+    _mm256_storeu_ps(c + r * ldc, kAcc ? acc[r][0] : _mm256_mul_ps(acc[r][0], al));
+    _mm256_storeu_ps(c + r * ldc + 8, kAcc ? acc[r][1] : _mm256_mul_ps(acc[r][1], al));
   }
 }
 
-template <bool kTransA>
+template <bool kTransA, bool kAcc>
 void gemm_v3(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
              const float* b, int64_t ldb, float* c, int64_t ldc) {
   const int64_t a_row = kTransA ? 1 : lda;
   const int64_t m_tiled = m / kMrV3 * kMrV3, n_tiled = n / kNrV3 * kNrV3;
   for (int64_t j = 0; j < n_tiled; j += kNrV3) {
     for (int64_t i = 0; i < m_tiled; i += kMrV3) {
-      tile_v3<kTransA>(k, alpha, a + i * a_row, lda, b + j, ldb, c + i * ldc + j, ldc);
+      tile_v3<kTransA, kAcc>(k, alpha, a + i * a_row, lda, b + j, ldb, c + i * ldc + j, ldc);
     }
   }
   // The right strip (all rows), then the bottom one (the tiled columns).
-  gemm_loops_v3(kTransA, m, n - n_tiled, k, alpha, a, lda, b + n_tiled, ldb, c + n_tiled, ldc);
-  gemm_loops_v3(kTransA, m - m_tiled, n_tiled, k, alpha, a + m_tiled * a_row, lda, b, ldb,
+  gemm_loops_v3(kTransA, kAcc, m, n - n_tiled, k, alpha, a, lda, b + n_tiled, ldb, c + n_tiled,
+                ldc);
+  gemm_loops_v3(kTransA, kAcc, m - m_tiled, n_tiled, k, alpha, a + m_tiled * a_row, lda, b, ldb,
                 c + m_tiled * ldc, ldc);
 }
 
@@ -262,9 +278,9 @@ namespace detail {
 void small_gemm_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
   if (trans_a) {
-    gemm_v3<true>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    gemm_v3<true, false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
   } else {
-    gemm_v3<false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    gemm_v3<false, false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
   }
 }
 
@@ -272,9 +288,27 @@ TERN_V4 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float 
                            const float* a, int64_t lda, const float* b, int64_t ldb, float* c,
                            int64_t ldc) {
   if (trans_a) {
-    gemm_v4<true>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    gemm_v4<true, false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
   } else {
-    gemm_v4<false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+    gemm_v4<false, false>(m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  }
+}
+
+void small_gemm_acc_v3(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (trans_a) {
+    gemm_v3<true, true>(m, n, k, 1.0f, a, lda, b, ldb, c, ldc);
+  } else {
+    gemm_v3<false, true>(m, n, k, 1.0f, a, lda, b, ldb, c, ldc);
+  }
+}
+
+TERN_V4 void small_gemm_acc_v4(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a,
+                               int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc) {
+  if (trans_a) {
+    gemm_v4<true, true>(m, n, k, 1.0f, a, lda, b, ldb, c, ldc);
+  } else {
+    gemm_v4<false, true>(m, n, k, 1.0f, a, lda, b, ldb, c, ldc);
   }
 }
 
@@ -301,6 +335,17 @@ void small_gemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, cons
     detail::small_gemm_v4(trans_a, m, n, k, alpha, a, lda, b, ldb, c, ldc);
   } else {
     detail::small_gemm_v3(trans_a, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  }
+}
+
+void small_gemm_acc(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float* c, int64_t ldc) {
+  check_gemm_args(trans_a, m, n, k, lda, ldb, ldc);
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4) {
+    detail::small_gemm_acc_v4(trans_a, m, n, k, a, lda, b, ldb, c, ldc);
+  } else {
+    detail::small_gemm_acc_v3(trans_a, m, n, k, a, lda, b, ldb, c, ldc);
   }
 }
 

@@ -21,6 +21,11 @@ namespace tern::cpu {
 void small_gemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 
+// C[m x n] += op(A)[m x k] * B[k x n], operands as small_gemm's: the accumulating form, for
+// products cut along k (a Winograd filter gradient's blocks of tiles).
+void small_gemm_acc(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                    const float* b, int64_t ldb, float* c, int64_t ldc);
+
 // dst[j * ldd + i] = src[i * lds + j] for i < rows, j < cols (a transposing copy, f32), used to
 // pack K^T / V^T blocks. dst must not overlap src.
 void transpose_f32(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
@@ -76,6 +81,10 @@ void small_gemm_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, c
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+void small_gemm_acc_v3(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float* c, int64_t ldc);
+void small_gemm_acc_v4(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                       const float* b, int64_t ldb, float* c, int64_t ldc);
 // (transpose_f32_v3 lives in transpose_vec.cc: the transpose kernel's 8 x 8 tiles.)
 void transpose_f32_v3(int64_t rows, int64_t cols, const float* src, int64_t lds, float* dst,
                       int64_t ldd);

@@ -1,8 +1,8 @@
-// Tests for small_gemm and transpose_f32 (small_gemm.h): both builds (x86-64-v3, and x86-64-v4
-// where the CPU has it) and the dispatching entry points against plain double-precision loops,
-// over shapes with row and column tails, both trans_a values, leading dimensions wider than the
-// matrices and alpha != 1. Cells of C outside the product and of dst outside the transpose must
-// keep their values.
+// Tests for small_gemm, small_gemm_acc and transpose_f32 (small_gemm.h): both builds (x86-64-v3,
+// and x86-64-v4 where the CPU has it) and the dispatching entry points against plain
+// double-precision loops, over shapes with row and column tails, both trans_a values, leading
+// dimensions wider than the matrices and alpha != 1. Cells of C outside the product and of dst
+// outside the transpose must keep their values.
 #include "tern/backends/cpu/small_gemm.h"
 
 #include <gtest/gtest.h>
@@ -153,6 +153,61 @@ TEST_F(SmallGemm, EmptyInnerDimensionWritesZeros) {
       for (int64_t j = 0; j < 20; ++j) EXPECT_EQ(c[i * 20 + j], j < 17 ? 0.0f : kSentinel);
     }
   }
+}
+
+using GemmAccFn = void (*)(bool, int64_t, int64_t, int64_t, const float*, int64_t, const float*,
+                           int64_t, float*, int64_t);
+
+// The accumulating form adds op(A) B to what C holds (C's prior values plus the double-precision
+// product), over shapes with row and column tails and both trans_a values; cells past column n
+// keep their values.
+void check_gemm_acc(GemmAccFn gemm, bool trans_a, int64_t m, int64_t n, int64_t k) {
+  SCOPED_TRACE(::testing::Message()
+               << "acc " << (trans_a ? "TN " : "NN ") << m << "x" << n << "x" << k);
+  const int64_t lda = (trans_a ? m : k) + 3, ldb = n + 5, ldc = n + 2;
+  const std::vector<float> a = random_floats((trans_a ? k : m) * lda, 4 + m * 7 + k);
+  const std::vector<float> b = random_floats(k * ldb, 5 + n * 11 + k);
+  const std::vector<float> c0 = random_floats(m * ldc, 6 + m + n);
+  std::vector<float> c = c0;
+  gemm(trans_a, m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc);
+  for (int64_t i = 0; i < m; ++i) {
+    for (int64_t j = 0; j < ldc; ++j) {
+      const float got = c[i * ldc + j];
+      if (j >= n) {
+        ASSERT_EQ(got, c0[i * ldc + j]) << "wrote past column n at (" << i << ", " << j << ")";
+        continue;
+      }
+      double want = c0[i * ldc + j], size = std::fabs(want);
+      for (int64_t p = 0; p < k; ++p) {
+        const double t = static_cast<double>(trans_a ? a[p * lda + i] : a[i * lda + p]) *
+                         static_cast<double>(b[p * ldb + j]);
+        want += t;
+        size += std::fabs(t);
+      }
+      ASSERT_NEAR(got, want, 1e-5 * std::sqrt(static_cast<double>(k) + 1) * size + 1e-30)
+          << "at (" << i << ", " << j << ")";
+    }
+  }
+}
+
+void check_gemm_acc_shapes(GemmAccFn gemm) {
+  const int64_t sizes[] = {1, 5, 6, 7, 16, 17, 33, 64, 70};
+  for (bool trans_a : {false, true}) {
+    for (int64_t m : sizes) {
+      for (int64_t n : sizes) {
+        for (int64_t k : {1, 7, 18, 64}) {
+          check_gemm_acc(gemm, trans_a, m, n, k);
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST_F(SmallGemm, AccumulatingFormAddsToC) {
+  check_gemm_acc_shapes(detail::small_gemm_acc_v3);
+  if (cpu_has_v4()) check_gemm_acc_shapes(detail::small_gemm_acc_v4);
+  check_gemm_acc(small_gemm_acc, true, 64, 64, 18);  // a Winograd filter gradient's block
 }
 
 class TransposeF32 : public SmallGemm {};
