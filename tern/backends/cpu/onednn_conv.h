@@ -194,11 +194,18 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter = 
 // 16x16 2.19 -> 1.63, 256 at 8x8 2.16 -> 1.74; filter gradient (f32 result) 64 at 32x32 3.17 ->
 // 2.12, 128 at 16x16 2.68 -> 1.69, 256 at 8x8 as fast as the bf16 values widened into tern's f32
 // Winograd (the candidate this replaced, onednn_f32_wino, which took only 8x8 layers: widening
-// cost more than Winograd saved elsewhere). Input gradients stay on oneDNN: in the W5 step they
+// cost more than Winograd saved elsewhere). Input gradients stay on oneDNN unless the forward runs
+// fused (winograd_input_gradient_tile_bf16): in chunks of images, in the W5 step they
 // ran as fast either way (34.7-35.5 against 35.2-35.8 ms), and ResNet-50's 64 channels at 16x16
 // slower as Winograd (0.72 against 0.58 ms).
 // A rule by shape and CPU, as every bf16 form choice: each rank of a job takes the same one.
 int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter = false);
+// The tile for a bf16 input gradient run as tern's Winograd (the forward of the flipped filter,
+// `fg` = flipped_forward_geometry): 4 where winograd_tile_bf16 gives 4 and the forward runs fused
+// (winograd_fused, AVX-512): 64 channels at 32x32, batch 32, 2.71-2.76 -> 2.28-2.32 ms
+// (`kernel_ab_bench`), W5's four such nodes 10.1-10.4 -> 8.1-8.2 ms per step (3 interleaved
+// rounds); else 0 (oneDNN's kernels, as fast as the chunked form: see above).
+int winograd_input_gradient_tile_bf16(const ops::Conv2dGeometry& fg);
 // Whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels because the CPU is AMD's
 // with AVX512_BF16 (not from TERN_BF16_CONTRACTIONS; onednn_widen.cc).
 bool bf16_native_on_amd();

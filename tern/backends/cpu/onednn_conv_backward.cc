@@ -195,10 +195,16 @@ class ConvBackwardDataKernel {
   // The forward convolution of flipped_forward_geometry as tern's Winograd, where it applies.
   bool init_winograd(const ops::Conv2dGeometry& g, DType dtype) {
     std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
-    const int m = fg ? winograd_tile(*fg, dtype) : 0;
+    int m = 0;
+    if (fg && dtype == DType::kBF16) {
+      m = winograd_input_gradient_tile_bf16(*fg);
+    } else if (fg) {
+      m = winograd_tile(*fg, dtype);
+    }
     if (m == 0) return false;
     return try_build([&] {
-             winograd_ = std::make_unique<WinogradForward>(*fg, m, /*flipped=*/true, Epilogue{});
+             winograd_ =
+                 std::make_unique<WinogradForward>(*fg, m, /*flipped=*/true, Epilogue{}, dtype);
            })
         .empty();
   }

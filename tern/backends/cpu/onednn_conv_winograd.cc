@@ -103,6 +103,10 @@ int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter) {
   return bf16_native_on_amd() && winograd_tile(g, DType::kF32, kept_filter) == 4 ? 4 : 0;
 }
 
+int winograd_input_gradient_tile_bf16(const ops::Conv2dGeometry& fg) {
+  return winograd_tile_bf16(fg) == 4 && cpu_runs_v4_variants() && winograd_fused(fg, 4) ? 4 : 0;
+}
+
 }  // namespace tern::cpu::onednn
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)

@@ -407,6 +407,35 @@ TEST(WinogradKernels, Bf16ForwardRunsIt) {
   EXPECT_EQ(std::memcmp(got.raw_data(), fused.raw_data(), fused.nbytes()), 0);
 }
 
+// bf16 input gradients run as the fused Winograd forward of the flipped filter where
+// winograd_input_gradient_tile_bf16 says so (64 x 64 channels, F(4x4, 3x3), AVX-512 CPUs running
+// bf16 natively on AMD): the kernel's result is the class's bit for bit; 128 channels stay on
+// oneDNN.
+TEST(WinogradKernels, Bf16InputGradientRunsItFused) {
+  runtime::initialize();
+  const Shape xs{4, 16, 16, 64}, fs{3, 3, 64, 64};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Conv2dGeometry fg =
+      *cpu::onednn::flipped_forward_geometry(ops::conv2d_geometry(xs, fs, same));
+  const bool applies = cpu::onednn::winograd_tile_bf16(fg) == 4 && cpu::cpu_runs_v4_variants() &&
+                       cpu::onednn::winograd_fused(fg, 4);
+  EXPECT_EQ(cpu::onednn::winograd_input_gradient_tile_bf16(fg), applies ? 4 : 0);
+  EXPECT_EQ(cpu::onednn::winograd_input_gradient_tile_bf16(*cpu::onednn::flipped_forward_geometry(
+                ops::conv2d_geometry({4, 16, 16, 128}, {3, 3, 128, 128}, same))),
+            0);
+  if (!applies) GTEST_SKIP() << "not an AVX-512 CPU running bf16 natively, or a setting is off";
+  Tensor dy = random_tensor(DType::kBF16, xs, 5), f = random_tensor(DType::kBF16, fs, 6);
+  Tensor dx(DType::kBF16, xs);
+  cpu::onednn::WinogradForward(fg, 4, true, Epilogue{}, DType::kBF16)
+      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+  ops::Attrs in_attrs = same;
+  in_attrs.set("input_shape", xs.dims());
+  runtime::EagerOptions onednn;
+  onednn.kernel = "onednn";
+  Tensor got = runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn);
+  EXPECT_EQ(std::memcmp(got.raw_data(), dx.raw_data(), dx.nbytes()), 0);
+}
+
 // Which layers take which tile: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels;
 // 4x4 tiles from 8x8 outputs (TERN_CONV_WINOGRAD=2 or 4 forces one tile, =0 none).
 TEST(WinogradKernels, TileWhereItApplies) {
