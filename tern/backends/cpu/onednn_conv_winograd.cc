@@ -14,7 +14,13 @@
 //   forward          M[xi] (tiles x c_out) = V[xi] (tiles x c_in) U[xi] (c_in x c_out),
 //   filter gradient  dU[xi] (c_in x c_out) = V[xi]^T W[xi] (tiles x c_out), W = A dy A^T,
 //                    then dg = G^T dU G
-// (V, W and M are stored tile-major, see tiles_desc);
+// (V, W and M are stored tile-major, see tiles_desc), over chunks of images whose V, W or M cross
+// L3, or, where the transformed filter fits a core's L2 (winograd_fused), per block of
+// kFusedTiles tiles in each thread's cache (fused_forward, fused_filter_gradient: small_gemm's
+// products; per step, W5's 64-channel forward nodes 9.1-10.1 -> 7.6-8.5 ms, filter gradients
+// 10.1-15.5 -> 9.3-10.3 ms, W4's three directions ~3-4 ms less in all; blocks of 12, 18 and 24
+// tiles ran alike, tern's prefetch of the next block's pixels and the transforms rewritten in
+// AVX-512 intrinsics did not help: the f32 forward 2.3-2.4 -> 2.6-2.8 ms);
 // the input gradient is the forward convolution of dy with the filter flipped in H and W (O and
 // I swapped): its transform is that of the filter with its taps in reverse order, each position's
 // matrix transposed (flipped_filter_transform). Every transform is a loop over channels (NHWC keeps

@@ -1,4 +1,6 @@
-// small_gemm and transpose_f32 (small_gemm.h): the per-head products of attention, one thread.
+// small_gemm, small_gemm_acc and transpose_f32 (small_gemm.h): the per-head products of attention
+// and the fused Winograd blocks' products, one thread. small_gemm_acc is the same tiles loading C
+// into the accumulators instead of zeros (and storing them unscaled).
 //
 // AVX-512 (x86-64-v4, chosen at run time): C is cut into 6 x 64 tiles whose 24 accumulators stay
 // in zmm registers over the whole k loop; each k step loads 4 vectors of one B row and broadcasts
