@@ -180,8 +180,15 @@ class InputGradientGemm {
 // 128 at 16x16 (16 tiles) 0.10-0.11 -> 0.094; 64 at 32x32 (64 tiles) stays F(4x4): 0.08 against
 // 0.10-0.12. TERN_CONV_WINOGRAD=0 keeps every convolution on oneDNN's kernels, =2 or =4 forces
 // that tile wherever one applies.
+// Where F(4x4, 3x3) runs fused (winograd_fused: AVX-512 CPUs, a transformed filter that fits L2;
+// training, not a kept filter) it takes layers from kWinogradFusedMinChannels channels: its
+// transforms no longer cross memory. The W3 CNN's 32 -> 64 layer (11x11 outputs, batch 128;
+// oneDNN's Winograd forward, direct gradients before; `step_profile_bench`, 3 interleaved
+// rounds): input gradient 1.36-1.42 -> 1.04-1.19 ms, filter gradient 0.92-1.09 -> 0.68-0.80,
+// forward 0.87-0.92 -> 0.58-0.89; the step 5.03 / 6.25 / 5.76 -> 4.42 / 4.97 / 5.31 ms.
 constexpr int64_t kWinogradMinTiles = 16;
 constexpr int64_t kWinogradMinChannels = 64;
+constexpr int64_t kWinogradFusedMinChannels = 32;
 constexpr int64_t kWinogradF4MinSize = 8;
 constexpr int64_t kWinogradF4MinTilesKept = 64;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;

@@ -87,11 +87,18 @@ bool winograd_fused(const ops::Conv2dGeometry& g, int m) {
 int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
   const int setting = winograd_setting();
   if (setting == 0 || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
+  // Fewer channels where F(4x4, 3x3) runs fused: its transforms then stay in cache.
+  const bool few_fused = g.c_in >= kWinogradFusedMinChannels &&
+                         g.c_out >= kWinogradFusedMinChannels && setting != 2 && !kept_filter &&
+                         std::min(g.out_h, g.out_w) >= kWinogradF4MinSize &&
+                         cpu_runs_v4_variants() && winograd_fused(g, 4);
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
-      g.dil_w != 1 || g.groups != 1 || g.c_in < kWinogradMinChannels ||
-      g.c_out < kWinogradMinChannels || g.n * tiles_per_image(g, 2) < kWinogradMinTiles) {
+      g.dil_w != 1 || g.groups != 1 ||
+      ((g.c_in < kWinogradMinChannels || g.c_out < kWinogradMinChannels) && !few_fused) ||
+      g.n * tiles_per_image(g, 2) < kWinogradMinTiles) {
     return 0;
   }
+  if (few_fused) return 4;
   int m = setting;
   if (m < 0) {
     m = std::min(g.out_h, g.out_w) >= kWinogradF4MinSize ? 4 : 2;

@@ -466,6 +466,22 @@ TEST(WinogradKernels, TileWhereItApplies) {
             0);
   EXPECT_EQ(tile({32, 8, 8, 64}, {1, 1, 64, 64}, {}), 0);
   EXPECT_EQ(tile({32, 8, 8, 64}, {3, 3, 32, 64}, {{"groups", int64_t{2}}}), 0);
+  // From 32 channels where F(4x4, 3x3) runs fused (training; the W3 CNN's 32 -> 64 layer and its
+  // input gradient's 64 -> 32 form); not 16 channels, a kept filter or outputs under 8x8.
+  const ops::Attrs valid = {{"padding", std::string("VALID")}};
+  const bool fused = cpu::cpu_runs_v4_variants() &&
+                     cpu::onednn::winograd_fused(
+                         ops::conv2d_geometry({128, 13, 13, 32}, {3, 3, 32, 64}, valid), 4);
+  const int few = fused && setting != "0" && setting != "2" ? 4 : 0;
+  EXPECT_EQ(tile({128, 13, 13, 32}, {3, 3, 32, 64}, valid), few);
+  EXPECT_EQ(tile({128, 11, 11, 64}, {3, 3, 64, 32},
+                 {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{2, 2, 2, 2}}}),
+            few);
+  EXPECT_EQ(tile({128, 13, 13, 16}, {3, 3, 16, 64}, valid), 0);
+  EXPECT_EQ(tile({128, 6, 6, 32}, {3, 3, 32, 64}, same), 0);
+  EXPECT_EQ(cpu::onednn::winograd_tile(
+                ops::conv2d_geometry({128, 13, 13, 32}, {3, 3, 32, 64}, valid), DType::kF32, true),
+            0);
 }
 
 // F(4x4, 3x3) runs fused where its transformed filter fits kFusedFilterBytes (64 x 64 channels:
