@@ -395,14 +395,24 @@ T* scratch_channels(int64_t c) {
   return reinterpret_cast<T*>(row.data());
 }
 
+// Tile t's image and tile row and column (tiles numbered image by image, row-major).
+struct TileAt {
+  int64_t n, ty, tx;
+};
+template <int M>
+TileAt tile_at(const ops::Conv2dGeometry& g, int64_t t) {
+  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M);
+  return {t / (th * tw), (t / tw) % th, t % tw};
+}
+
 // Tile t's V (A*A rows of c_in floats, c_in apart, from v) of x (nhwc) for `g`; `zeros` a row of
 // c_in zeros for pixels outside the image.
 template <int M, typename T>
 void input_tile(const ops::Conv2dGeometry& g, bool v4, const T* x, int64_t t, const T* zeros,
                 float* v) {
   constexpr int A = F<M>::kA;
-  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), c = g.c_in;
-  const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+  const int64_t c = g.c_in;
+  const auto [n, ty, tx] = tile_at<M>(g, t);
   InputTransform<M, T> body;
   for (int i = 0; i < A; ++i) {
     const int64_t ih = M * ty - g.pad_top + i;
@@ -474,8 +484,8 @@ template <int M, bool Accumulate, bool Relu, typename T>
 void output_tile(const ops::Conv2dGeometry& g, bool v4, const float* m, const T* bias, T* y,
                  int64_t t) {
   constexpr int A = F<M>::kA;
-  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), k = g.c_out;
-  const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+  const int64_t k = g.c_out;
+  const auto [n, ty, tx] = tile_at<M>(g, t);
   OutputTransform<M, Accumulate, Relu, T> body;
   for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + xi * k;
   for (int i = 0; i < M; ++i) {
@@ -521,8 +531,8 @@ template <int M, typename T>
 void gradient_tile(const ops::Conv2dGeometry& g, bool v4, const T* dy, int64_t t, const T* zeros,
                    float* w) {
   constexpr int A = F<M>::kA;
-  const int64_t th = tiles_of(g.out_h, M), tw = tiles_of(g.out_w, M), k = g.c_out;
-  const int64_t n = t / (th * tw), ty = (t / tw) % th, tx = t % tw;
+  const int64_t k = g.c_out;
+  const auto [n, ty, tx] = tile_at<M>(g, t);
   GradientTransform<M, T> body;
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < M; ++j) {

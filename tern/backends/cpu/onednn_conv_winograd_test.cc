@@ -65,6 +65,51 @@ Tensor ref_bias_residual_relu(const std::vector<Tensor>& in) {
                               o);
 }
 
+// The three directions of `g` (x's shape xs, filter's fs) with tile m against ref: the forward
+// with bias, residual and relu (within tol), the input gradient and the filter gradient (within
+// 10 tol); returns the filter gradient.
+Tensor expect_directions_match_ref(const ops::Conv2dGeometry& g, const Shape& xs, const Shape& fs,
+                                   int m, double tol, uint64_t seed) {
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  auto ref = [](std::string_view op, const std::vector<Tensor>& in, const ops::Attrs& attrs) {
+    runtime::EagerOptions o;
+    o.kernel = "ref";
+    return runtime::eager_call1(op, in, attrs, o);
+  };
+  Tensor x = random_tensor(DType::kF32, xs, seed), f = random_tensor(DType::kF32, fs, seed + 1);
+  Tensor bias = random_tensor(DType::kF32, {fs[3]}, seed + 2);
+  Tensor residual = random_tensor(DType::kF32, g.output_shape(), seed + 3);
+  Tensor want = ref_bias_residual_relu({x, f, bias, residual});
+  Tensor y = residual.clone();
+  cpu::onednn::WinogradForward(g, m, false, bias_residual_relu())
+      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
+  EXPECT_LE(max_rel_error(y, want), tol);
+
+  Tensor dy = random_tensor(DType::kF32, g.output_shape(), seed + 4);
+  ops::Attrs in_attrs = same;
+  in_attrs.set("input_shape", xs.dims());
+  Tensor dx(DType::kF32, xs);
+  cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m, true, Epilogue{})
+      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), tol * 10);
+  Tensor dw(DType::kF32, fs);
+  cpu::onednn::WinogradFilterGradient fgrad(g, m);
+  fgrad.run(x.raw_data(), dy.raw_data(), dw.raw_data());
+  ops::Attrs f_attrs = same;
+  f_attrs.set("filter_shape", fs.dims());
+  EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol * 10);
+  // The filter gradient again on one thread: the same bits where it runs fused.
+  Tensor dw1(DType::kF32, fs);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  fgrad.run(x.raw_data(), dy.raw_data(), dw1.raw_data());
+  omp_set_num_threads(threads);
+  if (m == 4 && cpu::onednn::winograd_fused(g, 4) && cpu::cpu_runs_v4_variants()) {
+    EXPECT_EQ(std::memcmp(dw.raw_data(), dw1.raw_data(), dw.nbytes()), 0);
+  }
+  return dw;
+}
+
 class Winograd : public ::testing::TestWithParam<int> {  // the output tile: 2 or 4
  protected:
   void SetUp() override {
@@ -182,33 +227,11 @@ TEST_P(Winograd, FilterGradientMatchesRef) {
 TEST_P(Winograd, ChunksOfImagesMatchRef) {
   const Shape xs{37, 1, 1, 64},
       fs{3, 3, 64, 4096};  // 256 KB (F2) or 576 KB (F4) of tiles per image
-  const ops::Attrs same = {{"padding", std::string("SAME")}};
-  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, {{"padding", std::string("SAME")}});
   const int64_t chunk = cpu::onednn::winograd_chunk_images(g, m());
   ASSERT_LT(chunk, 37);
   ASSERT_NE(37 % chunk, 0);
-  Tensor x = random_tensor(DType::kF32, xs, 1), f = random_tensor(DType::kF32, fs, 2);
-  Tensor bias = random_tensor(DType::kF32, {4096}, 3);
-  Tensor residual = random_tensor(DType::kF32, g.output_shape(), 4);
-  Tensor want = ref_bias_residual_relu({x, f, bias, residual});
-  const Epilogue ep = bias_residual_relu();
-  Tensor y = residual.clone();
-  cpu::onednn::WinogradForward(g, m(), false, ep)
-      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
-  EXPECT_LE(max_rel_error(y, want), tol());
-
-  Tensor dy = random_tensor(DType::kF32, g.output_shape(), 5);
-  ops::Attrs in_attrs = same;
-  in_attrs.set("input_shape", xs.dims());
-  Tensor dx(DType::kF32, xs);
-  cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m(), true, Epilogue{})
-      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
-  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), tol() * 10);
-  Tensor dw(DType::kF32, fs);
-  cpu::onednn::WinogradFilterGradient(g, m()).run(x.raw_data(), dy.raw_data(), dw.raw_data());
-  ops::Attrs f_attrs = same;
-  f_attrs.set("filter_shape", fs.dims());
-  EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol() * 10);
+  expect_directions_match_ref(g, xs, fs, m(), tol(), 1);
 }
 
 // A batch of many tiles with a small filter runs fused per block of kFusedTiles tiles where
@@ -218,38 +241,8 @@ TEST_P(Winograd, ChunksOfImagesMatchRef) {
 // filter gradient bit for bit the same on one thread as on two.
 TEST_P(Winograd, FusedBlocksMatchRef) {
   const Shape xs{5, 11, 18, 16}, fs{3, 3, 16, 24};  // F(4x4): 5 x 3 x 5 = 75 tiles
-  const ops::Attrs same = {{"padding", std::string("SAME")}};
-  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
-  Tensor x = random_tensor(DType::kF32, xs, 11), f = random_tensor(DType::kF32, fs, 12);
-  Tensor bias = random_tensor(DType::kF32, {24}, 13);
-  Tensor residual = random_tensor(DType::kF32, g.output_shape(), 14);
-  Tensor want = ref_bias_residual_relu({x, f, bias, residual});
-  Tensor y = residual.clone();
-  cpu::onednn::WinogradForward(g, m(), false, bias_residual_relu())
-      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
-  EXPECT_LE(max_rel_error(y, want), tol());
-
-  Tensor dy = random_tensor(DType::kF32, g.output_shape(), 15);
-  ops::Attrs in_attrs = same;
-  in_attrs.set("input_shape", xs.dims());
-  Tensor dx(DType::kF32, xs);
-  cpu::onednn::WinogradForward(*cpu::onednn::flipped_forward_geometry(g), m(), true, Epilogue{})
-      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
-  EXPECT_LE(max_rel_error(dx, ref("conv2d_backprop_input", {dy, f}, in_attrs)), tol() * 10);
-
-  ops::Attrs f_attrs = same;
-  f_attrs.set("filter_shape", fs.dims());
-  Tensor dw(DType::kF32, fs), dw1(DType::kF32, fs);
-  cpu::onednn::WinogradFilterGradient fgrad(g, m());
-  fgrad.run(x.raw_data(), dy.raw_data(), dw.raw_data());
-  EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol() * 10);
-  const int threads = omp_get_max_threads();
-  omp_set_num_threads(1);
-  fgrad.run(x.raw_data(), dy.raw_data(), dw1.raw_data());
-  omp_set_num_threads(threads);
-  if (m() == 4 && cpu::onednn::winograd_fused(g, 4) && cpu::cpu_runs_v4_variants()) {
-    EXPECT_EQ(std::memcmp(dw.raw_data(), dw1.raw_data(), dw.nbytes()), 0);
-  }
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, {{"padding", std::string("SAME")}});
+  expect_directions_match_ref(g, xs, fs, m(), tol(), 11);
 }
 
 // A constant filter's transform is made at the first run and kept; another buffer makes it
