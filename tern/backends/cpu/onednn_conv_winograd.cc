@@ -26,6 +26,9 @@
 // matrix transposed (flipped_filter_transform). Every transform is a loop over channels (NHWC keeps
 // them contiguous), built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa()
 // is x86-64-v3 (winograd_tile).
+// One file past 800 lines on purpose: the chunked and fused forms share the 1-D transforms, the
+// per-tile bodies and the channel loops, all templates in its anonymous namespace; splitting the
+// fused blocks out would need those in a header of their own for two callers.
 #include <omp.h>
 
 #include <algorithm>
