@@ -212,13 +212,18 @@ std::vector<OpCase> fused_nan_cases() {
   // 64-channel 3x3 stride-1 layers over small images take tern's Winograd F(2x2, 3x3): each
   // input of a 4x4 tile reaches exactly the outputs whose 3x3 window reads it, so the NaNs
   // match ref's, and relu keeps them.
-  cases.push_back(nan_case("fused_conv2d",
-                           {WithNaN({4, 4, 4, 64}, {0, 300, 4095}), In({3, 3, 64, 64}),
-                            WithNaN({64}, {7}), WithNaN({4, 4, 4, 64}, {3, 2000})},
-                           epilogue("relu", true, true, {{"padding", std::string("SAME")}}),
-                           "winograd-f2-relu", kFast));
-  cases.push_back(nan_case("conv2d", {WithNaN({4, 5, 3, 64}, {0, 500}), In({3, 3, 64, 64})},
-                           {{"padding", std::string("SAME")}}, "winograd-f2", kFast));
+  // (bf16 products: compared with the outputs' scale.)
+  OpCase f2 = nan_case("fused_conv2d",
+                       {WithNaN({4, 4, 4, 64}, {0, 300, 4095}), In({3, 3, 64, 64}),
+                        WithNaN({64}, {7}), WithNaN({4, 4, 4, 64}, {3, 2000})},
+                       epilogue("relu", true, true, {{"padding", std::string("SAME")}}),
+                       "winograd-f2-relu", kFast);
+  f2.bf16_error_of_scale = true;
+  cases.push_back(f2);
+  f2 = nan_case("conv2d", {WithNaN({4, 5, 3, 64}, {0, 500}), In({3, 3, 64, 64})},
+                {{"padding", std::string("SAME")}}, "winograd-f2", kFast);
+  f2.bf16_error_of_scale = true;
+  cases.push_back(f2);
   // From 8x8 outputs, F(4x4, 3x3): an input of its 6x6 tile may reach more of the tile's outputs
   // than read it (as with oneDNN's Winograd).
   OpCase f4 = nan_case("fused_conv2d",

@@ -194,24 +194,49 @@ constexpr int64_t kWinogradF4MinTilesKept = 64;
 constexpr int64_t kWinogradMaxBytes = int64_t{64} << 20;
 int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter = false);
 // The tile for a bf16 forward convolution or filter gradient run by tern's Winograd on its bf16
-// tensors (widened as the transforms read them, f32 transforms and GEMMs, the output rounded
-// once): 4 where the layer takes F(4x4, 3x3) in f32 and the CPU runs bf16 contractions natively
-// on AMD (bf16_native_on_amd), else 0. On Zen 5, 2 threads, batch 32, against oneDNN's bf16
-// kernels (`kernel_ab_bench`, interleaved): forward 64 channels at 32x32 2.41 -> 2.02 ms, 128 at
-// 16x16 2.19 -> 1.63, 256 at 8x8 2.16 -> 1.74; filter gradient (f32 result) 64 at 32x32 3.17 ->
-// 2.12, 128 at 16x16 2.68 -> 1.69, 256 at 8x8 as fast as the bf16 values widened into tern's f32
-// Winograd (the candidate this replaced, onednn_f32_wino, which took only 8x8 layers: widening
-// cost more than Winograd saved elsewhere). Input gradients stay on oneDNN unless the forward runs
-// fused (winograd_input_gradient_tile_bf16): in chunks of images, in the W5 step they
-// ran as fast either way (34.7-35.5 against 35.2-35.8 ms), and ResNet-50's 64 channels at 16x16
-// slower as Winograd (0.72 against 0.58 ms).
+// tensors, on AMD CPUs running bf16 contractions natively (bf16_native_on_amd; else 0):
+// - 4 (F(4x4, 3x3), the tensors widened as the transforms read them, f32 transforms and
+//   products, the output rounded once) where f32 takes 4x4 tiles and the layer runs fused
+//   (winograd_fused) or has fewer than kWinogradBf16MinChannels channels (input or output);
+// - else 2 (F(2x2, 3x3) with bf16 products: winograd_products) where f32 Winograd applies at all,
+//   with at least kWinogradBf16MinTiles 2x2 tiles (batch x tiles per image);
+// - else 4 where f32 takes 4, else 0 (oneDNN's bf16 kernels).
+// F(4x4, 3x3) against oneDNN's bf16 kernels (Zen 5, 2 threads, batch 32, `kernel_ab_bench`,
+// interleaved): forward 64 channels at 32x32 2.41 -> 2.02 ms, 128 at 16x16 2.19 -> 1.63; filter
+// gradient (f32 result) 64 at 32x32 3.17 -> 2.12, 128 at 16x16 2.68 -> 1.69.
+// F(2x2, 3x3) with bf16 products multiplies the transforms rounded to bf16 on oneDNN's bf16 GEMM
+// (vdpbf16ps, twice the f32 rate): 2.25x fewer multiplications at twice the rate. Its transforms
+// only add and halve (coefficients 1 and 1/2), so each product is within 2^-8 of the f32 one and
+// the results within ~0.3-0.7% of the largest magnitude of the f32 run's (the F(4x4, 3x3) results,
+// only rounded once: 0.2-0.4%); F(4x4, 3x3)'s coefficients (up to 8, and 1/24) would magnify bf16
+// rounding ten times more, so it keeps f32 products. Batch 32 (interleaved, against what ran
+// before: oneDNN's bf16 kernels, or F(4x4, 3x3)): 512 channels at 4x4 forward 2.6-2.7 ->
+// 1.7-2.2 ms, input gradient 3.0-3.1 -> 1.7-1.8, filter gradient 3.0-3.1 -> 1.7-1.8; 256 at 8x8
+// 2.08 -> 1.54-1.71, 2.37 -> 1.47-1.55, 2.25-2.38 -> 1.82-1.86; batch 16, 512 at 4x4 (64 tiles)
+// 1.38 -> 1.08-1.12, 1.27 -> 1.02-1.13, 1.33-1.35 -> 1.03-1.05. Where it loses: 128 channels at
+// 16x16 (forward 1.87-1.95 -> 2.10-2.17, filter gradient 1.59-1.94 -> 2.46-2.49 against
+// F(4x4, 3x3), whence kWinogradBf16MinChannels), and 32 tiles (ResNet-50's 512 channels at 2x2:
+// even alone, 0.7 -> 1.15 ms filter gradient and 0.78 -> 1.5 input gradient in the W9 step: the
+// transformed filter's 8 MB outweigh the tiles' products, whence kWinogradBf16MinTiles).
+// W5 step 114-118 -> 101-102 ms, W9 99-100 -> 94-97 ms (3 interleaved rounds each,
+// TERN_WINOGRAD_BF16_PRODUCTS=0 against on). TERN_WINOGRAD_BF16_PRODUCTS=0 keeps those layers
+// on oneDNN's kernels or F(4x4, 3x3) (exact products).
 // A rule by shape and CPU, as every bf16 form choice: each rank of a job takes the same one.
+constexpr int64_t kWinogradBf16MinTiles = 64;
+constexpr int64_t kWinogradBf16MinChannels = 256;
 int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter = false);
+// The dtype of the transformed tiles and filter that the GEMMs multiply: bf16 for bf16 tensors
+// with F(2x2, 3x3), else f32.
+inline DType winograd_products(int m, DType dtype) {
+  return m == 2 && dtype == DType::kBF16 ? DType::kBF16 : DType::kF32;
+}
 // The tile for a bf16 input gradient run as tern's Winograd (the forward of the flipped filter,
-// `fg` = flipped_forward_geometry): 4 where winograd_tile_bf16 gives 4 and the forward runs fused
-// (winograd_fused, AVX-512): 64 channels at 32x32, batch 32, 2.71-2.76 -> 2.28-2.32 ms
-// (`kernel_ab_bench`), W5's four such nodes 10.1-10.4 -> 8.1-8.2 ms per step (3 interleaved
-// rounds); else 0 (oneDNN's kernels, as fast as the chunked form: see above).
+// `fg` = flipped_forward_geometry): 4 where F(4x4, 3x3) runs fused (winograd_fused, AVX-512;
+// 64 channels at 32x32, batch 32, 2.71-2.76 -> 2.28-2.32 ms against oneDNN, W5's four such nodes
+// 10.1-10.4 -> 8.1-8.2 ms per step), else 2 where winograd_tile_bf16's F(2x2, 3x3) conditions
+// hold (from 128 channels at 16x16: 2.2-2.3 -> 1.72 ms; 128 at 8x8 0.56-0.57 -> 0.44), else 0:
+// oneDNN's kernels (F(4x4, 3x3) in chunks of images ran as fast as them: W5 34.7-35.5 against
+// 35.2-35.8 ms per step).
 int winograd_input_gradient_tile_bf16(const ops::Conv2dGeometry& fg);
 // Whether bf16 matmuls and convolutions run on oneDNN's bf16 kernels because the CPU is AMD's
 // with AVX512_BF16 (not from TERN_BF16_CONTRACTIONS; onednn_widen.cc).
@@ -238,7 +263,7 @@ bool winograd_fused(const ops::Conv2dGeometry& g, int m);
 // other activation. `flipped`: `g` is the forward form of an input gradient (dy convolved with
 // the filter flipped in H and W, O and I swapped) and run() takes the original HWIO filter
 // [3, 3, g.c_out, g.c_in]. `dtype`: of every tensor run() takes, f32 or bf16 (read widened, the
-// output rounded once; the transforms and GEMMs run in f32).
+// output rounded once; the transforms run in f32, the GEMMs on winograd_products' dtype).
 class WinogradForward {
  public:
   WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped, const Epilogue& ep,
@@ -248,7 +273,7 @@ class WinogradForward {
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
 
  private:
-  template <int M, typename T>
+  template <int M, typename T, typename P>
   void run_tiles(const void* x, const void* filter, bool constant_filter, const void* bias,
                  void* out);
 
@@ -267,14 +292,14 @@ class WinogradForward {
 // filter gradient, in chunks of images (winograd_chunk_images) summed by the GEMMs.
 class WinogradFilterGradient {
  public:
-  // dtype: of x and dy (f32, or bf16 read widened); dw_dtype: of the result (f32, or for bf16
-  // inputs bf16, rounded once).
+  // dtype: of x and dy (f32, or bf16 read widened; the GEMMs on winograd_products' dtype);
+  // dw_dtype: of the result (f32, or for bf16 inputs bf16, rounded once).
   WinogradFilterGradient(const ops::Conv2dGeometry& g, int m, DType dtype = DType::kF32,
                          DType dw_dtype = DType::kF32);
   void run(const void* x, const void* dy, void* dw);
 
  private:
-  template <int M, typename T, typename Out>
+  template <int M, typename T, typename P, typename Out>
   void run_tiles(const void* x, const void* dy, void* dw);
 
   ops::Conv2dGeometry g_;

@@ -23,7 +23,11 @@
 // AVX-512 intrinsics did not help: the f32 forward 2.3-2.4 -> 2.6-2.8 ms);
 // the input gradient is the forward convolution of dy with the filter flipped in H and W (O and
 // I swapped): its transform is that of the filter with its taps in reverse order, each position's
-// matrix transposed (flipped_filter_transform). Every transform is a loop over channels (NHWC keeps
+// matrix transposed (flipped_filter_transform; with bf16 products, filter_transform of the taps in
+// reverse order, read transposed by oneDNN's bf16 GEMM: for 512 channels at 4x4, batch 32,
+// 2.4-2.5 ms with the transposing transform, 1.7-1.8 so). bf16 tensors with F(2x2, 3x3) multiply
+// their transforms rounded to bf16 (winograd_products: V, W and U in bf16, M and dU in f32).
+// Every transform is a loop over channels (NHWC keeps
 // them contiguous), built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa()
 // is x86-64-v3 (winograd_tile).
 // One file past 800 lines on purpose: the chunked and fused forms share the 1-D transforms, the
@@ -35,6 +39,7 @@
 #include <array>
 #include <cstdlib>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "tern/backends/cpu/cpu_isa.h"
@@ -115,12 +120,53 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
   return largest <= kWinogradMaxBytes ? m : 0;
 }
 
+namespace {
+
+// TERN_WINOGRAD_BF16_PRODUCTS: unset or "1" (bf16 F(2x2, 3x3) where it applies), "0" (those
+// layers on oneDNN's bf16 kernels, exact products, or F(4x4, 3x3) with f32 products).
+bool winograd_bf16_products_enabled() {
+  static const bool enabled = [] {
+    const char* v = std::getenv("TERN_WINOGRAD_BF16_PRODUCTS");
+    const std::string_view s = v == nullptr ? "1" : v;
+    TERN_CHECK_ARG(s == "0" || s == "1", "TERN_WINOGRAD_BF16_PRODUCTS='", s,
+                   "': expected 1 (bf16 F(2x2, 3x3) Winograd) or 0 (oneDNN's bf16 kernels)");
+    return s == "1";
+  }();
+  return enabled;
+}
+
+// Whether bf16 F(2x2, 3x3) (bf16 products) may take `g`: tern's f32 Winograd would, with at least
+// kWinogradBf16MinTiles 2x2 tiles, TERN_WINOGRAD_BF16_PRODUCTS on.
+bool bf16_products_apply(const ops::Conv2dGeometry& g, int f32_tile) {
+  return winograd_bf16_products_enabled() && f32_tile != 0 &&
+         g.n * tiles_per_image(g, 2) >= kWinogradBf16MinTiles;
+}
+
+// F(4x4, 3x3) fused (winograd_fused) on this CPU.
+bool runs_fused(const ops::Conv2dGeometry& g) {
+  return cpu_runs_v4_variants() && winograd_fused(g, 4);
+}
+
+}  // namespace
+
 int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter) {
-  return bf16_native_on_amd() && winograd_tile(g, DType::kF32, kept_filter) == 4 ? 4 : 0;
+  winograd_bf16_products_enabled();  // read first: a bad value is an error on any CPU
+  if (!bf16_native_on_amd()) return 0;
+  const int m = winograd_tile(g, DType::kF32, kept_filter);
+  // F(4x4, 3x3) fused, below kWinogradBf16MinChannels, or forced (TERN_CONV_WINOGRAD=4).
+  if (m == 4 && (runs_fused(g) || std::min(g.c_in, g.c_out) < kWinogradBf16MinChannels ||
+                 winograd_setting() == 4)) {
+    return 4;
+  }
+  if (bf16_products_apply(g, m)) return 2;
+  return m == 4 ? 4 : 0;
 }
 
 int winograd_input_gradient_tile_bf16(const ops::Conv2dGeometry& fg) {
-  return winograd_tile_bf16(fg) == 4 && cpu_runs_v4_variants() && winograd_fused(fg, 4) ? 4 : 0;
+  if (!bf16_native_on_amd()) return 0;
+  const int m = winograd_tile(fg, DType::kF32);
+  if (m == 4 && runs_fused(fg)) return 4;
+  return bf16_products_apply(fg, m) && winograd_setting() != 4 ? 2 : 0;
 }
 
 }  // namespace tern::cpu::onednn
@@ -246,11 +292,11 @@ void channel_loop(bool v4, const Body& body, int64_t n) {
 
 // V = B^T d B for the tile d whose pixels are in[0..A*A) (row-major; a row of zeros where the
 // tile leaves the image), position xi written to out[xi] + c.
-template <int M, typename T>
+template <int M, typename T, typename P = float>
 struct InputTransform {
   static constexpr int A = F<M>::kA;
   const T* in[A * A];
-  float* out[A * A];
+  P* out[A * A];
   void operator()(int64_t c) const {
     float t[A * A], d[A], v[A];
 #pragma GCC unroll 8
@@ -265,7 +311,7 @@ struct InputTransform {
       for (int i = 0; i < A; ++i) d[i] = t[i * A + j];
       F<M>::input(d, v);
 #pragma GCC unroll 8
-      for (int i = 0; i < A; ++i) out[i * A + j][c] = v[i];
+      for (int i = 0; i < A; ++i) store_f32(out[i * A + j][c], v[i]);
     }
   }
 };
@@ -306,11 +352,11 @@ struct OutputTransform {
 };
 
 // U = G g G^T for the 3x3 filter taps in[0..9) + c, position xi written to out[xi] + c.
-template <int M, typename T>
+template <int M, typename T, typename P = float>
 struct FilterTransform {
   static constexpr int A = F<M>::kA;
   const T* in[9];
-  float* out[A * A];
+  P* out[A * A];
   void operator()(int64_t c) const {
     float s[3 * A], g[A], u[A];
 #pragma GCC unroll 8
@@ -325,17 +371,17 @@ struct FilterTransform {
       for (int i = 0; i < 3; ++i) g[i] = s[i * A + j];
       F<M>::filter(g, u);
 #pragma GCC unroll 8
-      for (int i = 0; i < A; ++i) out[i * A + j][c] = u[i];
+      for (int i = 0; i < A; ++i) store_f32(out[i * A + j][c], u[i]);
     }
   }
 };
 
 // W = A e A^T for the M x M dy tile e whose pixels are in[0..M*M) (zeros outside the output).
-template <int M, typename T>
+template <int M, typename T, typename P = float>
 struct GradientTransform {
   static constexpr int A = F<M>::kA;
   const T* in[M * M];
-  float* out[A * A];
+  P* out[A * A];
   void operator()(int64_t c) const {
     float r[M * A], e[A], w[A];
 #pragma GCC unroll 8
@@ -350,7 +396,7 @@ struct GradientTransform {
       for (int i = 0; i < M; ++i) e[i] = r[i * A + j];
       F<M>::gradient(e, w);
 #pragma GCC unroll 8
-      for (int i = 0; i < A; ++i) out[i * A + j][c] = w[i];
+      for (int i = 0; i < A; ++i) store_f32(out[i * A + j][c], w[i]);
     }
   }
 };
@@ -410,13 +456,13 @@ TileAt tile_at(const ops::Conv2dGeometry& g, int64_t t) {
 
 // Tile t's V (A*A rows of c_in floats, c_in apart, from v) of x (nhwc) for `g`; `zeros` a row of
 // c_in zeros for pixels outside the image.
-template <int M, typename T>
+template <int M, typename T, typename P>
 void input_tile(const ops::Conv2dGeometry& g, bool v4, const T* x, int64_t t, const T* zeros,
-                float* v) {
+                P* v) {
   constexpr int A = F<M>::kA;
   const int64_t c = g.c_in;
   const auto [n, ty, tx] = tile_at<M>(g, t);
-  InputTransform<M, T> body;
+  InputTransform<M, T, P> body;
   for (int i = 0; i < A; ++i) {
     const int64_t ih = M * ty - g.pad_top + i;
     for (int j = 0; j < A; ++j) {
@@ -430,8 +476,8 @@ void input_tile(const ops::Conv2dGeometry& g, bool v4, const T* x, int64_t t, co
 }
 
 // V [tiles, A*A, c_in] of x (nhwc) for `g`.
-template <int M, typename T>
-void input_transform(const ops::Conv2dGeometry& g, bool v4, const T* x, float* v) {
+template <int M, typename T, typename P>
+void input_transform(const ops::Conv2dGeometry& g, bool v4, const T* x, P* v) {
   constexpr int A = F<M>::kA;
   const int64_t tiles = g.n * tiles_per_image(g, M), c = g.c_in;
   const T* zeros = zero_channels<T>(c);
@@ -439,14 +485,14 @@ void input_transform(const ops::Conv2dGeometry& g, bool v4, const T* x, float* v
   for (int64_t t = 0; t < tiles; ++t) input_tile<M>(g, v4, x, t, zeros, v + t * A * A * c);
 }
 
-// U [A*A, a, b] of an HWIO filter [3, 3, a, b].
-template <int M, typename T>
-void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, float* u) {
+// U [A*A, a, b] of an HWIO filter [3, 3, a, b] (`flip`: its taps in reverse order).
+template <int M, typename T, typename P>
+void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, P* u, bool flip = false) {
   constexpr int A = F<M>::kA;
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(a * b * A * A * 4))
   for (int64_t i = 0; i < a; ++i) {
-    FilterTransform<M, T> body;
-    for (int k = 0; k < 9; ++k) body.in[k] = filter + (k * a + i) * b;
+    FilterTransform<M, T, P> body;
+    for (int k = 0; k < 9; ++k) body.in[k] = filter + ((flip ? 8 - k : k) * a + i) * b;
     for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (xi * a + i) * b;
     channel_loop(v4, body, b);
   }
@@ -530,13 +576,13 @@ void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, con
 
 // Tile t's W (A*A rows of c_out floats, c_out apart, from w) of dy (nhwc) for `g`; `zeros` a row
 // of c_out zeros for pixels outside the output.
-template <int M, typename T>
+template <int M, typename T, typename P>
 void gradient_tile(const ops::Conv2dGeometry& g, bool v4, const T* dy, int64_t t, const T* zeros,
-                   float* w) {
+                   P* w) {
   constexpr int A = F<M>::kA;
   const int64_t k = g.c_out;
   const auto [n, ty, tx] = tile_at<M>(g, t);
-  GradientTransform<M, T> body;
+  GradientTransform<M, T, P> body;
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < M; ++j) {
       const int64_t oh = M * ty + i, ow = M * tx + j;
@@ -549,8 +595,8 @@ void gradient_tile(const ops::Conv2dGeometry& g, bool v4, const T* dy, int64_t t
 }
 
 // W [tiles, A*A, c_out] of dy (nhwc) for `g`.
-template <int M, typename T>
-void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const T* dy, float* w) {
+template <int M, typename T, typename P>
+void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const T* dy, P* w) {
   constexpr int A = F<M>::kA;
   const int64_t tiles = g.n * tiles_per_image(g, M), k = g.c_out;
   const T* zeros = zero_channels<T>(k);
@@ -581,18 +627,20 @@ void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const floa
 // at 32x32: forward 3.08 -> 2.86 ms, filter gradient 4.37 -> 3.59; W4 step 175 -> 159 ms,
 // served ResNet-18 at batch 256 787 -> 855 rows/s, interleaved; session 24).
 // Transformed filters (U, dU) stay [A*A, rows, cols].
-dnnl::memory::desc tiles_desc(int64_t positions, int64_t tiles, int64_t c) {
-  return dnnl::memory::desc({positions, tiles, c}, dnnl_dt::f32, {c, positions * c, 1});
+dnnl::memory::desc tiles_desc(int64_t positions, int64_t tiles, int64_t c,
+                              DType dtype = DType::kF32) {
+  return dnnl::memory::desc({positions, tiles, c}, to_dnnl(dtype), {c, positions * c, 1});
 }
 
 // The same read transposed: [A*A, c, tiles].
-dnnl::memory::desc tiles_transposed_desc(int64_t positions, int64_t tiles, int64_t c) {
-  return dnnl::memory::desc({positions, c, tiles}, dnnl_dt::f32, {c, 1, positions * c});
+dnnl::memory::desc tiles_transposed_desc(int64_t positions, int64_t tiles, int64_t c, DType dtype) {
+  return dnnl::memory::desc({positions, c, tiles}, to_dnnl(dtype), {c, 1, positions * c});
 }
 
 // A transformed filter [A*A, rows, cols] (dense).
-dnnl::memory::desc filter_desc(int64_t positions, int64_t rows, int64_t cols) {
-  return dense_desc(dnnl_dims{positions, rows, cols}, DType::kF32);
+dnnl::memory::desc filter_desc(int64_t positions, int64_t rows, int64_t cols,
+                               DType dtype = DType::kF32) {
+  return dense_desc(dnnl_dims{positions, rows, cols}, dtype);
 }
 
 void init_gemm(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
@@ -719,6 +767,7 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
   fused_ = v4_ && winograd_fused(g, m);
   if (fused_) return;
   chunk_ = winograd_chunk_images(g, m);
+  const DType products = winograd_products(m, dtype);
   // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U (for the flipped filter, whose
   // HWIO form is [3, 3, c_out, c_in], U is written transposed: [A*A, c_in, c_out] as well).
   // The full chunk's GEMM, then the last, shorter chunk's (if any).
@@ -726,7 +775,11 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
     if (n == 0) continue;
     const int64_t p = positions(m), tiles = n * tiles_per_image(g, m);
     gemms_.emplace_back();
-    init_gemm(gemms_.back(), tiles_desc(p, tiles, g.c_in), filter_desc(p, g.c_in, g.c_out),
+    const dnnl::memory::desc u = flipped && products == DType::kBF16
+                                     ? dnnl::memory::desc({p, g.c_in, g.c_out}, to_dnnl(products),
+                                                          {g.c_in * g.c_out, 1, g.c_in})
+                                     : filter_desc(p, g.c_in, g.c_out, products);
+    init_gemm(gemms_.back(), tiles_desc(p, tiles, g.c_in, products), u,
               tiles_desc(p, tiles, g.c_out), false);
   }
 }
@@ -734,30 +787,34 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
 void WinogradForward::run(const void* x, const void* filter, bool constant_filter, const void* bias,
                           void* out) {
   if (dtype_ == DType::kBF16) {
-    if (m_ == 4) return run_tiles<4, bfloat16>(x, filter, constant_filter, bias, out);
-    return run_tiles<2, bfloat16>(x, filter, constant_filter, bias, out);
+    if (m_ == 4) return run_tiles<4, bfloat16, float>(x, filter, constant_filter, bias, out);
+    return run_tiles<2, bfloat16, bfloat16>(x, filter, constant_filter, bias, out);
   }
-  if (m_ == 4) return run_tiles<4, float>(x, filter, constant_filter, bias, out);
-  run_tiles<2, float>(x, filter, constant_filter, bias, out);
+  if (m_ == 4) return run_tiles<4, float, float>(x, filter, constant_filter, bias, out);
+  run_tiles<2, float, float>(x, filter, constant_filter, bias, out);
 }
 
-template <int M, typename T>
+template <int M, typename T, typename P>
 void WinogradForward::run_tiles(const void* x, const void* filter, bool constant_filter,
                                 const void* bias, void* out) {
   const ops::Conv2dGeometry& g = g_;
-  const size_t u_bytes = static_cast<size_t>(positions(M) * g.c_in * g.c_out) * sizeof(float);
+  const size_t u_bytes = static_cast<size_t>(positions(M) * g.c_in * g.c_out) * sizeof(P);
   // The filter's transform: every run, or once for a constant filter (again if it moves).
-  float* u = nullptr;
+  P* u = nullptr;
   if (constant_filter) {
     if (kept_.size() == 0) kept_ = AlignedBuffer(u_bytes);
-    u = static_cast<float*>(kept_.data());
+    u = static_cast<P*>(kept_.data());
   } else {
-    u = static_cast<float*>(layout_slot(0, u_bytes));
+    u = static_cast<P*>(layout_slot(0, u_bytes));
   }
   if (!constant_filter || kept_from_ != filter) {
     const auto* f = static_cast<const T*>(filter);
     if (flipped_) {
-      flipped_filter_transform<M>(g.c_out, g.c_in, v4_, f, u);
+      if constexpr (std::is_same_v<P, float>) {
+        flipped_filter_transform<M>(g.c_out, g.c_in, v4_, f, u);
+      } else {  // [A*A, g.c_out, g.c_in], which the GEMM reads transposed
+        filter_transform<M>(g.c_out, g.c_in, v4_, f, u, true);
+      }
     } else {
       filter_transform<M>(g.c_in, g.c_out, v4_, f, u);
     }
@@ -765,17 +822,19 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
   }
   const auto* in = static_cast<const T*>(x);
   auto* y = static_cast<T*>(out);
-  if (fused_) {
-    fused_forward<M>(g, v4_, in, u, static_cast<const T*>(bias), residual_, relu_, y);
-    return;
+  if constexpr (std::is_same_v<P, float>) {
+    if (fused_) {
+      fused_forward<M>(g, v4_, in, u, static_cast<const T*>(bias), residual_, relu_, y);
+      return;
+    }
   }
   for (int64_t first = 0; first < g.n; first += chunk_) {
     ops::Conv2dGeometry part = g;
     part.n = std::min(chunk_, g.n - first);
     PrimitiveRunner& gemm = part.n == chunk_ ? gemms_[0] : gemms_[1];
     const int64_t tiles = part.n * tiles_per_image(g, M);
-    auto* v = static_cast<float*>(layout_slot(
-        kPatchesSlot, static_cast<size_t>(positions(M) * tiles * g.c_in) * sizeof(float)));
+    auto* v = static_cast<P*>(
+        layout_slot(kPatchesSlot, static_cast<size_t>(positions(M) * tiles * g.c_in) * sizeof(P)));
     input_transform<M>(part, v4_, in + first * g.h * g.w * g.c_in, v);
     auto* m = static_cast<float*>(layout_slot(
         kGemmResultSlot, static_cast<size_t>(positions(M) * tiles * g.c_out) * sizeof(float)));
@@ -808,10 +867,11 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
   gemms_.resize(3);
   const int64_t p = positions(m);
   const dnnl::memory::desc du = filter_desc(p, g.c_in, g.c_out);
+  const DType products = winograd_products(m, dtype);
   auto init = [&](PrimitiveRunner& gemm, int64_t images, bool accumulate) {
     const int64_t tiles = images * tpi;
-    init_gemm(gemm, tiles_transposed_desc(p, tiles, g.c_in), tiles_desc(p, tiles, g.c_out), du,
-              accumulate);
+    init_gemm(gemm, tiles_transposed_desc(p, tiles, g.c_in, products),
+              tiles_desc(p, tiles, g.c_out, products), du, accumulate);
   };
   init(gemms_[0], chunk_, false);
   if (g.n > chunk_) init(gemms_[1], chunk_, true);
@@ -821,16 +881,16 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
 void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
   const bool bf16_in = dtype_ == DType::kBF16, bf16_out = dw_dtype_ == DType::kBF16;
   if (m_ == 4) {
-    if (!bf16_in) return run_tiles<4, float, float>(x, dy, dw);
-    if (!bf16_out) return run_tiles<4, bfloat16, float>(x, dy, dw);
-    return run_tiles<4, bfloat16, bfloat16>(x, dy, dw);
+    if (!bf16_in) return run_tiles<4, float, float, float>(x, dy, dw);
+    if (!bf16_out) return run_tiles<4, bfloat16, float, float>(x, dy, dw);
+    return run_tiles<4, bfloat16, float, bfloat16>(x, dy, dw);
   }
-  if (!bf16_in) return run_tiles<2, float, float>(x, dy, dw);
-  if (!bf16_out) return run_tiles<2, bfloat16, float>(x, dy, dw);
-  run_tiles<2, bfloat16, bfloat16>(x, dy, dw);
+  if (!bf16_in) return run_tiles<2, float, float, float>(x, dy, dw);
+  if (!bf16_out) return run_tiles<2, bfloat16, bfloat16, float>(x, dy, dw);
+  run_tiles<2, bfloat16, bfloat16, bfloat16>(x, dy, dw);
 }
 
-template <int M, typename T, typename Out>
+template <int M, typename T, typename P, typename Out>
 void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) {
   const ops::Conv2dGeometry& g = g_;
   const int64_t p = positions(M);
@@ -838,20 +898,21 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
       layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
   const auto* in = static_cast<const T*>(x);
   const auto* grad = static_cast<const T*>(dy);
-  if (fused_) {
-    fused_filter_gradient<M>(g, v4_, in, grad, du);
-    filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
-    return;
+  if constexpr (std::is_same_v<P, float>) {
+    if (fused_) {
+      fused_filter_gradient<M>(g, v4_, in, grad, du);
+      filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
+      return;
+    }
   }
   for (int64_t first = 0; first < g.n; first += chunk_) {
     ops::Conv2dGeometry part = g;
     part.n = std::min(chunk_, g.n - first);
     const int64_t tiles = part.n * tiles_per_image(g, M);
-    auto* v = static_cast<float*>(
-        layout_slot(kPatchesSlot, static_cast<size_t>(p * tiles * g.c_in) * sizeof(float)));
+    auto* v = static_cast<P*>(
+        layout_slot(kPatchesSlot, static_cast<size_t>(p * tiles * g.c_in) * sizeof(P)));
     input_transform<M>(part, v4_, in + first * g.h * g.w * g.c_in, v);
-    auto* w = static_cast<float*>(
-        layout_slot(0, static_cast<size_t>(p * tiles * g.c_out) * sizeof(float)));
+    auto* w = static_cast<P*>(layout_slot(0, static_cast<size_t>(p * tiles * g.c_out) * sizeof(P)));
     gradient_transform<M>(part, v4_, grad + first * g.out_h * g.out_w * g.c_out, w);
     PrimitiveRunner& gemm = first == 0 ? gemms_[0] : part.n == chunk_ ? gemms_[1] : gemms_[2];
     gemm.set(DNNL_ARG_SRC, v);

@@ -260,16 +260,41 @@ TEST_P(Winograd, ConstantFilterTransformKeptPerBuffer) {
   EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f2}, same)), tol());
 }
 
-// bf16 tensors (x, filter, bias, residual, output) are the f32 run on their widened values,
-// rounded once: bit for bit, in both forms (forward with the epilogue, flipped without), over the
-// cases' paddings, odd sizes and channel counts.
-TEST_P(Winograd, Bf16IsTheF32RunRoundedOnce) {
+// The largest difference between got and want, relative to want's largest magnitude.
+double scaled_error(const Tensor& got, const Tensor& want) {
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
+    scale = std::max(scale, std::fabs(want.get(i)));
+  }
+  return diff / scale;
+}
+
+// bf16 tensors (x, filter, bias, residual, dy) against the f32 run on their widened values, in
+// the three directions, over the cases' paddings, odd sizes and channel counts. F(4x4, 3x3)
+// multiplies f32 transforms: its results are the f32 run's, rounded once (a bf16 filter
+// gradient's f32 result: the same bits). F(2x2, 3x3) multiplies transforms rounded to bf16
+// (winograd_products): each product is up to 2^-8 off, which the sums over channels and
+// positions carry to within kBf16Products of the f32 run's largest magnitude: 3.0e-3 to 6.6e-3
+// over these cases (the F(4x4, 3x3) results, the f32 run rounded to bf16: 1.8e-3 to 3.7e-3).
+TEST_P(Winograd, Bf16AgainstTheF32Run) {
+  constexpr double kBf16Products = 1e-2;
   uint64_t seed = 300;
   auto widen = [](const Tensor& t) {
     return runtime::eager_call1("cast", {t}, {{"dtype", DType::kF32}});
   };
   auto round = [](const Tensor& t) {
     return runtime::eager_call1("cast", {t}, {{"dtype", DType::kBF16}});
+  };
+  auto expect_match = [&](const Tensor& got, const Tensor& f32_run) {
+    if (m() == 4) {
+      Tensor want = got.dtype() == DType::kBF16 ? round(f32_run) : f32_run;
+      EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0);
+    } else {
+      const double e = scaled_error(got, f32_run);
+      EXPECT_LE(e, kBf16Products);
+      EXPECT_GT(e, 0.0);  // the products are bf16's, not f32's
+    }
   };
   for (const Case& c : cases()) {
     SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
@@ -286,8 +311,7 @@ TEST_P(Winograd, Bf16IsTheF32RunRoundedOnce) {
     cpu::onednn::WinogradForward(g, m(), false, ep)
         .run(widen(x).raw_data(), widen(f).raw_data(), false, widen(bias).raw_data(),
              y32.raw_data());
-    Tensor want = round(y32);
-    EXPECT_EQ(std::memcmp(y.raw_data(), want.raw_data(), y.nbytes()), 0);
+    expect_match(y, y32);
     // The input gradient's form: dy [x's batch, out_h, out_w, c_out] -> dx like x.
     const ops::Conv2dGeometry fg = *cpu::onednn::flipped_forward_geometry(g);
     Tensor dy = random_tensor(DType::kBF16, g.output_shape(), seed++);
@@ -296,8 +320,13 @@ TEST_P(Winograd, Bf16IsTheF32RunRoundedOnce) {
         .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
     cpu::onednn::WinogradForward(fg, m(), true, Epilogue{})
         .run(widen(dy).raw_data(), widen(f).raw_data(), false, nullptr, dx32.raw_data());
-    Tensor want_dx = round(dx32);
-    EXPECT_EQ(std::memcmp(dx.raw_data(), want_dx.raw_data(), dx.nbytes()), 0);
+    expect_match(dx, dx32);
+    Tensor dw(DType::kF32, fshape), dw32(DType::kF32, fshape);
+    cpu::onednn::WinogradFilterGradient(g, m(), DType::kBF16)
+        .run(x.raw_data(), dy.raw_data(), dw.raw_data());
+    cpu::onednn::WinogradFilterGradient(g, m()).run(widen(x).raw_data(), widen(dy).raw_data(),
+                                                    dw32.raw_data());
+    expect_match(dw, dw32);
   }
 }
 
@@ -360,73 +389,111 @@ TEST(WinogradKernels, RunIt) {
   }
 }
 
-// bf16 forward convolutions where winograd_tile_bf16 gives a tile (AMD CPUs running bf16
-// natively): the conv family's "onednn" kernels run the class on the bf16 tensors, bit for bit,
-// with fused_conv2d's epilogue too; their input gradients stay on oneDNN's kernels.
-TEST(WinogradKernels, Bf16ForwardRunsIt) {
+// Which bf16 layers take which tile (AMD CPUs running bf16 natively, AVX-512, default
+// settings): F(4x4, 3x3) with f32 products where it runs fused or below
+// kWinogradBf16MinChannels, F(2x2, 3x3) with bf16 products from kWinogradBf16MinTiles tiles
+// elsewhere f32 Winograd applies; input gradients F(4x4, 3x3) fused, else F(2x2, 3x3).
+TEST(WinogradKernels, Bf16TileWhereItApplies) {
   runtime::initialize();
-  const Shape xs{2, 8, 8, 64}, fs{3, 3, 64, 64};
-  const ops::Attrs same = {{"padding", std::string("SAME")}};
-  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
-  const bool native_amd = cpu::onednn::bf16_native_on_amd();
-  const int f32_tile = cpu::onednn::winograd_tile(g, DType::kF32);
-  EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g), native_amd && f32_tile == 4 ? 4 : 0);
-  // ResNet-18's 4x4 layer: F(2x2, 3x3) in f32 (unless TERN_CONV_WINOGRAD forces 4x4 tiles), so
-  // none in bf16.
-  const ops::Conv2dGeometry g4 = ops::conv2d_geometry({32, 4, 4, 512}, {3, 3, 512, 512}, same);
-  EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g4),
-            native_amd && cpu::onednn::winograd_tile(g4, DType::kF32) == 4 ? 4 : 0);
-  if (cpu::onednn::winograd_tile_bf16(g) == 0) {
-    GTEST_SKIP() << "bf16 runs widened here, or TERN_CONV_WINOGRAD is set";
+  for (const char* env :
+       {"TERN_CONV_WINOGRAD", "TERN_WINOGRAD_FUSED", "TERN_WINOGRAD_BF16_PRODUCTS"}) {
+    if (std::getenv(env) != nullptr) GTEST_SKIP() << env << " is set";
   }
-  Tensor x = random_tensor(DType::kBF16, xs, 1), f = random_tensor(DType::kBF16, fs, 2);
-  Tensor bias = random_tensor(DType::kBF16, {64}, 3), residual = random_tensor(DType::kBF16, xs, 4);
-  runtime::EagerOptions onednn;
-  onednn.kernel = "onednn";
-  Tensor y(DType::kBF16, xs);
-  cpu::onednn::WinogradForward(g, 4, false, Epilogue{}, DType::kBF16)
-      .run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
-  Tensor got = runtime::eager_call1("conv2d", {x, f}, same, onednn);
-  EXPECT_EQ(std::memcmp(got.raw_data(), y.raw_data(), y.nbytes()), 0);
-  Tensor fused = residual.clone();
-  cpu::onednn::WinogradForward(g, 4, false, bias_residual_relu(), DType::kBF16)
-      .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), fused.raw_data());
-  got = runtime::eager_call1("fused_conv2d", {x, f, bias, residual},
-                             {{"padding", std::string("SAME")},
-                              {"activation", std::string("relu")},
-                              {"has_bias", true},
-                              {"has_residual", true}},
-                             onednn);
-  EXPECT_EQ(std::memcmp(got.raw_data(), fused.raw_data(), fused.nbytes()), 0);
+  if (!cpu::onednn::bf16_native_on_amd() || !cpu::cpu_runs_v4_variants()) {
+    GTEST_SKIP() << "not an AVX-512 CPU running bf16 natively";
+  }
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  struct Expect {
+    Shape x;
+    int forward, input_gradient;
+  };
+  for (const Expect& e : std::vector<Expect>{
+           {{32, 32, 32, 64}, 4, 4},   // fused
+           {{32, 16, 16, 128}, 4, 2},  // 128 channels
+           {{32, 8, 8, 256}, 2, 2},
+           {{32, 4, 4, 512}, 2, 2},  // 128 tiles
+           {{16, 4, 4, 512}, 2, 2},  // 64 tiles
+           {{32, 2, 2, 512}, 0, 0},  // 32 tiles
+       }) {
+    SCOPED_TRACE(str_cat("x ", e.x));
+    const Shape fs{3, 3, e.x[3], e.x[3]};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(e.x, fs, same);
+    EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g), e.forward);
+    EXPECT_EQ(
+        cpu::onednn::winograd_input_gradient_tile_bf16(*cpu::onednn::flipped_forward_geometry(g)),
+        e.input_gradient);
+  }
 }
 
-// bf16 input gradients run as the fused Winograd forward of the flipped filter where
-// winograd_input_gradient_tile_bf16 says so (64 x 64 channels, F(4x4, 3x3), AVX-512 CPUs running
-// bf16 natively on AMD): the kernel's result is the class's bit for bit; 128 channels stay on
-// oneDNN.
-TEST(WinogradKernels, Bf16InputGradientRunsItFused) {
+// bf16 convolutions where winograd_tile_bf16 gives a tile: the conv family's "onednn" kernels run
+// the classes on the bf16 tensors, bit for bit: the forward (with fused_conv2d's epilogue too) and
+// the filter gradient (f32 result), F(4x4, 3x3) at 8x8 and F(2x2, 3x3) (bf16 products) at 4x4 and
+// with 256 channels under the default settings.
+TEST(WinogradKernels, Bf16RunsIt) {
   runtime::initialize();
-  const Shape xs{4, 16, 16, 64}, fs{3, 3, 64, 64};
   const ops::Attrs same = {{"padding", std::string("SAME")}};
-  const ops::Conv2dGeometry fg =
-      *cpu::onednn::flipped_forward_geometry(ops::conv2d_geometry(xs, fs, same));
-  const bool applies = cpu::onednn::winograd_tile_bf16(fg) == 4 && cpu::cpu_runs_v4_variants() &&
-                       cpu::onednn::winograd_fused(fg, 4);
-  EXPECT_EQ(cpu::onednn::winograd_input_gradient_tile_bf16(fg), applies ? 4 : 0);
-  EXPECT_EQ(cpu::onednn::winograd_input_gradient_tile_bf16(*cpu::onednn::flipped_forward_geometry(
-                ops::conv2d_geometry({4, 16, 16, 128}, {3, 3, 128, 128}, same))),
-            0);
-  if (!applies) GTEST_SKIP() << "not an AVX-512 CPU running bf16 natively, or a setting is off";
-  Tensor dy = random_tensor(DType::kBF16, xs, 5), f = random_tensor(DType::kBF16, fs, 6);
-  Tensor dx(DType::kBF16, xs);
-  cpu::onednn::WinogradForward(fg, 4, true, Epilogue{}, DType::kBF16)
-      .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
-  ops::Attrs in_attrs = same;
-  in_attrs.set("input_shape", xs.dims());
-  runtime::EagerOptions onednn;
-  onednn.kernel = "onednn";
-  Tensor got = runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn);
-  EXPECT_EQ(std::memcmp(got.raw_data(), dx.raw_data(), dx.nbytes()), 0);
+  for (const Shape& xs : {Shape{2, 8, 8, 64}, Shape{32, 4, 4, 64}, Shape{4, 8, 8, 256}}) {
+    SCOPED_TRACE(str_cat("x ", xs));
+    const Shape fs{3, 3, xs[3], xs[3]};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+    const int m = cpu::onednn::winograd_tile_bf16(g);
+    if (m == 0) continue;  // bf16 runs widened here, or a setting is off
+    Tensor x = random_tensor(DType::kBF16, xs, 1), f = random_tensor(DType::kBF16, fs, 2);
+    Tensor bias = random_tensor(DType::kBF16, {xs[3]}, 3);
+    Tensor residual = random_tensor(DType::kBF16, xs, 4);
+    runtime::EagerOptions onednn;
+    onednn.kernel = "onednn";
+    Tensor y(DType::kBF16, xs);
+    cpu::onednn::WinogradForward(g, m, false, Epilogue{}, DType::kBF16)
+        .run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
+    Tensor got = runtime::eager_call1("conv2d", {x, f}, same, onednn);
+    EXPECT_EQ(std::memcmp(got.raw_data(), y.raw_data(), y.nbytes()), 0);
+    Tensor fused = residual.clone();
+    cpu::onednn::WinogradForward(g, m, false, bias_residual_relu(), DType::kBF16)
+        .run(x.raw_data(), f.raw_data(), false, bias.raw_data(), fused.raw_data());
+    got = runtime::eager_call1("fused_conv2d", {x, f, bias, residual},
+                               {{"padding", std::string("SAME")},
+                                {"activation", std::string("relu")},
+                                {"has_bias", true},
+                                {"has_residual", true}},
+                               onednn);
+    EXPECT_EQ(std::memcmp(got.raw_data(), fused.raw_data(), fused.nbytes()), 0);
+    Tensor dy = random_tensor(DType::kBF16, xs, 5), dw(DType::kF32, fs);
+    cpu::onednn::WinogradFilterGradient(g, m, DType::kBF16)
+        .run(x.raw_data(), dy.raw_data(), dw.raw_data());
+    ops::Attrs f_attrs = same;
+    f_attrs.set("filter_shape", fs.dims());
+    f_attrs.set("dfilter_dtype", std::string("f32"));
+    got = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f_attrs, onednn);
+    EXPECT_EQ(std::memcmp(got.raw_data(), dw.raw_data(), dw.nbytes()), 0);
+  }
+}
+
+// bf16 input gradients where winograd_input_gradient_tile_bf16 gives a tile run as tern's
+// Winograd forward of the flipped filter: the kernel's result is the class's bit for bit
+// (F(4x4, 3x3) fused at 64 channels, F(2x2, 3x3) with bf16 products at 4x4 and with 128
+// channels under the default settings).
+TEST(WinogradKernels, Bf16InputGradientRunsIt) {
+  runtime::initialize();
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  for (const Shape& xs : {Shape{4, 16, 16, 64}, Shape{32, 4, 4, 64}, Shape{4, 8, 8, 128}}) {
+    SCOPED_TRACE(str_cat("x ", xs));
+    const Shape fs{3, 3, xs[3], xs[3]};
+    const ops::Conv2dGeometry fg =
+        *cpu::onednn::flipped_forward_geometry(ops::conv2d_geometry(xs, fs, same));
+    const int tile = cpu::onednn::winograd_input_gradient_tile_bf16(fg);
+    if (tile == 0) continue;  // not a CPU running bf16 natively, or a setting is off
+    Tensor dy = random_tensor(DType::kBF16, xs, 5), f = random_tensor(DType::kBF16, fs, 6);
+    Tensor dx(DType::kBF16, xs);
+    cpu::onednn::WinogradForward(fg, tile, true, Epilogue{}, DType::kBF16)
+        .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    ops::Attrs in_attrs = same;
+    in_attrs.set("input_shape", xs.dims());
+    runtime::EagerOptions onednn;
+    onednn.kernel = "onednn";
+    Tensor got = runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn);
+    EXPECT_EQ(std::memcmp(got.raw_data(), dx.raw_data(), dx.nbytes()), 0);
+  }
 }
 
 // Which layers take which tile: f32 3x3 stride-1 undilated ungrouped, enough tiles and channels;

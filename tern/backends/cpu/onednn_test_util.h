@@ -40,11 +40,23 @@ inline bool has_candidate(std::string_view op, std::string_view name) {
   return false;
 }
 
+// The largest |got - want| relative to 1 + the largest |want|: the error of kernels whose bf16
+// products round sums of inputs (tern's F(2x2, 3x3) Winograd), a fraction of the terms' scale.
+inline double max_scaled_error(const Tensor& got, const Tensor& want) {
+  double diff = 0, scale = 0;
+  for (int64_t i = 0; i < got.num_elements(); ++i) {
+    diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
+    scale = std::max(scale, std::fabs(want.get(i)));
+  }
+  return diff / (1.0 + scale);
+}
+
 // Runs `op` with the oneDNN kernel and the reference kernel; expects every output to agree
-// within `tol` (relative to 1 + |ref|). With bf16 inputs, the widened kernel ("onednn_f32", bf16
-// computed in f32; onednn_widen.cc) is checked the same way where the op has one.
+// within `tol` (relative to 1 + |ref|, or with `of_scale` max_scaled_error). With bf16 inputs,
+// the widened kernel ("onednn_f32", bf16 computed in f32; onednn_widen.cc) is checked the same
+// way where the op has one.
 inline void expect_onednn_matches_ref(std::string_view op, const std::vector<Tensor>& inputs,
-                                      const ops::Attrs& attrs, double tol) {
+                                      const ops::Attrs& attrs, double tol, bool of_scale = false) {
   std::vector<std::string> kernels = {"onednn"};
   if (!inputs.empty() && inputs[0].dtype() == DType::kBF16 && has_candidate(op, "onednn_f32")) {
     kernels.push_back("onednn_f32");
@@ -59,7 +71,8 @@ inline void expect_onednn_matches_ref(std::string_view op, const std::vector<Ten
     ASSERT_EQ(got.size(), want.size()) << k;
     for (size_t i = 0; i < got.size(); ++i) {
       ASSERT_EQ(got[i].type(), want[i].type()) << op << " output " << i << " (" << k << ")";
-      EXPECT_LE(max_rel_error(got[i], want[i]), tol) << op << " output " << i << " (" << k << ")";
+      EXPECT_LE(of_scale ? max_scaled_error(got[i], want[i]) : max_rel_error(got[i], want[i]), tol)
+          << op << " output " << i << " (" << k << ")";
     }
   }
 }
