@@ -72,6 +72,15 @@ int winograd_setting() {
   return setting;
 }
 
+// An on/off environment switch: unset or "1" on, "0" off, anything else an error naming it and
+// what each value does.
+bool env_switch(const char* name, std::string_view on, std::string_view off) {
+  const char* v = std::getenv(name);
+  const std::string_view s = v == nullptr ? "1" : v;
+  TERN_CHECK_ARG(s == "0" || s == "1", name, "='", s, "': expected 1 (", on, ") or 0 (", off, ")");
+  return s == "1";
+}
+
 }  // namespace
 
 // Baseline code (called before anything checks the CPU); the rest of the file is x86-64-v3.
@@ -82,13 +91,8 @@ int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m) {
 
 // TERN_WINOGRAD_FUSED: unset or "1" (where it applies), "0" (off: chunks of images always).
 bool winograd_fused(const ops::Conv2dGeometry& g, int m) {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TERN_WINOGRAD_FUSED");
-    const std::string_view s = v == nullptr ? "1" : v;
-    TERN_CHECK_ARG(s == "0" || s == "1", "TERN_WINOGRAD_FUSED='", s,
-                   "': expected 1 (fused where the filter fits) or 0 (chunks of images)");
-    return s == "1";
-  }();
+  static const bool enabled =
+      env_switch("TERN_WINOGRAD_FUSED", "fused where the filter fits", "chunks of images");
   return enabled && m == 4 && positions(m) * g.c_in * g.c_out * 4 <= kFusedFilterBytes;
 }
 
@@ -125,13 +129,8 @@ namespace {
 // TERN_WINOGRAD_BF16_PRODUCTS: unset or "1" (bf16 F(2x2, 3x3) where it applies), "0" (those
 // layers on oneDNN's bf16 kernels, exact products, or F(4x4, 3x3) with f32 products).
 bool winograd_bf16_products_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TERN_WINOGRAD_BF16_PRODUCTS");
-    const std::string_view s = v == nullptr ? "1" : v;
-    TERN_CHECK_ARG(s == "0" || s == "1", "TERN_WINOGRAD_BF16_PRODUCTS='", s,
-                   "': expected 1 (bf16 F(2x2, 3x3) Winograd) or 0 (oneDNN's bf16 kernels)");
-    return s == "1";
-  }();
+  static const bool enabled = env_switch("TERN_WINOGRAD_BF16_PRODUCTS", "bf16 F(2x2, 3x3) Winograd",
+                                         "oneDNN's bf16 kernels");
   return enabled;
 }
 
