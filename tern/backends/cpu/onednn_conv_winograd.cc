@@ -642,6 +642,12 @@ dnnl::memory::desc filter_desc(int64_t positions, int64_t rows, int64_t cols,
   return dense_desc(dnnl_dims{positions, rows, cols}, dtype);
 }
 
+// The same read transposed: [A*A, rows, cols] from a dense [A*A, cols, rows].
+dnnl::memory::desc filter_transposed_desc(int64_t positions, int64_t rows, int64_t cols,
+                                          DType dtype) {
+  return dnnl::memory::desc({positions, rows, cols}, to_dnnl(dtype), {rows * cols, 1, rows});
+}
+
 void init_gemm(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
                const dnnl::memory::desc& c, bool accumulate) {
   dnnl::post_ops ops;
@@ -775,8 +781,7 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
     const int64_t p = positions(m), tiles = n * tiles_per_image(g, m);
     gemms_.emplace_back();
     const dnnl::memory::desc u = flipped && products == DType::kBF16
-                                     ? dnnl::memory::desc({p, g.c_in, g.c_out}, to_dnnl(products),
-                                                          {g.c_in * g.c_out, 1, g.c_in})
+                                     ? filter_transposed_desc(p, g.c_in, g.c_out, products)
                                      : filter_desc(p, g.c_in, g.c_out, products);
     init_gemm(gemms_.back(), tiles_desc(p, tiles, g.c_in, products), u,
               tiles_desc(p, tiles, g.c_out), false);
@@ -785,6 +790,7 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
 
 void WinogradForward::run(const void* x, const void* filter, bool constant_filter, const void* bias,
                           void* out) {
+  // The third type is the products' (winograd_products, which the GEMMs were built with).
   if (dtype_ == DType::kBF16) {
     if (m_ == 4) return run_tiles<4, bfloat16, float>(x, filter, constant_filter, bias, out);
     return run_tiles<2, bfloat16, bfloat16>(x, filter, constant_filter, bias, out);
@@ -879,6 +885,7 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
 
 void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
   const bool bf16_in = dtype_ == DType::kBF16, bf16_out = dw_dtype_ == DType::kBF16;
+  // The third type is the products' (winograd_products, which the GEMMs were built with).
   if (m_ == 4) {
     if (!bf16_in) return run_tiles<4, float, float, float>(x, dy, dw);
     if (!bf16_out) return run_tiles<4, bfloat16, float, float>(x, dy, dw);

@@ -260,23 +260,13 @@ TEST_P(Winograd, ConstantFilterTransformKeptPerBuffer) {
   EXPECT_LE(max_rel_error(y, ref("conv2d", {x, f2}, same)), tol());
 }
 
-// The largest difference between got and want, relative to want's largest magnitude.
-double scaled_error(const Tensor& got, const Tensor& want) {
-  double diff = 0, scale = 0;
-  for (int64_t i = 0; i < got.num_elements(); ++i) {
-    diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
-    scale = std::max(scale, std::fabs(want.get(i)));
-  }
-  return diff / scale;
-}
-
 // bf16 tensors (x, filter, bias, residual, dy) against the f32 run on their widened values, in
 // the three directions, over the cases' paddings, odd sizes and channel counts. F(4x4, 3x3)
 // multiplies f32 transforms: its results are the f32 run's, rounded once (a bf16 filter
 // gradient's f32 result: the same bits). F(2x2, 3x3) multiplies transforms rounded to bf16
 // (winograd_products): each product is up to 2^-8 off, which the sums over channels and
-// positions carry to within kBf16Products of the f32 run's largest magnitude: 3.0e-3 to 6.6e-3
-// over these cases (the F(4x4, 3x3) results, the f32 run rounded to bf16: 1.8e-3 to 3.7e-3).
+// positions carry to within kBf16Products of 1 + the f32 run's largest magnitude
+// (max_scaled_error): 2.4e-3 to 6.0e-3 over these cases (~0 where only the centre tap is read).
 TEST_P(Winograd, Bf16AgainstTheF32Run) {
   constexpr double kBf16Products = 1e-2;
   uint64_t seed = 300;
@@ -291,7 +281,7 @@ TEST_P(Winograd, Bf16AgainstTheF32Run) {
       Tensor want = got.dtype() == DType::kBF16 ? round(f32_run) : f32_run;
       EXPECT_EQ(std::memcmp(got.raw_data(), want.raw_data(), got.nbytes()), 0);
     } else {
-      const double e = scaled_error(got, f32_run);
+      const double e = max_scaled_error(got, f32_run);
       EXPECT_LE(e, kBf16Products);
       EXPECT_GT(e, 0.0);  // the products are bf16's, not f32's
     }
