@@ -66,7 +66,8 @@ ir::Value* expand_fused_epilogue(GradContext& c, std::string_view base_op) {
   }
   // fused_conv2d's pool: max_pool2d of all that (its gradient routes dy to each window's max).
   if (const ops::AttrValue* pool = n.attrs().find("pool");
-      pool && std::get<std::string>(*pool) == "max") {
+      pool &&
+      (std::get<std::string>(*pool) == "max" || std::get<std::string>(*pool) == "max_argmax")) {
     y = c.op("max_pool2d", {y}, ops::fused_pool_attrs(n.attrs()));
   }
   return y;

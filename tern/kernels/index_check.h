@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string_view>
 
 #include "tern/base/error.h"
 #include "tern/base/row_error.h"
@@ -49,8 +50,9 @@ inline void check_embedding_ids(const Tensor& ids, int64_t vocab) {
 
 // max_pool2d_grad_argmax's check (ref and the fast kernel): every argmax names a position of its
 // window (below kh * kw) that lies inside x, else InvalidArgument naming the first bad one, its
-// flat position and its output element (n, oh, ow, c).
-inline void check_pool_argmax(const ops::Pool2dGeometry& g, const uint8_t* argmax) {
+// flat position and its output element (n, oh, ow, c); `op` names the op in the message.
+inline void check_pool_argmax(const ops::Pool2dGeometry& g, const uint8_t* argmax,
+                              std::string_view op = "max_pool2d_grad_argmax") {
   const int64_t window = g.kh * g.kw, total = g.n * g.out_h * g.out_w * g.c;
   // Windows that all lie inside x (no padding taken, the last one within x): the bound is enough,
   // checked as one maximum over the bytes.
@@ -68,8 +70,8 @@ inline void check_pool_argmax(const ops::Pool2dGeometry& g, const uint8_t* argma
     const int64_t pos = argmax[i], h = oh * g.stride_h - g.pad_top + pos / g.kw,
                   w = ow * g.stride_w - g.pad_left + pos % g.kw;
     if (pos >= window || h < 0 || h >= g.h || w < 0 || w >= g.w) {
-      throw_error(ErrorCode::kInvalidArgument, "op 'max_pool2d_grad_argmax': argmax ", pos,
-                  " at position ", i, " (output [", n, ", ", oh, ", ", ow, ", ", c, "]) ",
+      throw_error(ErrorCode::kInvalidArgument, "op '", op, "': argmax ", pos, " at position ", i,
+                  " (output [", n, ", ", oh, ", ", ow, ", ", c, "]) ",
                   pos >= window ? str_cat("is not a position of a ", g.kh, "x", g.kw, " window")
                                 : std::string("names a padding position"),
                   " (x ", g.input_shape(), ")");

@@ -181,4 +181,11 @@ Attrs fused_pool_attrs(const Attrs& fused) {
           {"padding", fused.get_string("pool_padding")}};
 }
 
+bool one_channel_pooled_conv(const Conv2dGeometry& g, const Pool2dGeometry& pool) {
+  return g.c_in == 1 && g.groups == 1 && g.stride_h == 1 && g.stride_w == 1 && g.dil_h == 1 &&
+         g.dil_w == 1 && g.kh == 3 && g.kw == 3 && pool.kh == 2 && pool.kw == 2 &&
+         pool.stride_h == 2 && pool.stride_w == 2 && pool.pad_top == 0 && pool.pad_left == 0 &&
+         2 * pool.out_h <= pool.h && 2 * pool.out_w <= pool.w;
+}
+
 }  // namespace tern::ops

@@ -66,6 +66,14 @@ std::string try_pool2d_geometry(const Shape& x, const Attrs& attrs, Pool2dGeomet
 // its pool_ksize, pool_strides and pool_padding.
 Attrs fused_pool_attrs(const Attrs& fused);
 
+// The first layer of a grayscale-image CNN as tern trains it fused with its pooling (passes
+// fuse_epilogue and pool_argmax, where the device has the kernels): one input channel, a 3x3
+// filter at stride 1 without dilation, under a 2x2 / 2 max pooling whose windows lie inside the
+// convolution's output. Its forward is fused_conv2d with pool = "max_argmax" and its filter
+// gradient conv2d_backprop_filter_pooled: the convolution-sized output and gradient are never
+// stored.
+bool one_channel_pooled_conv(const Conv2dGeometry& g, const Pool2dGeometry& pool);
+
 // One spatial dimension: output size and paddings for input `in`, kernel `k`, stride, dilation
 // and padding "SAME"|"VALID" (EXPLICIT: pass the two pads in `pad_before`/`pad_after` and
 // padding "EXPLICIT"). Returns "" or the problem.

@@ -203,7 +203,7 @@ TEST(ConvOps, FusedConvWithPool) {
   Attrs avg = {{"pool", std::string("avg")}, {"pool_ksize", Ints{2, 2}}};
   EXPECT_NE(error_of([&] {
               fused.check_and_infer("f", in, avg);
-            }).find("pool must be \"none\" or \"max\", got \"avg\""),
+            }).find("pool must be \"none\", \"max\" or \"max_argmax\", got \"avg\""),
             std::string::npos);
   Attrs no_ksize = {{"pool", std::string("max")}};
   EXPECT_NE(error_of([&] { fused.check_and_infer("f", in, no_ksize); }).find("pool: "),
@@ -215,6 +215,50 @@ TEST(ConvOps, FusedConvWithPool) {
   EXPECT_NE(error_of([&] {
               fused.check_and_infer("f", res, with_residual);
             }).find("pool = \"max\" takes no residual"),
+            std::string::npos);
+}
+
+// fused_conv2d with pool = "max_argmax": the pooled values and a u8 argmax of the same shape;
+// activation none only.
+TEST(ConvOps, FusedConvWithArgmaxPool) {
+  const OpDef& fused = OpRegistry::global().get("fused_conv2d");
+  std::vector<TensorType> in = {{DType::kF32, {2, 28, 28, 1}}, {DType::kF32, {3, 3, 1, 32}}};
+  Attrs attrs = {{"pool", std::string("max_argmax")},
+                 {"pool_ksize", Ints{2, 2}},
+                 {"pool_strides", Ints{2, 2}}};
+  std::vector<TensorType> out = fused.check_and_infer("f", in, attrs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], (TensorType{DType::kF32, {2, 13, 13, 32}}));
+  EXPECT_EQ(out[1], (TensorType{DType::kU8, {2, 13, 13, 32}}));
+  attrs.set("activation", std::string("relu"));
+  EXPECT_NE(error_of([&] {
+              fused.check_and_infer("f", in, attrs);
+            }).find("pool = \"max_argmax\" takes activation \"none\", got \"relu\""),
+            std::string::npos);
+}
+
+// conv2d_backprop_filter_pooled: dy and argmax have the pooling's shape over the convolution's
+// output; errors name the input that does not.
+TEST(ConvOps, BackpropFilterPooledShapes) {
+  const OpDef& op = OpRegistry::global().get("conv2d_backprop_filter_pooled");
+  Attrs attrs = {{"filter_shape", Ints{3, 3, 1, 32}},
+                 {"pool_ksize", Ints{2, 2}},
+                 {"pool_strides", Ints{2, 2}}};
+  std::vector<TensorType> in = {
+      {DType::kF32, {2, 28, 28, 1}}, {DType::kF32, {2, 13, 13, 32}}, {DType::kU8, {2, 13, 13, 32}}};
+  EXPECT_EQ(op.check_and_infer("g", in, attrs)[0], (TensorType{DType::kF32, {3, 3, 1, 32}}));
+  std::vector<TensorType> bad_dy = in;
+  bad_dy[1].shape = Shape{2, 26, 26, 32};
+  EXPECT_NE(error_of([&] {
+              op.check_and_infer("g", bad_dy, attrs);
+            }).find("dy shape [2, 26, 26, 32] != forward output shape [2, 13, 13, 32]"),
+            std::string::npos);
+  std::vector<TensorType> bad_argmax = in;
+  bad_argmax[2].dtype = DType::kI32;
+  EXPECT_NE(error_of([&] { op.check_and_infer("g", bad_argmax, attrs); }).find("argmax must be u8"),
+            std::string::npos);
+  Attrs no_pool = {{"filter_shape", Ints{3, 3, 1, 32}}};
+  EXPECT_NE(error_of([&] { op.check_and_infer("g", in, no_pool); }).find("pool_ksize"),
             std::string::npos);
 }
 

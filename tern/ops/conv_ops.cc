@@ -37,6 +37,15 @@ std::vector<AttrSpec> with_dfilter_dtype(std::vector<AttrSpec> base) {
   return base;
 }
 
+// A max pooling's attributes on a fused op: pool_ksize, pool_strides, pool_padding
+// (fused_pool_attrs reads them back as max_pool2d's).
+std::vector<AttrSpec> with_pool_attrs(std::vector<AttrSpec> base) {
+  base.push_back(AttrSpec{"pool_ksize", AttrKind::kInts, std::nullopt});
+  base.push_back(AttrSpec{"pool_strides", AttrKind::kInts, std::nullopt});
+  base.push_back(AttrSpec{"pool_padding", AttrKind::kString, std::string("VALID")});
+  return base;
+}
+
 // --- inference ---
 
 Conv2dGeometry conv_geometry_or_fail(const InferContext& ctx, const Shape& x, const Shape& filter) {
@@ -99,6 +108,33 @@ std::vector<TensorType> infer_conv2d_backprop_filter(const InferContext& ctx) {
   if (in != DType::kBF16 && in != DType::kF16 && in != DType::kF32) {
     ctx.fail("dfilter_dtype \"f32\" needs bf16, f16 or f32 inputs, got ", dtype_name(in));
   }
+  return {{DType::kF32, filter}};
+}
+
+// conv2d_backprop_filter_pooled(x, dy, argmax){filter_shape, conv attrs, dfilter_dtype, pool
+// attrs}: conv2d_backprop_filter of x and max_pool2d_grad_argmax(dy, argmax) over the
+// convolution's output. dy and argmax have the pooling's output shape.
+std::vector<TensorType> infer_conv2d_backprop_filter_pooled(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Shape filter = shape_attr(ctx, "filter_shape");
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
+  Pool2dGeometry pool;
+  std::string problem = try_pool2d_geometry(g.output_shape(), fused_pool_attrs(ctx.attrs), &pool);
+  if (!problem.empty()) ctx.fail("pooling of the convolution's output: ", problem);
+  if (pool.kh * pool.kw > kMaxPoolArgmaxWindow) {
+    ctx.fail("a ", pool.kh, "x", pool.kw, " window has more than ", kMaxPoolArgmaxWindow,
+             " positions");
+  }
+  require_dy_shape(ctx, 1, pool.output_shape());
+  if (ctx.input(2).dtype != DType::kU8 || ctx.input(2).shape != pool.output_shape()) {
+    ctx.fail("argmax must be ", TensorType{DType::kU8, pool.output_shape()}.to_string(), ", got ",
+             ctx.input(2).to_string());
+  }
+  DType in = ctx.input(0).dtype;
+  const std::string& out = ctx.attrs.get_string("dfilter_dtype");
+  if (out.empty()) return {{in, filter}};
+  if (out != "f32" && out != "float32")
+    ctx.fail("dfilter_dtype must be \"\" or \"f32\", got \"", out, "\"");
   return {{DType::kF32, filter}};
 }
 
@@ -182,6 +218,17 @@ void register_conv_ops(OpRegistry& r) {
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_conv2d_backprop_filter});
+  r.add({.name = "conv2d_backprop_filter_pooled",
+         .family = "conv",
+         .doc = "conv2d_backprop_filter(x, max_pool2d_grad_argmax(dy, argmax)) without the "
+                "convolution-sized gradient: dy and argmax are a max pooling's, over the "
+                "convolution's output (pool_ksize, pool_strides, pool_padding).",
+         .inputs = {"x", "dy", "argmax"},
+         .attrs =
+             with_pool_attrs(with_dfilter_dtype(with_shape_attr("filter_shape", conv2d_attrs()))),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_conv2d_backprop_filter_pooled});
   r.add({.name = "max_pool2d",
          .family = "conv",
          .doc = "2-D max pooling over NHWC windows; SAME padding never selects a pad element.",

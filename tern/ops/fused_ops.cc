@@ -14,6 +14,8 @@
 //       pool = "max" (no residual) returns max_pool2d(that, ksize = pool_ksize, strides =
 //       pool_strides, padding = pool_padding) instead: the convolution's output is never stored
 //       whole (an inference graph's conv -> pool, where nothing else reads the convolution).
+//       pool = "max_argmax" (activation "none") returns max_pool2d_argmax's pair instead: the
+//       pooled values and argmax (u8), for training (pass fuse_epilogue, one-channel layers).
 #include "tern/ops/conv_geometry.h"
 #include "tern/ops/families.h"
 #include "tern/ops/fused_program.h"
@@ -172,12 +174,26 @@ void register_fused_ops(OpRegistry& r) {
            check_epilogue(ctx, out[0]);
            const std::string& pool = ctx.attrs.get_string("pool");
            if (pool == "none") return out;
-           if (pool != "max") ctx.fail("pool must be \"none\" or \"max\", got \"", pool, "\"");
-           if (ctx.attrs.get_bool("has_residual")) ctx.fail("pool = \"max\" takes no residual");
+           if (pool != "max" && pool != "max_argmax") {
+             ctx.fail("pool must be \"none\", \"max\" or \"max_argmax\", got \"", pool, "\"");
+           }
+           if (ctx.attrs.get_bool("has_residual"))
+             ctx.fail("pool = \"", pool, "\" takes no residual");
            Pool2dGeometry pg;
            problem = try_pool2d_geometry(out[0].shape, fused_pool_attrs(ctx.attrs), &pg);
            if (!problem.empty()) ctx.fail("pool: ", problem);
            out[0].shape = pg.output_shape();
+           if (pool == "max_argmax") {
+             if (ctx.attrs.get_string("activation") != "none") {
+               ctx.fail("pool = \"max_argmax\" takes activation \"none\", got \"",
+                        ctx.attrs.get_string("activation"), "\"");
+             }
+             if (pg.kh * pg.kw > kMaxPoolArgmaxWindow) {
+               ctx.fail("pool: a ", pg.kh, "x", pg.kw, " window has more than ",
+                        kMaxPoolArgmaxWindow, " positions (argmax is u8)");
+             }
+             out.push_back({DType::kU8, pg.output_shape()});
+           }
            return out;
          }});
 }

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "tern/ir/analysis/topo_order.h"
+#include "tern/ops/conv_geometry.h"
 #include "tern/ops/fused_program.h"
 #include "tern/passes/pass_util.h"
 
@@ -20,9 +21,20 @@ struct Chain {
   ir::Value* result = nullptr;  // the value the fused node replaces
 };
 
+// Whether `pool` (a max_pool2d_argmax reading conv2d `conv`'s result alone) joins as fused_conv2d's
+// pool = "max_argmax": an f32 one-channel layer (ops::one_channel_pooled_conv), nothing but a bias
+// between them.
+bool argmax_pool_joins(const ir::Node& conv, const ir::Node& pool) {
+  const ir::Value* y = conv.output();
+  if (y->dtype() != DType::kF32) return false;
+  const ops::Conv2dGeometry g =
+      ops::conv2d_geometry(conv.input(0)->shape(), conv.input(1)->shape(), conv.attrs());
+  return ops::one_channel_pooled_conv(g, ops::pool2d_geometry(g.output_shape(), pool.attrs()));
+}
+
 class Matcher {
  public:
-  explicit Matcher(const ir::Graph& g) : g_(g) {}
+  Matcher(const ir::Graph& g, bool argmax_pools) : g_(g), argmax_pools_(argmax_pools) {}
 
   ir::Node* sole_user(const ir::Value* v) const { return passes::sole_user(g_, v); }
 
@@ -73,6 +85,13 @@ class Matcher {
     // max pooling commute, NaN included: simplify moves relu after the pooling).
     if (base->op_name() == "conv2d" && !c.residual) {
       ir::Node* p = sole_user(cur);
+      if (p && p->op_name() == "max_pool2d_argmax" && argmax_pools_ && c.activation == "none" &&
+          argmax_pool_joins(*base, *p)) {
+        c.pool = p;
+        c.absorbed.push_back(p);
+        c.result = cur;  // replaced by both of the pool's outputs (fuse)
+        return c;
+      }
       if (p && p->op_name() == "max_pool2d") {
         c.pool = p;
         c.absorbed.push_back(p);
@@ -92,6 +111,7 @@ class Matcher {
 
  private:
   const ir::Graph& g_;
+  bool argmax_pools_;
 };
 
 // Replaces the chain by one fused node; false (nothing changed) if moving the chain's control
@@ -107,8 +127,9 @@ bool fuse(ir::Graph& g, const Chain& c) {
   attrs.set("activation", c.activation);
   attrs.set("has_bias", c.bias != nullptr);
   attrs.set("has_residual", c.residual != nullptr);
+  const bool argmax = c.pool && c.pool->op_name() == "max_pool2d_argmax";
   if (c.pool) {
-    attrs.set("pool", std::string("max"));
+    attrs.set("pool", std::string(argmax ? "max_argmax" : "max"));
     for (const char* name : {"ksize", "strides", "padding"}) {  // those not set keep the defaults
       if (const ops::AttrValue* v = c.pool->attrs().find(name))
         attrs.set(str_cat("pool_", name), *v);
@@ -117,7 +138,12 @@ bool fuse(ir::Graph& g, const Chain& c) {
   std::string op = str_cat("fused_", c.base->op_name());
   ir::Node* fused = g.add_node(op, inputs, std::move(attrs), str_cat(c.base->name(), "/fused"));
   inherit_control_edges(g, chain, fused);
-  g.replace_all_uses(c.result, fused->output());
+  if (argmax) {  // the pooled values and argmax
+    g.replace_all_uses(c.pool->output(0), fused->output(0));
+    g.replace_all_uses(c.pool->output(1), fused->output(1));
+  } else {
+    g.replace_all_uses(c.result, fused->output());
+  }
   for (auto it = chain.rbegin(); it != chain.rend(); ++it) g.remove_node(*it);
   return true;
 }
@@ -129,7 +155,7 @@ bool FuseEpilogue::run(ir::Graph& g) {
   std::unordered_set<const ir::Node*> removed;
   for (ir::Node* n : ir::topo_order(g)) {
     if (removed.count(n) || (n->op_name() != "matmul" && n->op_name() != "conv2d")) continue;
-    std::optional<Chain> chain = Matcher(g).match(n);
+    std::optional<Chain> chain = Matcher(g, argmax_pools_).match(n);
     if (!chain || !fuse(g, *chain)) continue;
     removed.insert(chain->absorbed.begin(), chain->absorbed.end());
     changed = true;

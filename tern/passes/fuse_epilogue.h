@@ -7,7 +7,11 @@
 // conv2d also folds a following max_pool2d (and a relu after that pool) into fused_conv2d's pool
 // (tern/ops/fused_ops.cc): in an inference graph the convolution's output is then pooled chunk by
 // chunk while in cache instead of being written whole and read again; a training graph's
-// convolution output is also read by its gradients, so it is not folded there.
+// convolution output is usually also read by its gradients, so it is not folded there.
+// With argmax_pools (the device has the kernels), a training graph's one-channel first layer
+// (ops::one_channel_pooled_conv, f32), conv2d [+ bias] read only by a max_pool2d_argmax (pass
+// pool_argmax), becomes fused_conv2d with pool = "max_argmax", which returns both of the
+// pooling's outputs: the convolution-sized output is never written.
 // Only values nothing else reads are folded in: an intermediate that is a graph output or has a
 // second user ends the chain there. The fused node takes over the chain's control edges (it runs
 // after whatever they ran after; whatever waited for them waits for it); a chain whose control
@@ -22,8 +26,12 @@ namespace tern::passes {
 
 class FuseEpilogue final : public Pass {
  public:
+  explicit FuseEpilogue(bool argmax_pools = false) : argmax_pools_(argmax_pools) {}
   std::string name() const override { return "fuse_epilogue"; }
   bool run(ir::Graph& g) override;
+
+ private:
+  bool argmax_pools_;
 };
 
 }  // namespace tern::passes

@@ -86,6 +86,50 @@ TEST(FuseEpilogue, PoolStaysApartWhenTheConvolutionHasAnotherReader) {
   EXPECT_EQ(count_ops(*g, "fused_conv2d"), 2u);
 }
 
+// Training's one-channel first layer (pass pool_argmax made its pooling the argmax pair): with
+// argmax_pools, conv + bias + the pooling become fused_conv2d with pool = "max_argmax", both of the
+// pooling's outputs its own; without the option, or with three input channels, the pooling stays.
+TEST(FuseEpilogue, OneChannelLayerJoinsItsArgmaxPooling) {
+  auto text = [](int64_t channels) {
+    return str_cat(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[4, 28, 28, )",
+                   channels, R"(]}
+    %w = variable() {dtype=f32, name="w", shape=[3, 3, )",
+                   channels, R"(, 32]}
+    %b = variable() {dtype=f32, name="b", shape=[32]}
+    %c = conv2d(%x, %w)
+    %z = add(%c, %b)
+    %p = max_pool2d_argmax(%z) {ksize=[2, 2], strides=[2, 2]}
+    %y = relu(%p)
+    %dy = input() {dtype=f32, name="dy", shape=[4, 13, 13, 32]}
+    %g = max_pool2d_grad_argmax(%dy, %p#1) {ksize=[2, 2], strides=[2, 2], input_shape=[4, 26, 26, 32]}
+    return {"y": %y, "g": %g}
+  })");
+  };
+  auto g = parse(text(1));
+  FuseEpilogue pass(/*argmax_pools=*/true);
+  EXPECT_TRUE(run_pass(pass, *g));
+  const ir::Node& relu = output_node(*g, "y");
+  EXPECT_EQ(relu.op_name(), "relu");  // not joined: the activation would change argmax
+  const ir::Node& f = *relu.input(0)->node();
+  ASSERT_EQ(f.op_name(), "fused_conv2d");
+  EXPECT_EQ(f.attrs().get_string("pool"), "max_argmax");
+  EXPECT_EQ(f.attrs().get_string("activation"), "none");
+  EXPECT_TRUE(f.attrs().get_bool("has_bias"));
+  ASSERT_EQ(f.num_outputs(), 2);
+  EXPECT_EQ(relu.input(0), f.output(0));
+  EXPECT_EQ(output_node(*g, "g").input(1), f.output(1));
+  EXPECT_EQ(f.output(1)->type(), (TensorType{DType::kU8, Shape{4, 13, 13, 32}}));
+  EXPECT_EQ(count_ops(*g, "max_pool2d_argmax"), 0u);
+
+  for (auto [channels, option] : {std::pair{1, false}, std::pair{3, true}}) {
+    auto other = parse(text(channels));
+    FuseEpilogue p(option);
+    EXPECT_TRUE(run_pass(p, *other));  // conv + bias still fuse
+    EXPECT_EQ(count_ops(*other, "max_pool2d_argmax"), 1u) << channels << " " << option;
+  }
+}
+
 TEST(FuseEpilogue, ResidualAndGeluWithTransposes) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[16, 8]}

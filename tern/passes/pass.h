@@ -60,6 +60,10 @@ struct PipelineOptions {
   // The device has fast kernels for max_pool2d_argmax and max_pool2d_grad_argmax: pool_argmax
   // runs (before fuse_epilogue).
   bool pool_argmax = false;
+  // The device has the kernels of a one-channel layer trained fused with its pooling
+  // (ops::one_channel_pooled_conv): pool_argmax forms conv2d_backprop_filter_pooled and
+  // fuse_epilogue fused_conv2d with pool = "max_argmax".
+  bool one_channel_pooled_conv = false;
 };
 
 // The standard optimization pipeline used by Executable::compile:

@@ -18,6 +18,66 @@ bool has_control_edges(const ir::Graph& g, ir::Node* n) {
   return !n->control_inputs().empty() || !control_successors_of(g, {n}).empty();
 }
 
+// A sum over both spatial axes of rank-4 x (and any others): the same result from a pooling's dy
+// as from the gradient it routes, when each dy goes to one element.
+bool sums_spatial(const ir::Node& n) {
+  if (n.op_name() != "sum" || n.input(0)->shape().rank() != 4) return false;
+  const std::vector<int64_t>& axes = n.attrs().get_ints("axes");
+  if (axes.empty()) return true;
+  bool h = false, w = false;
+  for (int64_t a : axes) {
+    const int64_t axis = a < 0 ? a + 4 : a;
+    h = h || axis == 1;
+    w = w || axis == 2;
+  }
+  return h && w;
+}
+
+// conv2d_backprop_filter(x, max_pool2d_grad_argmax(dy, argmax)) -> conv2d_backprop_filter_pooled(
+// x, dy, argmax), and the bias gradient's sum over the routed gradient -> the same sum over dy,
+// where every use of the routed gradient is one of those (so it is never written).
+bool fuse_pooled_filter_gradient(ir::Graph& g, ir::Node* route) {
+  ir::Value* dx = route->output();
+  if (dx->dtype() != DType::kF32 || has_control_edges(g, route) || is_graph_output(g, dx)) {
+    return false;
+  }
+  const ops::Pool2dGeometry pool = ops::pool2d_geometry(dx->shape(), route->attrs());
+  std::vector<ir::Node*> filters, sums;
+  for (const ir::Use& u : dx->uses()) {
+    ir::Node* n = u.node;
+    if (has_control_edges(g, n)) return false;
+    if (n->op_name() == "conv2d_backprop_filter" && u.input_index == 1) {
+      const ops::Conv2dGeometry conv = ops::conv2d_geometry(
+          n->input(0)->shape(), Shape(n->attrs().get_ints("filter_shape")), n->attrs());
+      if (!ops::one_channel_pooled_conv(conv, pool)) return false;
+      filters.push_back(n);
+    } else if (sums_spatial(*n)) {
+      sums.push_back(n);
+    } else {
+      return false;
+    }
+  }
+  if (filters.empty()) return false;
+  ir::Value *dy = route->input(0), *argmax = route->input(1);
+  for (ir::Node* f : filters) {
+    ops::Attrs attrs = f->attrs();
+    attrs.set("pool_ksize", route->attrs().get_ints("ksize"));
+    attrs.set("pool_strides", route->attrs().get_ints("strides"));
+    attrs.set("pool_padding", route->attrs().get_string("padding"));
+    ir::Value* df = g.add("conv2d_backprop_filter_pooled", {f->input(0), dy, argmax}, attrs,
+                          str_cat(f->name(), "/pooled"));
+    g.replace_all_uses(f->output(), df);
+    g.remove_node(f);
+  }
+  for (ir::Node* s : sums) {
+    ir::Value* sum = g.add("sum", {dy}, s->attrs(), str_cat(s->name(), "/pooled"));
+    g.replace_all_uses(s->output(), sum);
+    g.remove_node(s);
+  }
+  g.remove_node(route);
+  return true;
+}
+
 }  // namespace
 
 bool PoolArgmax::run(ir::Graph& g) {
@@ -55,6 +115,11 @@ bool PoolArgmax::run(ir::Graph& g) {
       g.remove_node(grad);
     }
     changed = true;
+  }
+  if (pooled_filter_gradient_) {
+    for (ir::Node* route : g.nodes_of("max_pool2d_grad_argmax")) {
+      changed = fuse_pooled_filter_gradient(g, route) || changed;
+    }
   }
   return changed;
 }

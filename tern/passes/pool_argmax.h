@@ -9,6 +9,13 @@
 // sum their dy, slower this way), without control edges. The pipeline runs it only where the device
 // has fast kernels for both argmax ops (PipelineOptions::pool_argmax) and not in deterministic
 // pipelines.
+// With pooled_filter_gradient (the device has its kernel), then, where the routed gradient dx of
+// an f32 pooling over a convolution's output is read only by that convolution's filter gradient
+// and by sums over its spatial axes (the bias gradient):
+//   conv2d_backprop_filter(x, dx) -> conv2d_backprop_filter_pooled(x, dy, argmax)
+//   sum(dx){axes covering H and W} -> sum(dy){same axes}   (each dy lands on one element of dx)
+// so dx is never written: for the convolutions ops::one_channel_pooled_conv names (the
+// grayscale CNN's first layer), whose CPU kernel reads dy and argmax once.
 #pragma once
 
 #include "tern/passes/pass.h"
@@ -17,8 +24,14 @@ namespace tern::passes {
 
 class PoolArgmax final : public Pass {
  public:
+  // pooled_filter_gradient: also form conv2d_backprop_filter_pooled (the device has its kernel).
+  explicit PoolArgmax(bool pooled_filter_gradient = false)
+      : pooled_filter_gradient_(pooled_filter_gradient) {}
   std::string name() const override { return "pool_argmax"; }
   bool run(ir::Graph& g) override;
+
+ private:
+  bool pooled_filter_gradient_;
 };
 
 }  // namespace tern::passes

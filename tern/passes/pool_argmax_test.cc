@@ -1,6 +1,9 @@
 // pool_argmax: text IR in, structure out; the rewritten graph computes the same bits.
 #include "tern/passes/pool_argmax.h"
 
+#include <cmath>
+#include <regex>
+
 #include "tern/passes/pass_eval_test_util.h"
 #include "tern/passes/pass_test_util.h"
 #include "tests/support/random_tensor.h"
@@ -85,6 +88,104 @@ TEST(PoolArgmax, SameBitsAsTheGraphItReplaces) {
                             {"f", tern::testing::random_tensor(d, Shape{3, 3, 1, 8}, 2)},
                             {"dy", tern::testing::random_tensor(d, Shape{2, 3, 3, 8}, 3)}};
     testing::expect_same_bits(*plain, *g, feeds);
+  }
+}
+
+// The CNN's first layer as autodiff writes it for training (its input needs no gradient): the
+// routed gradient is read only by the filter gradient and the bias gradient's sum.
+constexpr const char* kFirstLayer = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 10, 10, 1]}
+    %f = input() {dtype=f32, name="f", shape=[3, 3, 1, 16]}
+    %b = input() {dtype=f32, name="b", shape=[16]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 4, 4, 16]}
+    %c = conv2d(%x, %f)
+    %z = add(%c, %b)
+    %p = max_pool2d(%z) {ksize=[2, 2], strides=[2, 2]}
+    %r = relu(%p)
+    %dp = relu_grad(%dy, %p)
+    %dz = max_pool2d_grad(%z, %dp) {ksize=[2, 2], strides=[2, 2]}
+    %df = conv2d_backprop_filter(%x, %dz) {filter_shape=[3, 3, 1, 16]}
+    %db = sum(%dz) {axes=[0, 1, 2]}
+    return {"r": %r, "df": %df, "db": %db}
+  })";
+
+TEST(PoolArgmax, FirstLayerFilterGradientReadsThePooledGradient) {
+  auto g = parse(kFirstLayer);
+  PoolArgmax pass(/*pooled_filter_gradient=*/true);
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax") + count_ops(*g, "conv2d_backprop_filter"), 0u);
+  const ir::Node& df = output_node(*g, "df");
+  ASSERT_EQ(df.op_name(), "conv2d_backprop_filter_pooled");
+  EXPECT_EQ(df.attrs().get_ints("pool_ksize"), (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ(df.attrs().get_ints("filter_shape"), (std::vector<int64_t>{3, 3, 1, 16}));
+  const ir::Node& pool = *df.input(2)->node();
+  EXPECT_EQ(pool.op_name(), "max_pool2d_argmax");
+  EXPECT_EQ(df.input(1)->node()->op_name(), "relu_grad");  // the pooling's dy
+  const ir::Node& db = output_node(*g, "db");
+  ASSERT_EQ(db.op_name(), "sum");
+  EXPECT_EQ(db.input(0), df.input(1));
+  EXPECT_FALSE(run_pass(pass, *g));
+
+  // Without the option (no kernel for the fused op), the routed gradient stays.
+  auto plain = parse(kFirstLayer);
+  PoolArgmax without;
+  EXPECT_TRUE(run_pass(without, *plain));
+  EXPECT_EQ(count_ops(*plain, "conv2d_backprop_filter_pooled"), 0u);
+  EXPECT_EQ(count_ops(*plain, "max_pool2d_grad_argmax"), 1u);
+}
+
+// Bit for bit on ref (the fused op's ref routes dy as max_pool2d_grad_argmax does, then runs the
+// filter gradient's ref; the bias sum adds the same values); within rounding on the fast kernels,
+// which sum in another order.
+TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
+  auto plain = parse(kFirstLayer);
+  auto g = parse(kFirstLayer);
+  PoolArgmax pass(/*pooled_filter_gradient=*/true);
+  ASSERT_TRUE(run_pass(pass, *g));
+  runtime::Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 10, 10, 1}, 1)},
+                          {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 1, 16}, 2)},
+                          {"b", tern::testing::random_tensor(DType::kF32, Shape{16}, 3)},
+                          {"dy", tern::testing::random_tensor(DType::kF32, Shape{2, 4, 4, 16}, 4)}};
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, ref);
+  std::vector<Tensor> got = runtime::run_graph_eager(*g, feeds, nullptr, ref);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(got[i], want[i])) << plain->outputs()[i].name;
+  }
+  std::vector<Tensor> fast = runtime::run_graph_eager(*g, feeds, nullptr, runtime::EagerOptions{});
+  for (size_t i = 0; i < fast.size(); ++i) {
+    for (int64_t e = 0; e < want[i].num_elements(); ++e) {
+      EXPECT_NEAR(fast[i].get(e), want[i].get(e), 1e-5 * (1 + std::abs(want[i].get(e))))
+          << plain->outputs()[i].name << " element " << e;
+    }
+  }
+}
+
+// A filter gradient of another geometry (3 input channels), a routed gradient with a reader other
+// than the two (the input gradient of a layer that is not the first), or one that is a graph
+// output: the routed gradient stays.
+TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
+  for (const char* change : {"channels", "input gradient", "output"}) {
+    SCOPED_TRACE(change);
+    std::string text = kFirstLayer;
+    const std::string what = change;
+    if (what == "channels") {
+      text = std::regex_replace(text, std::regex("10, 10, 1\\]"), "10, 10, 3]");
+      text = std::regex_replace(text, std::regex("3, 3, 1, 16\\]"), "3, 3, 3, 16]");
+    } else if (what == "input gradient") {
+      text = std::regex_replace(text, std::regex("return \\{"),
+                                "%dx = conv2d_backprop_input(%dz, %f) {input_shape=[2, 10, 10, "
+                                "1]}\n    return {\"dx\": %dx, ");
+    } else {
+      text = std::regex_replace(text, std::regex("return \\{"), "return {\"dz\": %dz, ");
+    }
+    auto g = parse(text);
+    PoolArgmax pass(/*pooled_filter_gradient=*/true);
+    EXPECT_TRUE(run_pass(pass, *g));  // the argmax pair still forms
+    EXPECT_EQ(count_ops(*g, "conv2d_backprop_filter_pooled"), 0u);
+    EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax"), 1u);
   }
 }
 

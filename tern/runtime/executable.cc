@@ -78,6 +78,8 @@ void run_optimizations(ir::Graph& g, const CompileOptions& options,
                                    .supports(DeviceCapability::kBF16WidenedContractions);
   po.pool_argmax = has_fast_kernel("max_pool2d_argmax", options.device) &&
                    has_fast_kernel("max_pool2d_grad_argmax", options.device);
+  // The CPU backend registers the pooled filter gradient with its argmax-pooled convolution.
+  po.one_channel_pooled_conv = has_fast_kernel("conv2d_backprop_filter_pooled", options.device);
   for (auto& st : passes::default_pipeline(po).run(g)) stats.push_back(std::move(st));
 }
 

@@ -93,6 +93,43 @@ TERN_OP_CASES(pool_argmax) {
   };
 }
 
+// conv2d_backprop_filter_pooled: the first layer's filter gradient from its pooling's dy and
+// argmax (any argmax of a 2x2 window is valid where the windows lie inside the convolution's
+// output). The CNN's layer (its 32 channels, two registers), a tail of channels with odd sizes
+// (11x11 -> 9x9, pooled to 4x4: the last row and column of the convolution take no gradient), and
+// SAME padding (taps in the padding).
+TERN_OP_CASES(pooled_filter_gradient) {
+  auto attrs = [](Ints filter, std::string padding) {
+    return ops::Attrs{{"filter_shape", std::move(filter)},
+                      {"padding", std::move(padding)},
+                      {"pool_ksize", Ints{2, 2}},
+                      {"pool_strides", Ints{2, 2}}};
+  };
+  return {
+      {"conv2d_backprop_filter_pooled",
+       {In({2, 28, 28, 1}), In({2, 13, 13, 32}), Idx({2, 13, 13, 32}, 0, 4, DType::kU8)},
+       attrs({3, 3, 1, 32}, "VALID"),
+       false,
+       {},
+       1e-5,
+       "cnn-28x28-32ch"},
+      {"conv2d_backprop_filter_pooled",
+       {In({3, 11, 11, 1}), In({3, 4, 4, 20}), Idx({3, 4, 4, 20}, 0, 4, DType::kU8)},
+       attrs({3, 3, 1, 20}, "VALID"),
+       false,
+       {},
+       1e-5,
+       "odd-20ch"},
+      {"conv2d_backprop_filter_pooled",
+       {In({1, 8, 8, 1}), In({1, 4, 4, 16}), Idx({1, 4, 4, 16}, 0, 4, DType::kU8)},
+       attrs({3, 3, 1, 16}, "SAME"),
+       false,
+       {},
+       1e-5,
+       "same-16ch"},
+  };
+}
+
 TERN_OP_CASES(conv) {
   ops::Attrs same_s2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};
   return {

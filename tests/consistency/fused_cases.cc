@@ -260,6 +260,30 @@ TERN_OP_CASES(fused) {
       // 2400 output pixels
       // (f32: Winograd, pooled from its blocked output); an overlapping padded 3x3/2 pooling
       // (the NHWC path with the max_pool2d kernel for the chunk); bf16 and f16 run NHWC.
+      // pool = "max_argmax": training's first layer, the pooled values and their argmax (the
+      // one-channel kernel; 20 channels: a tail of lanes).
+      {"fused_conv2d",
+       {In({2, 28, 28, 1}), In({3, 3, 1, 32}), In({32})},
+       [] {
+         ops::Attrs a = pool_attrs({2, 2}, {2, 2}, "VALID", epilogue("none", true, false));
+         a.set("pool", std::string("max_argmax"));
+         return a;
+       }(),
+       false,
+       {DType::kF32},
+       1e-5,
+       "pool-argmax-1ch"},
+      {"fused_conv2d",
+       {In({3, 11, 11, 1}), In({3, 3, 1, 20}), In({20})},
+       [] {
+         ops::Attrs a = pool_attrs({2, 2}, {2, 2}, "VALID", epilogue("none", true, false));
+         a.set("pool", std::string("max_argmax"));
+         return a;
+       }(),
+       false,
+       {DType::kF32},
+       1e-5,
+       "pool-argmax-1ch-odd"},
       {"fused_conv2d",
        {In({13, 28, 28, 1}), In({3, 3, 1, 32}), In({32})},
        epilogue("relu", true, false, pool_attrs({2, 2}, {2, 2}, "VALID")),

@@ -15,6 +15,7 @@
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_math.h"
+#include "tern/backends/cpu/pool_loops.h"
 #include "tern/backends/cpu/pooled_conv.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
@@ -31,9 +32,12 @@ using Geometry = PooledConvGeometry;
 
 // Pooled row `pr` of image `n`: every pooled pixel's 2x2 window of 3x3 convolutions. `bias` is
 // never null (zeros without one: a conditional load kept GCC from vectorizing the loop, 8x slower).
-template <bool kRelu>
+// kArgmax (training's form, activation none): the window's first maximum in window order (a NaN
+// being the maximum, as max_pool2d_argmax) and its position, into `am`.
+template <bool kRelu, bool kArgmax>
 [[gnu::always_inline]] inline void pooled_row(const Geometry& geo, const float* x, const float* f,
-                                              const float* bias, float* y, int64_t n, int64_t pr) {
+                                              const float* bias, float* y, uint8_t* am, int64_t n,
+                                              int64_t pr) {
   const ops::Conv2dGeometry& g = geo.conv;
   const int64_t c_out = g.c_out, pw = geo.pool.out_w;
   for (int64_t pc = 0; pc < pw; ++pc) {
@@ -46,7 +50,9 @@ template <bool kRelu>
         p[a][b] = inside ? x[(n * g.h + ih) * g.w + iw] : 0.f;
       }
     }
-    float* out = y + ((n * geo.pool.out_h + pr) * pw + pc) * c_out;
+    const int64_t o = ((n * geo.pool.out_h + pr) * pw + pc) * c_out;
+    float* out = y + o;
+    uint8_t* code = kArgmax ? am + o : nullptr;
 #pragma omp simd
     for (int64_t c = 0; c < c_out; ++c) {
       const float b0 = bias[c];
@@ -62,21 +68,39 @@ template <bool kRelu>
           a11 += p[i + 1][j + 1] * w;
         }
       }
-      float m = vm::maximum(vm::maximum(a00, a01), vm::maximum(a10, a11));
-      if constexpr (kRelu) m = vm::select(m < 0.f, 0.f, m);  // NaN stays NaN
-      out[c] = m;
+      if constexpr (kArgmax) {
+        // Straight-line selects of floats, the position too (a loop over the candidates, or
+        // selects of integers, left this loop scalar or slower).
+        float m = a00, at = 0.f;
+        bool better = pool::beats(a01, m);
+        m = vm::select(better, a01, m);
+        at = vm::select(better, 1.f, at);
+        better = pool::beats(a10, m);
+        m = vm::select(better, a10, m);
+        at = vm::select(better, 2.f, at);
+        better = pool::beats(a11, m);
+        m = vm::select(better, a11, m);
+        at = vm::select(better, 3.f, at);
+        out[c] = m;
+        code[c] = static_cast<uint8_t>(static_cast<int32_t>(at));
+      } else {
+        float m = vm::maximum(vm::maximum(a00, a01), vm::maximum(a10, a11));
+        if constexpr (kRelu) m = vm::select(m < 0.f, 0.f, m);  // NaN stays NaN
+        out[c] = m;
+      }
     }
   }
 }
 
-template <bool kRelu>
-void run_rows(const Geometry& geo, const float* x, const float* f, const float* bias, float* y) {
+template <bool kRelu, bool kArgmax>
+void run_rows(const Geometry& geo, const float* x, const float* f, const float* bias, float* y,
+              uint8_t* am) {
   const int64_t tasks = geo.conv.n * geo.pool.out_h;
   const bool parallel =
       tasks * geo.pool.out_w * geo.conv.c_out >= kParallelElements && !omp_in_parallel();
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t t = 0; t < tasks; ++t) {
-    pooled_row<kRelu>(geo, x, f, bias, y, t / geo.pool.out_h, t % geo.pool.out_h);
+    pooled_row<kRelu, kArgmax>(geo, x, f, bias, y, am, t / geo.pool.out_h, t % geo.pool.out_h);
   }
 }
 
@@ -85,22 +109,24 @@ void run_rows(const Geometry& geo, const float* x, const float* f, const float* 
 // target of the function that holds the pragma, so a shared body would run its x86-64-v3 build
 // (measured: the batch-256 layer fell behind oneDNN's, 1.15 against 0.99 ms, where this form
 // runs ahead of it).
-template <bool kRelu>
+template <bool kRelu, bool kArgmax>
 TERN_CPU_V4_LOOP void run_rows_v4(const Geometry& geo, const float* x, const float* f,
-                                  const float* bias, float* y) {
+                                  const float* bias, float* y, uint8_t* am) {
   const int64_t tasks = geo.conv.n * geo.pool.out_h;
   const bool parallel =
       tasks * geo.pool.out_w * geo.conv.c_out >= kParallelElements && !omp_in_parallel();
 #pragma omp parallel for schedule(static) if (parallel)
   for (int64_t t = 0; t < tasks; ++t) {
-    pooled_row<kRelu>(geo, x, f, bias, y, t / geo.pool.out_h, t % geo.pool.out_h);
+    pooled_row<kRelu, kArgmax>(geo, x, f, bias, y, am, t / geo.pool.out_h, t % geo.pool.out_h);
   }
 }
 
 // "" if the kernel takes the signature: f32, one input channel, a 3x3 filter at stride 1 and
 // dilation 1, a 2x2 max pooling at stride 2 without padding, activation none or relu.
 std::string decline(const kernels::KernelSignature& sig, Geometry* geo) {
-  if (std::string why = decline_pooled_conv(sig, geo); !why.empty()) return why;
+  if (std::string why = decline_pooled_conv(sig, geo, /*argmax_ok=*/true); !why.empty()) {
+    return why;
+  }
   const ops::Conv2dGeometry& g = geo->conv;
   if (g.c_in != 1 || g.groups != 1) return "more than one input channel";
   if (g.kh != 3 || g.kw != 3 || g.stride_h != 1 || g.stride_w != 1 || g.dil_h != 1 ||
@@ -126,10 +152,16 @@ class ConvPoolOneChannelKernel final : public kernels::Kernel {
     const float* f = ctx.inputs[1].data<float>();
     const float* bias = bias_ ? ctx.inputs[2].data<float>() : zeros_.data();
     float* y = ctx.outputs[0].data<float>();
-    if (relu_) {
-      v4 ? run_rows_v4<true>(geo_, x, f, bias, y) : run_rows<true>(geo_, x, f, bias, y);
+    if (geo_.argmax) {  // activation none (fused_conv2d's rule)
+      uint8_t* am = ctx.outputs[1].data<uint8_t>();
+      v4 ? run_rows_v4<false, true>(geo_, x, f, bias, y, am)
+         : run_rows<false, true>(geo_, x, f, bias, y, am);
+    } else if (relu_) {
+      v4 ? run_rows_v4<true, false>(geo_, x, f, bias, y, nullptr)
+         : run_rows<true, false>(geo_, x, f, bias, y, nullptr);
     } else {
-      v4 ? run_rows_v4<false>(geo_, x, f, bias, y) : run_rows<false>(geo_, x, f, bias, y);
+      v4 ? run_rows_v4<false, false>(geo_, x, f, bias, y, nullptr)
+         : run_rows<false, false>(geo_, x, f, bias, y, nullptr);
     }
   }
 

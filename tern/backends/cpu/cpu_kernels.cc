@@ -1,11 +1,21 @@
 // The list of fast CPU kernel families.
 #include "tern/backends/cpu/cpu_kernels.h"
 
+#include <cstdlib>
+
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/onednn_kernels.h"
+#include "tern/base/error.h"
 
 namespace tern::cpu {
+
+bool env_switch(const char* name, std::string_view on, std::string_view off) {
+  const char* v = std::getenv(name);
+  const std::string_view s = v == nullptr ? "1" : v;
+  TERN_CHECK_ARG(s == "0" || s == "1", name, "='", s, "': expected 1 (", on, ") or 0 (", off, ")");
+  return s == "1";
+}
 
 void register_cpu_kernels(kernels::KernelRegistry& r) {
   register_onednn_matmul(r);
@@ -25,6 +35,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
     register_max_pool_kernels(r);
     register_max_pool_grad_kernels(r);
     register_pool_argmax_kernels(r);
+    register_pooled_filter_grad_kernels(r);
     register_conv_pool_one_channel_kernels(r);
     register_conv_small_image_kernels(r);
     register_conv_pool_kernels(r);

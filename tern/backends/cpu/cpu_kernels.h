@@ -1,6 +1,8 @@
 // Fast CPU kernel families (each in its own file) registered ahead of `ref`.
 #pragma once
 
+#include <string_view>
+
 #include "tern/kernels/kernel.h"
 #include "tern/ops/conv_geometry.h"
 #include "tern/ops/fused_program.h"
@@ -12,6 +14,10 @@ constexpr int kOneDnnPriority = 20;
 constexpr int kVectorPriority = 10;
 
 void register_cpu_kernels(kernels::KernelRegistry& r);
+
+// An on/off environment switch of a kernel choice (TERN_WINOGRAD_FUSED, ...): unset or "1" on, "0"
+// off, anything else an InvalidArgument error naming it and what each value does.
+bool env_switch(const char* name, std::string_view on, std::string_view off);
 
 void register_optimizer_kernels(kernels::KernelRegistry& r);          // optimizer_update.cc
 void register_softmax_xent_kernels(kernels::KernelRegistry& r);       // softmax_xent_cpu.cc
@@ -34,8 +40,9 @@ void register_max_pool_kernels(kernels::KernelRegistry& r);    // max_pool_cpu.c
 // [16]; c a multiple of 16) into NHWC y, for windows that lie fully inside x (VALID padding) and
 // do not overlap (stride >= ksize). x86-64-v3 code: call only when cpu_isa() has it.
 void max_pool2d_blocked16_to_nhwc(const ops::Pool2dGeometry& g, const float* x, float* y);
-void register_max_pool_grad_kernels(kernels::KernelRegistry& r);  // max_pool_grad_cpu.cc
-void register_pool_argmax_kernels(kernels::KernelRegistry& r);    // pool_argmax_cpu.cc
+void register_max_pool_grad_kernels(kernels::KernelRegistry& r);       // max_pool_grad_cpu.cc
+void register_pool_argmax_kernels(kernels::KernelRegistry& r);         // pool_argmax_cpu.cc
+void register_pooled_filter_grad_kernels(kernels::KernelRegistry& r);  // pooled_filter_grad_cpu.cc
 // fused_conv2d of one input channel with a 2x2 max pooling (conv_pool_one_channel_cpu.cc).
 void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r);
 // conv2d / fused_conv2d of 3x3 filters over small images against a constant filter

@@ -393,6 +393,7 @@ void add_conv_forward_candidate(kernels::KernelRegistry& r, std::string_view op,
     if (std::string why = epilogue_support(sig, ep); !why.empty()) return why;
     if (ConvForwardKernel::pooled(sig) && ep.residual_input >= 0)
       return std::string("pool with a residual");
+    if (sig.outputs.size() > 1) return std::string("the pooling's argmax");
     return try_build([&] { conv_forward_pd(forward_descs(sig, ep), epilogue_post_ops(ep)); });
   };
   c.create = [epilogue](const kernels::KernelSignature& sig) {

@@ -72,15 +72,6 @@ int winograd_setting() {
   return setting;
 }
 
-// An on/off environment switch: unset or "1" on, "0" off, anything else an error naming it and
-// what each value does.
-bool env_switch(const char* name, std::string_view on, std::string_view off) {
-  const char* v = std::getenv(name);
-  const std::string_view s = v == nullptr ? "1" : v;
-  TERN_CHECK_ARG(s == "0" || s == "1", name, "='", s, "': expected 1 (", on, ") or 0 (", off, ")");
-  return s == "1";
-}
-
 }  // namespace
 
 // Baseline code (called before anything checks the CPU); the rest of the file is x86-64-v3.

@@ -3,6 +3,10 @@
 // dx element is one dy or +0 for windows that do not overlap); a bad argmax is an error naming it.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <string>
+
+#include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/onednn_test_util.h"
 
 namespace tern::testing {
@@ -104,6 +108,43 @@ TEST(PoolArgmaxCpu, BadArgmaxIsAnErrorNamingIt) {
         "argmax 8 at position 7 (output [0, 1, 1, 1]) names a padding position");
     argmax.data<uint8_t>()[7] = 3;
   }
+}
+
+// conv2d_backprop_filter_pooled's kernel and ref: an argmax outside the 2x2 window is an error
+// naming it, its position and its output element, under the fused op's name.
+TEST(PoolArgmaxCpu, PooledFilterGradientBadArgmaxIsAnErrorNamingIt) {
+  const ops::Attrs attrs = {{"filter_shape", Ints{3, 3, 1, 16}},
+                            {"pool_ksize", Ints{2, 2}},
+                            {"pool_strides", Ints{2, 2}}};
+  Tensor x = random_tensor(DType::kF32, Shape{1, 10, 10, 1}, 1);
+  Tensor dy = random_tensor(DType::kF32, Shape{1, 4, 4, 16}, 2);
+  Tensor argmax(DType::kU8, Shape{1, 4, 4, 16});
+  for (int64_t i = 0; i < argmax.num_elements(); ++i) argmax.data<uint8_t>()[i] = i % 4;
+  for (const char* kernel : {"cpu_vec", "ref"}) {
+    if (!has_candidate("conv2d_backprop_filter_pooled", kernel)) continue;  // switched off
+    SCOPED_TRACE(kernel);
+    Tensor want = call("conv2d_backprop_filter_pooled", {x, dy, argmax}, attrs, "ref")[0];
+    EXPECT_LT(max_rel_error(
+                  call("conv2d_backprop_filter_pooled", {x, dy, argmax}, attrs, kernel)[0], want),
+              1e-5);
+    argmax.data<uint8_t>()[37] = 4;
+    expect_error_contains(
+        [&] {
+          call("conv2d_backprop_filter_pooled", {x, dy, argmax}, attrs, kernel);
+        },
+        "op 'conv2d_backprop_filter_pooled': argmax 4 at position 37 (output [0, 0, 2, 5]) is not "
+        "a position of a 2x2 window");
+    argmax.data<uint8_t>()[37] = 1;
+  }
+}
+
+// The one-channel first layer's kernels are there where the CPU runs AVX-512 and
+// TERN_ONE_CHANNEL_POOLED_CONV is not 0 (CTest one_channel_pooled_conv_off runs this with it 0):
+// the passes form the fused ops only then.
+TEST(PoolArgmaxCpu, OneChannelLayerKernelsFollowTheSwitch) {
+  const char* env = std::getenv("TERN_ONE_CHANNEL_POOLED_CONV");
+  const bool on = cpu::cpu_runs_v4_variants() && (env == nullptr || std::string(env) != "0");
+  EXPECT_EQ(has_candidate("conv2d_backprop_filter_pooled", "cpu_vec"), on);
 }
 
 }  // namespace

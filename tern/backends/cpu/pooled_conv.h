@@ -15,14 +15,19 @@ namespace tern::cpu {
 struct PooledConvGeometry {
   ops::Conv2dGeometry conv;
   ops::Pool2dGeometry pool;
+  bool argmax = false;  // pool = "max_argmax": the windows' argmax is a second output
 };
 
-// "" if `sig` is an f32 fused_conv2d with a max pooling, no residual and activation none or relu
-// (then `geo` holds its convolution and pooling); else why not.
-inline std::string decline_pooled_conv(const kernels::KernelSignature& sig,
-                                       PooledConvGeometry* geo) {
+// "" if `sig` is an f32 fused_conv2d with a max pooling (with its argmax too where `argmax_ok`),
+// no residual and activation none or relu (then `geo` holds its convolution and pooling); else
+// why not.
+inline std::string decline_pooled_conv(const kernels::KernelSignature& sig, PooledConvGeometry* geo,
+                                       bool argmax_ok = false) {
   const ops::Attrs& attrs = *sig.attrs;
-  if (!attrs.has("pool") || attrs.get_string("pool") != "max") return "no max pooling";
+  const std::string pool = attrs.has("pool") ? attrs.get_string("pool") : std::string("none");
+  if (pool == "max_argmax" && !argmax_ok) return "the pooling's argmax";
+  if (pool != "max" && pool != "max_argmax") return "no max pooling";
+  geo->argmax = pool == "max_argmax";
   if (attrs.get_bool("has_residual")) return "a residual";
   const std::string& act = attrs.get_string("activation");
   if (act != "none" && act != "relu") return "activation " + act + " (none or relu only)";

@@ -1,6 +1,9 @@
 // Reference conv2d and its two backprop ops: direct loops over NHWC/HWIO, accumulating in double.
 // Each output element is computed once, as a gather over the elements that contribute to it, so
 // results do not depend on loop order. Pooling lives in pool_ref.cc.
+#include <vector>
+
+#include "tern/kernels/index_check.h"
 #include "tern/kernels/ref/ref.h"
 #include "tern/ops/conv_geometry.h"
 #include "tern/ops/infer.h"
@@ -114,6 +117,31 @@ void conv2d_backprop_filter_ref(const ops::Conv2dGeometry& g, const T* x, const 
   }
 }
 
+// conv2d_backprop_filter_pooled: the convolution's gradient made as max_pool2d_grad_argmax
+// makes it (each dy added, in double and in output order, to the element its argmax names,
+// rounded to T), then conv2d_backprop_filter_ref over it: the unfused pair's result.
+template <typename T, typename O>
+void conv2d_backprop_filter_pooled_ref(const ops::Conv2dGeometry& g, const ops::Pool2dGeometry& p,
+                                       const T* x, const T* dy, const uint8_t* argmax, O* df) {
+  check_pool_argmax(p, argmax, "conv2d_backprop_filter_pooled");
+  std::vector<double> acc(static_cast<size_t>(p.input_shape().num_elements()), 0.0);
+  for (int64_t n = 0; n < p.n; ++n) {
+    for (int64_t oh = 0; oh < p.out_h; ++oh) {
+      for (int64_t ow = 0; ow < p.out_w; ++ow) {
+        for (int64_t c = 0; c < p.c; ++c) {
+          const int64_t o = ((n * p.out_h + oh) * p.out_w + ow) * p.c + c, pos = argmax[o];
+          const int64_t h = oh * p.stride_h - p.pad_top + pos / p.kw,
+                        w = ow * p.stride_w - p.pad_left + pos % p.kw;
+          acc[static_cast<size_t>(((n * p.h + h) * p.w + w) * p.c + c)] += load(dy, o);
+        }
+      }
+    }
+  }
+  std::vector<T> dy_conv(acc.size());
+  for (size_t i = 0; i < acc.size(); ++i) dy_conv[i] = store<T>(acc[i]);
+  conv2d_backprop_filter_ref<T, O>(g, x, dy_conv.data(), df);
+}
+
 Shape shape_attr(const ops::Attrs& attrs, std::string_view name) {
   return Shape(attrs.get_ints(name));
 }
@@ -149,6 +177,25 @@ void register_conv_ref(KernelRegistry& r) {
         conv2d_backprop_filter_ref<T, T>(g, x.data<T>(), dy.data<T>(), df.data<T>());
       } else {  // dfilter_dtype "f32" from 16-bit inputs
         conv2d_backprop_filter_ref<T, float>(g, x.data<T>(), dy.data<T>(), df.data<float>());
+      }
+    });
+  });
+  add_ref(r, "conv2d_backprop_filter_pooled", ops::kFloatDTypes, [](KernelContext& ctx) {
+    const Tensor &x = ctx.inputs[0], &dy = ctx.inputs[1];
+    ops::Conv2dGeometry g =
+        ops::conv2d_geometry(x.shape(), shape_attr(ctx.attrs, "filter_shape"), ctx.attrs);
+    ops::Pool2dGeometry p =
+        ops::pool2d_geometry(g.output_shape(), ops::fused_pool_attrs(ctx.attrs));
+    const auto* argmax = ctx.inputs[2].data<uint8_t>();
+    dispatch_float(x.dtype(), "conv2d_backprop_filter_pooled", [&](auto tag) {
+      using T = decltype(tag);
+      Tensor& df = ctx.outputs[0];
+      if (df.dtype() == x.dtype()) {
+        conv2d_backprop_filter_pooled_ref<T, T>(g, p, x.data<T>(), dy.data<T>(), argmax,
+                                                df.data<T>());
+      } else {  // dfilter_dtype "f32" from 16-bit inputs
+        conv2d_backprop_filter_pooled_ref<T, float>(g, p, x.data<T>(), dy.data<T>(), argmax,
+                                                    df.data<float>());
       }
     });
   });

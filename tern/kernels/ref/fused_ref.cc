@@ -3,6 +3,7 @@
 // fused_matmul / fused_conv2d run the base op's own reference kernel on f64 copies of the inputs,
 // then apply bias, residual and activation in f64 and round once.
 #include <cmath>
+#include <span>
 
 #include "tern/kernels/ref/ref.h"
 #include "tern/ops/conv_geometry.h"
@@ -70,7 +71,25 @@ ops::Attrs base_attrs(const ops::Attrs& fused) {
   return out;
 }
 
-// Runs `op`'s reference kernel on f64 copies of `inputs`; returns its f64 output.
+// Runs op `op_name`'s ref kernel on `inputs` as they are, into `outputs` (preallocated).
+void run_ref_into(KernelRegistry& r, std::string_view op_name, const std::vector<Tensor>& inputs,
+                  ops::Attrs attrs, std::span<Tensor> outputs) {
+  const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
+  std::vector<TensorType> in_types;
+  for (const Tensor& t : inputs) in_types.push_back(t.type());
+  std::vector<TensorType> out_types = op.check_and_infer(op_name, in_types, attrs);
+  KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, true};
+  for (const KernelCandidate* c : r.candidates(op_name, DeviceType::kCPU)) {
+    if (!c->is_ref()) continue;
+    std::unique_ptr<Kernel> kernel = c->create(sig);
+    KernelContext kctx{inputs, outputs, attrs, host_stream()};
+    kernel->run(kctx);
+    return;
+  }
+  throw_error(ErrorCode::kNotFound, "fused ", op_name, ": no ref kernel");
+}
+
+// Runs `op`'s reference kernel on f64 copies of `inputs`; returns its (first) f64 output.
 Tensor run_ref_f64(KernelRegistry& r, std::string_view op_name, const std::vector<Tensor>& inputs,
                    ops::Attrs attrs) {
   const ops::OpDef& op = ops::OpRegistry::global().get(op_name);
@@ -81,16 +100,9 @@ Tensor run_ref_f64(KernelRegistry& r, std::string_view op_name, const std::vecto
     in_types.push_back(in64.back().type());
   }
   std::vector<TensorType> out_types = op.check_and_infer(op_name, in_types, attrs);
-  KernelSignature sig{&op, &attrs, in_types, out_types, DeviceType::kCPU, true};
-  for (const KernelCandidate* c : r.candidates(op_name, DeviceType::kCPU)) {
-    if (!c->is_ref()) continue;
-    std::unique_ptr<Kernel> kernel = c->create(sig);
-    std::vector<Tensor> out{Tensor(DType::kF64, out_types[0].shape)};
-    KernelContext kctx{in64, out, attrs, host_stream()};
-    kernel->run(kctx);
-    return out[0];
-  }
-  throw_error(ErrorCode::kNotFound, "fused ", op_name, ": the base op has no ref kernel");
+  std::vector<Tensor> out{Tensor(DType::kF64, out_types[0].shape)};
+  run_ref_into(r, op_name, in64, std::move(attrs), out);
+  return out[0];
 }
 
 // act(base + bias + residual) in f64, base's shape.
@@ -126,10 +138,19 @@ void fused_base_ref(KernelRegistry& r, std::string_view base_op, KernelContext& 
   Tensor z = epilogue_f64(ctx, base);
   // fused_conv2d's pool: max pooling of the f64 values (rounding after it is the same as before:
   // the maximum of rounded values is the rounded maximum).
-  if (ctx.attrs.has("pool") && ctx.attrs.get_string("pool") == "max") {
+  const std::string pool = ctx.attrs.has("pool") ? ctx.attrs.get_string("pool") : "none";
+  if (pool == "max") {
     z = run_ref_f64(r, "max_pool2d", {z}, ops::fused_pool_attrs(ctx.attrs));
   }
   Tensor& y = ctx.outputs[0];
+  if (pool == "max_argmax") {
+    // The convolution rounded to y's dtype, then max_pool2d_argmax's ref on it: the positions
+    // the unfused pair finds (ties and near-ties decided on the rounded values).
+    Tensor conv(y.dtype(), z.shape());
+    dispatch_float(y.dtype(), base_op, [&](auto tag) { round_into<decltype(tag)>(z, conv); });
+    run_ref_into(r, "max_pool2d_argmax", {conv}, ops::fused_pool_attrs(ctx.attrs), ctx.outputs);
+    return;
+  }
   dispatch_float(y.dtype(), base_op, [&](auto tag) { round_into<decltype(tag)>(z, y); });
 }
 
