@@ -92,6 +92,20 @@ std::vector<TensorType> infer_conv2d_backprop_input(const InferContext& ctx) {
   return {{ctx.input(0).dtype, x}};
 }
 
+// A filter gradient's type: the inputs' dtype, or f32 from 16-bit (or f32) inputs when
+// dfilter_dtype = "f32" (mixed precision: the weight gradient accumulates and is stored in f32).
+TensorType dfilter_type(const InferContext& ctx, const Shape& filter) {
+  DType in = ctx.input(0).dtype;
+  const std::string& out = ctx.attrs.get_string("dfilter_dtype");
+  if (out.empty()) return {in, filter};
+  if (out != "f32" && out != "float32")
+    ctx.fail("dfilter_dtype must be \"\" or \"f32\", got \"", out, "\"");
+  if (in != DType::kBF16 && in != DType::kF16 && in != DType::kF32) {
+    ctx.fail("dfilter_dtype \"f32\" needs bf16, f16 or f32 inputs, got ", dtype_name(in));
+  }
+  return {DType::kF32, filter};
+}
+
 // conv2d_backprop_filter(x, dy){filter_shape, dfilter_dtype} -> dfilter [filter_shape], in the
 // inputs' dtype, or f32 from 16-bit inputs when dfilter_dtype = "f32" (mixed precision: the
 // weight gradient accumulates and is stored in f32).
@@ -100,15 +114,7 @@ std::vector<TensorType> infer_conv2d_backprop_filter(const InferContext& ctx) {
   Shape filter = shape_attr(ctx, "filter_shape");
   Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
   require_dy_shape(ctx, 1, g.output_shape());
-  DType in = ctx.input(0).dtype;
-  const std::string& out = ctx.attrs.get_string("dfilter_dtype");
-  if (out.empty()) return {{in, filter}};
-  if (out != "f32" && out != "float32")
-    ctx.fail("dfilter_dtype must be \"\" or \"f32\", got \"", out, "\"");
-  if (in != DType::kBF16 && in != DType::kF16 && in != DType::kF32) {
-    ctx.fail("dfilter_dtype \"f32\" needs bf16, f16 or f32 inputs, got ", dtype_name(in));
-  }
-  return {{DType::kF32, filter}};
+  return {dfilter_type(ctx, filter)};
 }
 
 // conv2d_backprop_filter_pooled(x, dy, argmax){filter_shape, conv attrs, dfilter_dtype, pool
@@ -130,12 +136,7 @@ std::vector<TensorType> infer_conv2d_backprop_filter_pooled(const InferContext& 
     ctx.fail("argmax must be ", TensorType{DType::kU8, pool.output_shape()}.to_string(), ", got ",
              ctx.input(2).to_string());
   }
-  DType in = ctx.input(0).dtype;
-  const std::string& out = ctx.attrs.get_string("dfilter_dtype");
-  if (out.empty()) return {{in, filter}};
-  if (out != "f32" && out != "float32")
-    ctx.fail("dfilter_dtype must be \"\" or \"f32\", got \"", out, "\"");
-  return {{DType::kF32, filter}};
+  return {dfilter_type(ctx, filter)};
 }
 
 std::vector<TensorType> infer_pool2d(const InferContext& ctx) {

@@ -52,6 +52,13 @@ ops::Attrs pool_attrs(std::vector<int64_t> ksize, std::vector<int64_t> strides, 
   return base;
 }
 
+// pool = "max_argmax" (training's first layer): a 2x2 / 2 pooling of conv + bias, and its argmax.
+ops::Attrs argmax_pool_attrs() {
+  ops::Attrs a = pool_attrs({2, 2}, {2, 2}, "VALID", epilogue("none", true, false));
+  a.set("pool", std::string("max_argmax"));
+  return a;
+}
+
 }  // namespace
 
 TERN_OP_CASES(fused) {
@@ -264,22 +271,14 @@ TERN_OP_CASES(fused) {
       // one-channel kernel; 20 channels: a tail of lanes).
       {"fused_conv2d",
        {In({2, 28, 28, 1}), In({3, 3, 1, 32}), In({32})},
-       [] {
-         ops::Attrs a = pool_attrs({2, 2}, {2, 2}, "VALID", epilogue("none", true, false));
-         a.set("pool", std::string("max_argmax"));
-         return a;
-       }(),
+       argmax_pool_attrs(),
        false,
        {DType::kF32},
        1e-5,
        "pool-argmax-1ch"},
       {"fused_conv2d",
        {In({3, 11, 11, 1}), In({3, 3, 1, 20}), In({20})},
-       [] {
-         ops::Attrs a = pool_attrs({2, 2}, {2, 2}, "VALID", epilogue("none", true, false));
-         a.set("pool", std::string("max_argmax"));
-         return a;
-       }(),
+       argmax_pool_attrs(),
        false,
        {DType::kF32},
        1e-5,
