@@ -137,6 +137,18 @@ TEST(PoolArgmax, FirstLayerFilterGradientReadsThePooledGradient) {
 // Bit for bit on ref (the fused op's ref routes dy as max_pool2d_grad_argmax does, then runs the
 // filter gradient's ref; the bias sum adds the same values); within rounding on the fast kernels,
 // which sum in another order.
+// The bias sum's axes written negative, or all of them ([]): still sums over H and W.
+TEST(PoolArgmax, FirstLayerSumAxesInOtherForms) {
+  for (const char* axes : {"axes=[-4, -3, -2]", "axes=[]"}) {
+    SCOPED_TRACE(axes);
+    auto g = parse(std::regex_replace(kFirstLayer, std::regex("axes=\\[0, 1, 2\\]"), axes));
+    PoolArgmax pass(/*pooled_filter_gradient=*/true);
+    EXPECT_TRUE(run_pass(pass, *g));
+    EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax"), 0u);
+    EXPECT_EQ(output_node(*g, "db").input(0), output_node(*g, "df").input(1));
+  }
+}
+
 TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
   auto plain = parse(kFirstLayer);
   auto g = parse(kFirstLayer);
@@ -167,7 +179,7 @@ TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
 // than the two (the input gradient of a layer that is not the first), or one that is a graph
 // output: the routed gradient stays.
 TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
-  for (const char* change : {"channels", "input gradient", "output"}) {
+  for (const char* change : {"channels", "input gradient", "output", "channel sum"}) {
     SCOPED_TRACE(change);
     std::string text = kFirstLayer;
     const std::string what = change;
@@ -178,8 +190,10 @@ TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
       text = std::regex_replace(text, std::regex("return \\{"),
                                 "%dx = conv2d_backprop_input(%dz, %f) {input_shape=[2, 10, 10, "
                                 "1]}\n    return {\"dx\": %dx, ");
-    } else {
+    } else if (what == "output") {
       text = std::regex_replace(text, std::regex("return \\{"), "return {\"dz\": %dz, ");
+    } else {  // a sum that keeps H and W: not the same over dy
+      text = std::regex_replace(text, std::regex("axes=\\[0, 1, 2\\]"), "axes=[3]");
     }
     auto g = parse(text);
     PoolArgmax pass(/*pooled_filter_gradient=*/true);

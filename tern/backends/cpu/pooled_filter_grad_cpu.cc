@@ -15,10 +15,13 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <memory>
+#include <string>
 #include <vector>
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/pooled_conv.h"
 #include "tern/kernels/index_check.h"
 #include "tern/ops/conv_geometry.h"
 
@@ -31,27 +34,23 @@ using kernels::KernelContext;
 
 constexpr int64_t kImagesPerGroup = 8;  // images summed into one partial gradient
 
-struct Geometry {
-  ops::Conv2dGeometry conv;
-  ops::Pool2dGeometry pool;
-};
+using Geometry = PooledConvGeometry;  // its argmax flag unused here
+
+constexpr int K = 3;  // the filter's size (ops::one_channel_pooled_conv)
 
 // One group of images, 16 channels per register (AVX-512), two registers of channels at a time,
 // their K x K accumulators in registers over the group's pooled pixels; returns the largest argmax
-// it read (a valid one is below 4). Each pixel's patch of x (at most 4x4) is one register, laid out
-// 4 values per row; a tap's value for each channel is the patch's element (i + down) * 4 + (j +
-// right), picked by one permute, down and right being the bits of argmax (its row and column in the
-// window).
-template <int K>
+// it read (a valid one is below 4). Each pixel's 4x4 patch of x is one register, 4 values per row;
+// a tap's value for each channel is the patch's element (i + down) * 4 + (j + right), picked by
+// one permute, down and right being the bits of argmax (its row and column in the window).
 TERN_CPU_V4_LOOP uint8_t group_sum(const Geometry& geo, const float* x, const float* dy,
                                    const uint8_t* argmax, float* acc, int64_t group) {
-  static_assert(K >= 1 && K <= 3, "the (K + 1) x (K + 1) patch is one register");
   const ops::Conv2dGeometry& g = geo.conv;
   const int64_t c_out = g.c_out, ph = geo.pool.out_h, pw = geo.pool.out_w;
   const int64_t n0 = group * kImagesPerGroup, n1 = std::min(g.n, n0 + kImagesPerGroup);
   // Masked forms throughout: the unmasked ones' undefined pass-through operand trips GCC 12's
   // -Wmaybe-uninitialized, as in small_gemm.cc.
-  const __m512i one = _mm512_set1_epi32(1), two = _mm512_set1_epi32(2);
+  const __m512i two = _mm512_set1_epi32(2);
   __m512i tap_at[K * K];
   for (int i = 0; i < K; ++i) {
     for (int j = 0; j < K; ++j) tap_at[i * K + j] = _mm512_set1_epi32(i * 4 + j);
@@ -91,12 +90,9 @@ TERN_CPU_V4_LOOP uint8_t group_sum(const Geometry& geo, const float* x, const fl
             const __m512i code =
                 _mm512_maskz_cvtepu8_epi32(lanes, _mm_maskz_loadu_epi8(lanes, code_at));
             most = _mm512_mask_max_epu32(most, lanes, most, code);
-            // (code & 2) * 2 + (code & 1): the window position's offset in the patch
-            const __m512i shift = _mm512_maskz_add_epi32(
-                0xFFFF,
-                _mm512_maskz_add_epi32(0xFFFF, _mm512_maskz_and_epi32(0xFFFF, code, two),
-                                       _mm512_maskz_and_epi32(0xFFFF, code, two)),
-                _mm512_maskz_and_epi32(0xFFFF, code, one));
+            // code + (code & 2) = 4 down + right: the window position's offset in the patch
+            const __m512i shift =
+                _mm512_maskz_add_epi32(0xFFFF, code, _mm512_maskz_and_epi32(0xFFFF, code, two));
             const __m512 grad = _mm512_maskz_loadu_ps(lanes, dy_at);
             for (int t = 0; t < K * K; ++t) {
               const __m512i idx = _mm512_maskz_add_epi32(0xFFFF, shift, tap_at[t]);
@@ -119,7 +115,6 @@ TERN_CPU_V4_LOOP uint8_t group_sum(const Geometry& geo, const float* x, const fl
   return static_cast<uint8_t>(std::min<uint32_t>(255, *std::max_element(codes, codes + 16)));
 }
 
-template <int K>
 TERN_CPU_V4_LOOP uint8_t partial_sums(const Geometry& geo, const float* x, const float* dy,
                                       const uint8_t* argmax, float* partials, int64_t groups) {
   const int64_t taps = K * K * geo.conv.c_out;
@@ -127,7 +122,7 @@ TERN_CPU_V4_LOOP uint8_t partial_sums(const Geometry& geo, const float* x, const
 #pragma omp parallel for schedule(static) reduction(max \
                                                     : most) if (groups > 1 && !omp_in_parallel())
   for (int64_t group = 0; group < groups; ++group) {
-    most = std::max(most, group_sum<K>(geo, x, dy, argmax, partials + group * taps, group));
+    most = std::max(most, group_sum(geo, x, dy, argmax, partials + group * taps, group));
   }
   return most;
 }
@@ -150,32 +145,41 @@ std::string decline(const kernels::KernelSignature& sig) {
   return "";
 }
 
-void pooled_filter_grad(KernelContext& ctx) {
-  const Geometry geo = geometry_of(ctx.attrs, ctx.inputs[0].shape());
-  const float* x = ctx.inputs[0].data<float>();
-  const float* dy = ctx.inputs[1].data<float>();
-  const uint8_t* argmax = ctx.inputs[2].data<uint8_t>();
-  float* df = ctx.outputs[0].data<float>();
-  const int64_t taps = geo.conv.kh * geo.conv.kw * geo.conv.c_out;
-  if (taps == 0) return;
-  const int64_t groups = (geo.conv.n + kImagesPerGroup - 1) / kImagesPerGroup;
-  if (groups == 0 || geo.pool.out_h == 0 || geo.pool.out_w == 0) {
-    std::fill(df, df + taps, 0.f);
-    return;
-  }
-  thread_local std::vector<float> partials;  // the calling thread's: one gradient per group
-  partials.resize(static_cast<size_t>(groups * taps));
-  const uint8_t most = partial_sums<3>(geo, x, dy, argmax, partials.data(), groups);
-  if (most >= 4) {  // names the first bad argmax and its position
-    kernels::check_pool_argmax(geo.pool, argmax, "conv2d_backprop_filter_pooled");
-  }
-  std::copy(partials.begin(), partials.begin() + taps, df);
-  for (int64_t group = 1; group < groups; ++group) {
-    const float* part = partials.data() + group * taps;
+class PooledFilterGradKernel final : public kernels::Kernel {
+ public:
+  explicit PooledFilterGradKernel(const kernels::KernelSignature& sig)
+      : geo_(geometry_of(*sig.attrs, sig.inputs[0].shape)) {}
+
+  void run(KernelContext& ctx) override {
+    const float* x = ctx.inputs[0].data<float>();
+    const float* dy = ctx.inputs[1].data<float>();
+    const uint8_t* argmax = ctx.inputs[2].data<uint8_t>();
+    float* df = ctx.outputs[0].data<float>();
+    const int64_t taps = K * K * geo_.conv.c_out;
+    if (taps == 0) return;
+    const int64_t groups = (geo_.conv.n + kImagesPerGroup - 1) / kImagesPerGroup;
+    if (groups == 0 || geo_.pool.out_h == 0 || geo_.pool.out_w == 0) {
+      std::fill(df, df + taps, 0.f);
+      return;
+    }
+    // The calling thread's (a kernel may run on several threads at once, as a served model's).
+    thread_local std::vector<float> partials;  // one gradient per group of images
+    partials.resize(static_cast<size_t>(groups * taps));
+    const uint8_t most = partial_sums(geo_, x, dy, argmax, partials.data(), groups);
+    if (most >= 4) {  // names the first bad argmax and its position
+      kernels::check_pool_argmax(geo_.pool, argmax, "conv2d_backprop_filter_pooled");
+    }
+    std::copy(partials.begin(), partials.begin() + taps, df);
+    for (int64_t group = 1; group < groups; ++group) {
+      const float* part = partials.data() + group * taps;
 #pragma omp simd
-    for (int64_t i = 0; i < taps; ++i) df[i] += part[i];
+      for (int64_t i = 0; i < taps; ++i) df[i] += part[i];
+    }
   }
-}
+
+ private:
+  Geometry geo_;
+};
 
 }  // namespace
 
@@ -189,8 +193,18 @@ void register_pooled_filter_grad_kernels(kernels::KernelRegistry& r) {
                   "the convolution-sized output and gradient")) {
     return;
   }
-  kernels::add_fn_kernel(r, "conv2d_backprop_filter_pooled", "cpu_vec", {DType::kF32},
-                         kVectorPriority, pooled_filter_grad, decline);
+  kernels::KernelCandidate c;
+  c.name = "cpu_vec";
+  c.dtypes = {DType::kF32};
+  c.priority = kVectorPriority;
+  c.decline = decline;
+  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
+    if (std::string why = decline(sig); !why.empty()) {
+      throw_error(ErrorCode::kInternal, "cpu_vec ", sig.to_string(), ": ", why);
+    }
+    return std::make_unique<PooledFilterGradKernel>(sig);
+  };
+  r.add("conv2d_backprop_filter_pooled", std::move(c));
 }
 
 }  // namespace tern::cpu
