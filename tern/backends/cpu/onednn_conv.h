@@ -312,6 +312,28 @@ class WinogradFilterGradient {
   std::vector<PrimitiveRunner> gemms_;
 };
 
+// conv2d_backprop_input of the forward convolution `g` (f32, nhwc) as the adjoint of its
+// F(4x4, 3x3) tiles, fused per block of kFusedTiles tiles: per tile of g's output, W = A dy A^T,
+// each position's [tiles, c_out] times the transformed filter's transpose [c_out, c_in], and
+// B dV B^T added into the 6x6 pixels of x the tile reads (neighbouring tiles share two rows or
+// columns). The forward of the flipped filter tiles dx instead: where g's output has fewer tiles
+// than its input (VALID layers) the adjoint multiplies less, e.g. the W3 CNN's 32 -> 64 layer
+// (13x13 -> 11x11): 9 tiles per image against 16.
+class WinogradInputGradient {
+ public:
+  // Whether conv2d_backprop_input of `g` runs so: f32, where the forward runs fused F(4x4, 3x3)
+  // (winograd_tile, winograd_fused) and g's output has fewer 4x4 tiles than its input.
+  // TERN_WINOGRAD_ADJOINT=0 keeps the flipped filter's forward.
+  static bool applies(const ops::Conv2dGeometry& g, DType dtype);
+  explicit WinogradInputGradient(const ops::Conv2dGeometry& g);
+  // dy [n, out_h, out_w, c_out] and the HWIO filter -> dx [n, h, w, c_in], all f32.
+  void run(const void* dy, const void* filter, void* dx);
+
+ private:
+  ops::Conv2dGeometry g_;
+  bool v4_;
+};
+
 }  // namespace tern::cpu::onednn
 
 namespace tern::cpu {

@@ -165,6 +165,7 @@ class ConvBackwardDataKernel {
     void* dx = ctx.outputs[0].raw_data();
     const void* filter = ctx.inputs[1].raw_data();
     if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), filter, dx);
+    if (adjoint_) return adjoint_->run(ctx.inputs[0].raw_data(), filter, dx);
     if (winograd_) return winograd_->run(ctx.inputs[0].raw_data(), filter, false, nullptr, dx);
     if (taps_ > 0) filter = flip(filter);
     runner_.set(dy_arg_, dy_.to_primitive(ctx.inputs[0].raw_data()));
@@ -194,6 +195,10 @@ class ConvBackwardDataKernel {
 
   // The forward convolution of flipped_forward_geometry as tern's Winograd, where it applies.
   bool init_winograd(const ops::Conv2dGeometry& g, DType dtype) {
+    if (WinogradInputGradient::applies(g, dtype) &&
+        try_build([&] { adjoint_ = std::make_unique<WinogradInputGradient>(g); }).empty()) {
+      return true;
+    }
     std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
     int m = 0;
     if (fg && dtype == DType::kBF16) {
@@ -242,7 +247,8 @@ class ConvBackwardDataKernel {
     return to;
   }
 
-  std::unique_ptr<InputGradientGemm> gemm_;  // small images (input_gradient_gemm_applies)
+  std::unique_ptr<InputGradientGemm> gemm_;         // small images (input_gradient_gemm_applies)
+  std::unique_ptr<WinogradInputGradient> adjoint_;  // before winograd_, where it applies
   std::unique_ptr<WinogradForward> winograd_;
   PrimitiveRunner runner_;
   int dy_arg_ = 0, dx_arg_ = 0;

@@ -23,8 +23,8 @@
 // AVX-512 intrinsics did not help: the f32 forward 2.3-2.4 -> 2.6-2.8 ms);
 // the input gradient is the forward convolution of dy with the filter flipped in H and W (O and
 // I swapped): its transform is that of the filter with its taps in reverse order, each position's
-// matrix transposed (flipped_filter_transform; with bf16 products, filter_transform of the taps in
-// reverse order, read transposed by oneDNN's bf16 GEMM: for 512 channels at 4x4, batch 32,
+// matrix transposed (transposed_filter_transform; with bf16 products, filter_transform of the taps
+// in reverse order, read transposed by oneDNN's bf16 GEMM: for 512 channels at 4x4, batch 32,
 // 2.4-2.5 ms with the transposing transform, 1.7-1.8 so). bf16 tensors with F(2x2, 3x3) multiply
 // their transforms rounded to bf16 (winograd_products: V, W and U in bf16, M and dU in f32).
 // Every transform is a loop over channels (NHWC keeps
@@ -152,6 +152,16 @@ int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter) {
   return m == 4 ? 4 : 0;
 }
 
+bool WinogradInputGradient::applies(const ops::Conv2dGeometry& g, DType dtype) {
+  static const bool enabled =
+      env_switch("TERN_WINOGRAD_ADJOINT", "the forward's adjoint", "the flipped filter's forward");
+  if (!enabled || dtype != DType::kF32 || winograd_tile(g, dtype) != 4 || !runs_fused(g)) {
+    return false;
+  }
+  const std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
+  return fg && tiles_per_image(g, 4) < tiles_per_image(*fg, 4);
+}
+
 int winograd_input_gradient_tile_bf16(const ops::Conv2dGeometry& fg) {
   if (!bf16_native_on_amd()) return 0;
   const int m = winograd_tile(fg, DType::kF32);
@@ -167,7 +177,8 @@ namespace tern::cpu::onednn {
 namespace {
 
 // The 1-D transforms of F(m, 3) over arrays: input B^T d, output A^T m, filter G g, gradient
-// A e (dy's tile to the transformed domain), filter gradient G^T q.
+// A e (dy's tile to the transformed domain), filter gradient G^T q, input adjoint B v (a
+// transformed tile's gradient back to the input tile's).
 template <int M>
 struct F;
 
@@ -179,6 +190,12 @@ struct F<2> {
     v[1] = d[1] + d[2];
     v[2] = d[2] - d[1];
     v[3] = d[1] - d[3];
+  }
+  static void input_adjoint(const float* v, float* d) {
+    d[0] = v[0];
+    d[1] = v[1] - v[2] + v[3];
+    d[2] = v[1] + v[2] - v[0];
+    d[3] = -v[3];
   }
   static void output(const float* m, float* y) {
     y[0] = m[0] + m[1] + m[2];
@@ -213,6 +230,15 @@ struct F<4> {
     v[3] = -2.0f * (d[1] - d[3]) - d[2] + d[4];
     v[4] = 2.0f * (d[1] - d[3]) - d[2] + d[4];
     v[5] = 4.0f * d[1] - 5.0f * d[3] + d[5];
+  }
+  static void input_adjoint(const float* v, float* d) {
+    const float s = v[1] + v[2], p = v[1] - v[2], r = v[3] + v[4], q = v[3] - v[4];
+    d[0] = 4.0f * v[0];
+    d[1] = -4.0f * p - 2.0f * q + 4.0f * v[5];
+    d[2] = -5.0f * v[0] - 4.0f * s - r;
+    d[3] = p + 2.0f * q - 5.0f * v[5];
+    d[4] = v[0] + s + r;
+    d[5] = v[5];
   }
   static void output(const float* m, float* y) {
     const float a = m[1] + m[2], b = m[1] - m[2], c = m[3] + m[4], d = m[3] - m[4];
@@ -276,7 +302,7 @@ void channel_loop(bool v4, const Body& body, int64_t n) {
   }
 }
 
-// The five 2-D transforms below share one shape (the 1-D transform along rows, then along
+// The six 2-D transforms below share one shape (the 1-D transform along rows, then along
 // columns) but stay written out: one generic functor over the 1-D transform, with the tile
 // copied through local arrays, ran 3-5x slower (GCC no longer vectorized it).
 
@@ -417,6 +443,34 @@ struct FilterGradientTransform {
   }
 };
 
+// The gradient of an input tile, B v B^T for the positions in[xi] + c of its transformed
+// gradient, plus what add[i] + c holds (the tile's pixels that earlier tiles wrote, else zeros),
+// written to out[i] + c (the tile's pixels, or a scratch row outside the image).
+template <int M>
+struct InputGradientTransform {
+  static constexpr int A = F<M>::kA;
+  const float* in[A * A];
+  const float* add[A * A];
+  float* out[A * A];
+  void operator()(int64_t c) const {
+    float t[A * A], v[A], d[A];
+#pragma GCC unroll 8
+    for (int i = 0; i < A; ++i) {  // rows: v B^T
+#pragma GCC unroll 8
+      for (int j = 0; j < A; ++j) v[j] = in[i * A + j][c];
+      F<M>::input_adjoint(v, t + i * A);
+    }
+#pragma GCC unroll 8
+    for (int j = 0; j < A; ++j) {  // columns: B (v B^T)
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) v[i] = t[i * A + j];
+      F<M>::input_adjoint(v, d);
+#pragma GCC unroll 8
+      for (int i = 0; i < A; ++i) out[i * A + j][c] = d[i] + add[i * A + j][c];
+    }
+  }
+};
+
 // A per-thread row of c zeros of type T (f32 zeros, whose bytes are bf16 zeros too).
 template <typename T>
 const T* zero_channels(int64_t c) {
@@ -488,15 +542,17 @@ void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, P* u, bool
   }
 }
 
-// U [A*A, b, a] (each position's matrix transposed) of an HWIO filter [3, 3, a, b] with its taps
-// in reverse order: the flipped filter of an input gradient as a dense GEMM operand. oneDNN's
+// U [A*A, b, a] (each position's matrix transposed) of an HWIO filter [3, 3, a, b], with `flip`
+// its taps in reverse order: the flipped filter of an input gradient as a dense GEMM operand
+// (without `flip`, the filter of the forward's adjoint, fused_input_gradient). oneDNN's
 // GEMM read the transposed form of filter_transform 20% slower (16 x [128 x 512] x [512 x 512],
 // ResNet-18's 4x4 layers as F(2x2, 3x3): 2.84 against 2.35 ms). In blocks of 16 x 16 channels:
 // the transforms of 16 rows into a buffer that stays in L1, then each position's 16 x 16 block
 // transposed into place, the blocks along a row of the result one after another (blocks of
 // 64 or 128 rows, whose buffer leaves L1, were 10-30% slower).
 template <int M, typename T>
-void flipped_filter_transform(int64_t a, int64_t b, bool v4, const T* filter, float* u) {
+void transposed_filter_transform(int64_t a, int64_t b, bool v4, const T* filter, float* u,
+                                 bool flip) {
   constexpr int A = F<M>::kA;
   constexpr int64_t kBlock = 16;
   const int64_t blocks_a = (a + kBlock - 1) / kBlock, blocks_b = (b + kBlock - 1) / kBlock;
@@ -507,7 +563,7 @@ void flipped_filter_transform(int64_t a, int64_t b, bool v4, const T* filter, fl
     alignas(64) float block[A * A][kBlock][kBlock];
     for (int64_t i = 0; i < rows; ++i) {
       FilterTransform<M, T> body;
-      for (int k = 0; k < 9; ++k) body.in[k] = filter + ((8 - k) * a + i0 + i) * b + c0;
+      for (int k = 0; k < 9; ++k) body.in[k] = filter + ((flip ? 8 - k : k) * a + i0 + i) * b + c0;
       for (int xi = 0; xi < A * A; ++xi) body.out[xi] = block[xi][i];
       channel_loop(v4, body, cols);
     }
@@ -742,6 +798,66 @@ void fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, co
   }
 }
 
+// Tile t's input gradient, B dV B^T from its dV (A*A rows of c_in floats, c_in apart, from dv),
+// into dx (nhwc) for `g`: stored into its pixels that no earlier tile of the image wrote (the
+// tiles before it in its row overlap its first two columns, those of the row above its first two
+// rows), added to the others; pixels outside the image to a scratch row. `zeros`: c_in zeros.
+template <int M>
+void input_gradient_tile(const ops::Conv2dGeometry& g, bool v4, const float* dv, const float* zeros,
+                         float* dx, int64_t t) {
+  constexpr int A = F<M>::kA;
+  const int64_t c = g.c_in;
+  const auto [n, ty, tx] = tile_at<M>(g, t);
+  InputGradientTransform<M> body;
+  for (int i = 0; i < A; ++i) {
+    const int64_t ih = M * ty - g.pad_top + i;
+    for (int j = 0; j < A; ++j) {
+      const int64_t iw = M * tx - g.pad_left + j;
+      const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
+      const bool written = (ty > 0 && i < A - M) || (tx > 0 && j < A - M);
+      float* pixel = dx + ((n * g.h + ih) * g.w + iw) * c;
+      body.in[i * A + j] = dv + (i * A + j) * c;
+      body.out[i * A + j] = inside ? pixel : scratch_channels<float>(c);
+      body.add[i * A + j] = inside && written ? pixel : zeros;
+    }
+  }
+  channel_loop(v4, body, c);
+}
+
+// The input gradient dx (nhwc) of the forward convolution `g`, the adjoint of its F(M x M, 3x3)
+// tiles fused per block of kFusedTiles tiles: a block's dy tiles to W = A dy A^T in the thread's
+// buffer, each position's [tiles, c_out] times ut's [c_out, c_in] (U transposed) on small_gemm,
+// then each tile's B dV B^T into the pixels it reads (input_gradient_tile). Each thread takes
+// whole images and their tiles in order, so a pixel that two tiles read is summed by one thread,
+// in tile order: the result does not depend on the thread count.
+template <int M>
+void fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy, const float* ut,
+                          float* dx) {
+  constexpr int64_t P = positions(M);
+  const int64_t tpi = tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
+  const float* zeros = zero_channels<float>(std::max(c_in, k));
+#pragma omp parallel if (g.n > 1 && !omp_in_parallel())
+  {
+    thread_local std::vector<float> wbuf, vbuf;
+    wbuf.resize(static_cast<size_t>(kFusedTiles * P * k));
+    vbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
+    float *w = wbuf.data(), *dv = vbuf.data();
+    const int threads = omp_get_num_threads(), th = omp_get_thread_num();
+    const int64_t last = g.n * (th + 1) / threads * tpi;
+    for (int64_t t0 = g.n * th / threads * tpi; t0 < last; t0 += kFusedTiles) {
+      const int64_t nt = std::min(kFusedTiles, last - t0);
+      for (int64_t t = 0; t < nt; ++t) gradient_tile<M>(g, v4, dy, t0 + t, zeros, w + t * P * k);
+      for (int64_t xi = 0; xi < P; ++xi) {
+        small_gemm(false, nt, c_in, k, 1.0f, w + xi * k, P * k, ut + xi * k * c_in, c_in,
+                   dv + xi * c_in, P * c_in);
+      }
+      for (int64_t t = 0; t < nt; ++t) {
+        input_gradient_tile<M>(g, v4, dv + t * P * c_in, zeros, dx, t0 + t);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 // --- WinogradForward ---
@@ -807,7 +923,7 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
     const auto* f = static_cast<const T*>(filter);
     if (flipped_) {
       if constexpr (std::is_same_v<P, float>) {
-        flipped_filter_transform<M>(g.c_out, g.c_in, v4_, f, u);
+        transposed_filter_transform<M>(g.c_out, g.c_in, v4_, f, u, /*flip=*/true);
       } else {  // [A*A, g.c_out, g.c_in], which the GEMM reads transposed
         filter_transform<M>(g.c_out, g.c_in, v4_, f, u, true);
       }
@@ -918,6 +1034,24 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
     gemm.execute();
   }
   filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
+}
+
+// --- WinogradInputGradient ---
+
+WinogradInputGradient::WinogradInputGradient(const ops::Conv2dGeometry& g)
+    : g_(g), v4_(cpu_runs_v4_variants()) {
+  TERN_CHECK(g.kh == 3 && g.kw == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dil_h == 1 &&
+                 g.dil_w == 1 && g.groups == 1,
+             "Winograd input gradient: a 3x3 ungrouped convolution at stride 1 without dilation");
+}
+
+void WinogradInputGradient::run(const void* dy, const void* filter, void* dx) {
+  const ops::Conv2dGeometry& g = g_;
+  auto* ut = static_cast<float*>(
+      layout_slot(0, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
+  transposed_filter_transform<4>(g.c_in, g.c_out, v4_, static_cast<const float*>(filter), ut,
+                                 /*flip=*/false);
+  fused_input_gradient<4>(g, v4_, static_cast<const float*>(dy), ut, static_cast<float*>(dx));
 }
 
 }  // namespace tern::cpu::onednn

@@ -379,6 +379,92 @@ TEST(WinogradKernels, RunIt) {
   }
 }
 
+// The input gradient as the adjoint of the forward's F(4x4, 3x3) tiles (WinogradInputGradient)
+// against ref: the cases above (SAME, VALID and explicit paddings, odd sizes, tiles leaving the
+// image, channel tails), the W3 CNN's VALID layer (9 tiles an image: blocks of kFusedTiles
+// across images) and a VALID layer of odd sizes; every pixel written (dx starts as NaN), and the
+// same bits on one thread as on two (each thread sums whole images).
+TEST(WinogradAdjoint, InputGradientMatchesRef) {
+  runtime::initialize();
+  if (cpu::cpu_isa() < cpu::CpuIsa::kX86_64_v3) {
+    GTEST_SKIP() << "tern's Winograd convolutions run on x86-64-v3 CPUs";
+  }
+  const ops::Attrs valid = {{"padding", std::string("VALID")}};
+  std::vector<Case> all = cases();
+  all.push_back({{5, 13, 13, 32}, 64, valid});
+  all.push_back({{3, 10, 9, 16}, 24, valid});
+  uint64_t seed = 300;
+  for (const Case& c : all) {
+    SCOPED_TRACE(str_cat("x ", c.x, " c_out ", c.c_out));
+    const Shape fshape{3, 3, c.x[3], c.c_out};
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, fshape, c.attrs);
+    Tensor f = random_tensor(DType::kF32, fshape, seed++);
+    Tensor dy = random_tensor(DType::kF32, g.output_shape(), seed++);
+    ops::Attrs attrs = c.attrs;
+    attrs.set("input_shape", c.x.dims());
+    runtime::EagerOptions o;
+    o.kernel = "ref";
+    Tensor want = runtime::eager_call1("conv2d_backprop_input", {dy, f}, attrs, o);
+    Tensor dx(DType::kF32, c.x), dx1(DType::kF32, c.x);
+    for (int64_t i = 0; i < dx.num_elements(); ++i) {
+      dx.data<float>()[i] = dx1.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+    }
+    cpu::onednn::WinogradInputGradient w(g);
+    w.run(dy.raw_data(), f.raw_data(), dx.raw_data());
+    EXPECT_LE(max_rel_error(dx, want), 2e-4);
+    const int threads = omp_get_max_threads();
+    omp_set_num_threads(1);
+    w.run(dy.raw_data(), f.raw_data(), dx1.raw_data());
+    omp_set_num_threads(threads);
+    EXPECT_EQ(std::memcmp(dx.raw_data(), dx1.raw_data(), dx.nbytes()), 0);
+  }
+}
+
+// Where the adjoint takes the input gradient (default settings, AVX-512 CPUs): f32 layers whose
+// forward runs fused F(4x4, 3x3) and whose output has fewer tiles than their input, and then the
+// "onednn" kernel's result is the class's bit for bit; TERN_WINOGRAD_ADJOINT=0: nowhere.
+TEST(WinogradAdjoint, WhereItApplies) {
+  runtime::initialize();
+  const ops::Attrs valid = {{"padding", std::string("VALID")}};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  auto applies = [](const Shape& x, const Shape& f, const ops::Attrs& attrs, DType dtype) {
+    return cpu::onednn::WinogradInputGradient::applies(ops::conv2d_geometry(x, f, attrs), dtype);
+  };
+  const Shape w3x{128, 13, 13, 32}, w3f{3, 3, 32, 64};
+  const char* env = std::getenv("TERN_WINOGRAD_ADJOINT");
+  if (env != nullptr && std::string(env) == "0") {
+    EXPECT_FALSE(applies(w3x, w3f, valid, DType::kF32));
+    return;
+  }
+  for (const char* other : {"TERN_CONV_WINOGRAD", "TERN_WINOGRAD_FUSED"}) {
+    if (std::getenv(other) != nullptr) GTEST_SKIP() << other << " is set";
+  }
+  if (!cpu::cpu_runs_v4_variants()) {
+    EXPECT_FALSE(applies(w3x, w3f, valid, DType::kF32));
+    GTEST_SKIP() << "fused Winograd runs on AVX-512 CPUs";
+  }
+  EXPECT_TRUE(applies(w3x, w3f, valid, DType::kF32));
+  EXPECT_FALSE(applies(w3x, w3f, valid, DType::kBF16));
+  EXPECT_FALSE(applies({32, 32, 32, 64}, {3, 3, 64, 64}, same, DType::kF32));      // tiles alike
+  EXPECT_FALSE(applies({32, 16, 16, 128}, {3, 3, 128, 128}, valid, DType::kF32));  // not fused
+  EXPECT_FALSE(applies({128, 13, 13, 16}, {3, 3, 16, 64}, valid, DType::kF32));    // no Winograd
+
+  const Shape xs{8, 13, 13, 32};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, w3f, valid);
+  ASSERT_TRUE(cpu::onednn::WinogradInputGradient::applies(g, DType::kF32));
+  Tensor f = random_tensor(DType::kF32, w3f, 1),
+         dy = random_tensor(DType::kF32, g.output_shape(), 2);
+  Tensor dx(DType::kF32, xs);
+  cpu::onednn::WinogradInputGradient(g).run(dy.raw_data(), f.raw_data(), dx.raw_data());
+  ops::Attrs attrs = valid;
+  attrs.set("input_shape", xs.dims());
+  runtime::EagerOptions onednn;
+  onednn.kernel = "onednn";
+  Tensor got = runtime::eager_call1("conv2d_backprop_input", {dy, f}, attrs, onednn);
+  ASSERT_EQ(got.shape(), xs);
+  EXPECT_EQ(std::memcmp(got.raw_data(), dx.raw_data(), dx.nbytes()), 0);
+}
+
 // Which bf16 layers take which tile (AMD CPUs running bf16 natively, AVX-512, default
 // settings): F(4x4, 3x3) with f32 products where it runs fused or below
 // kWinogradBf16MinChannels, F(2x2, 3x3) with bf16 products from kWinogradBf16MinTiles tiles
