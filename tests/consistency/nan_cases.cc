@@ -196,6 +196,16 @@ std::vector<OpCase> fused_nan_cases() {
       nan_case("fused_conv2d",
                {WithNaN({13, 10, 10, 1}, {0, 57, 1299}), In({3, 3, 1, 32}), WithNaN({32}, {5})},
                pooled, "onednn-pool-relu", kFast));
+  // Training's form (pool = "max_argmax", activation none): the one-channel kernel's argmax takes
+  // the window's first NaN (max_pool2d_argmax's rule), a NaN bias channel all four.
+  ops::Attrs argmax_pooled = epilogue("none", true, false, {});
+  argmax_pooled.set("pool", std::string("max_argmax"));
+  argmax_pooled.set("pool_ksize", Ints{2, 2});
+  argmax_pooled.set("pool_strides", Ints{2, 2});
+  cases.push_back(
+      nan_case("fused_conv2d",
+               {WithNaN({3, 10, 10, 1}, {0, 57, 250}), In({3, 3, 1, 32}), WithNaN({32}, {5})},
+               argmax_pooled, "pool-argmax-1ch", {DType::kF32}));
   // f32 3x3 stride-1 layers with channels in multiples of 16 take oneDNN's Winograd path: a NaN
   // input spreads over its output tile, and relu must keep it.
   OpCase winograd = nan_case("fused_conv2d",
