@@ -42,6 +42,7 @@
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/small_gemm.h"
+#include "tern/backends/cpu/weight_grad_bf16.h"
 #include "tern/base/error.h"
 #include "tern/base/strings.h"
 
@@ -70,85 +71,65 @@ std::string decline(const kernels::KernelSignature& sig) {
   return "";
 }
 
+// C[0:mt, 0:nt] (row stride n) = rows [k_begin, k_end) of a[:, 0:mt]^T b[:, 0:nt] (row strides
+// m, n), in blocks of kKBlock rows.
+void product(int64_t m, int64_t n, const bfloat16* a, const bfloat16* b, float* c, int64_t k_begin,
+             int64_t k_end, int64_t mt, int64_t nt) {
+  thread_local std::vector<uint32_t> ap, bp;
+  const int64_t pairs = (std::min(kKBlock, k_end - k_begin) + 1) / 2;
+  ap.resize(static_cast<size_t>(pairs * mt));
+  bp.resize(static_cast<size_t>(pairs * nt));
+  for (int64_t k0 = k_begin; k0 < k_end; k0 += kKBlock) {
+    const int64_t rows = std::min(kKBlock, k_end - k0), kp = (rows + 1) / 2;
+    pair_rows_bf16(rows, mt, a + k0 * m, m, ap.data(), mt);
+    pair_rows_bf16(rows, nt, b + k0 * n, n, bp.data(), nt);
+    for (int64_t i = 0; i < mt; i += kRowGroup) {
+      const int64_t rows_c = std::min(kRowGroup, mt - i);
+      if (k0 == k_begin) {
+        small_gemm_bf16(true, rows_c, nt, kp, 1.0f, ap.data() + i, mt, bp.data(), nt, c + i * n, n);
+      } else {
+        small_gemm_bf16_acc(rows_c, nt, kp, ap.data() + i, mt, bp.data(), nt, c + i * n, n);
+      }
+    }
+  }
+}
+
+// C = (rows [0, half) of the product) + (rows [half, K)), the second half into a buffer of the
+// thread that makes it, then added: two threads read each row of a and b once.
+void by_depth(int64_t k, int64_t m, int64_t n, const bfloat16* a, const bfloat16* b, float* c) {
+  const int64_t half = (k / 2 + 1) / 2 * 2;
+  float* partial = nullptr;
+#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    for (int part = t; part < 2; part += threads) {
+      float* dst = c;
+      if (part == 1) {
+        thread_local std::vector<float> buf;
+        buf.resize(static_cast<size_t>(m * n));
+        dst = partial = buf.data();
+      }
+      product(m, n, a, b, dst, part == 0 ? 0 : half, part == 0 ? half : k, m, n);
+    }
+#pragma omp barrier
+    const int64_t total = m * n;
+    const int64_t first = total * t / threads, last = total * (t + 1) / threads;
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) c[i] += partial[i];
+  }
+}
+
 class WeightGradBf16Kernel final : public kernels::Kernel {
  public:
   explicit WeightGradBf16Kernel(const kernels::KernelSignature& sig)
       : k_(sig.inputs[0].shape[0]), m_(sig.inputs[0].shape[1]), n_(sig.inputs[1].shape[1]) {}
 
   void run(kernels::KernelContext& ctx) override {
-    const auto* a = ctx.inputs[0].data<bfloat16>();
-    const auto* b = ctx.inputs[1].data<bfloat16>();
-    float* c = ctx.outputs[0].data<float>();
-    if (k_ >= 2 * kKBlock && m_ * n_ * 4 <= kDepthSplitBytes) {
-      by_depth(a, b, c);
-      return;
-    }
-#pragma omp parallel if (!omp_in_parallel())
-    {
-      const int threads = omp_get_num_threads(), t = omp_get_thread_num();
-      // The larger side of C is cut: columns in multiples of 64 (a tile's width), rows of 6.
-      const bool by_columns = n_ >= m_;
-      const int64_t side = by_columns ? n_ : m_, unit = by_columns ? 64 : 6;
-      const int64_t units = (side + unit - 1) / unit;
-      const int64_t first = units * t / threads * unit;
-      const int64_t last = std::min(side, units * (t + 1) / threads * unit);
-      if (first < last) {
-        const int64_t m0 = by_columns ? 0 : first, mt = by_columns ? m_ : last - first;
-        const int64_t n0 = by_columns ? first : 0, nt = by_columns ? last - first : n_;
-        product(a + m0, b + n0, c + m0 * n_ + n0, 0, k_, mt, nt);
-      }
-    }
+    weight_grad_bf16(k_, m_, n_, ctx.inputs[0].data<bfloat16>(), ctx.inputs[1].data<bfloat16>(),
+                     ctx.outputs[0].data<float>());
   }
 
  private:
-  // C = (rows [0, half) of the product) + (rows [half, K)), the second half into a buffer of the
-  // thread that makes it, then added: two threads read each row of a and b once.
-  void by_depth(const bfloat16* a, const bfloat16* b, float* c) const {
-    const int64_t half = (k_ / 2 + 1) / 2 * 2;
-    float* partial = nullptr;
-#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
-    {
-      const int threads = omp_get_num_threads(), t = omp_get_thread_num();
-      for (int part = t; part < 2; part += threads) {
-        float* dst = c;
-        if (part == 1) {
-          thread_local std::vector<float> buf;
-          buf.resize(static_cast<size_t>(m_ * n_));
-          dst = partial = buf.data();
-        }
-        product(a, b, dst, part == 0 ? 0 : half, part == 0 ? half : k_, m_, n_);
-      }
-#pragma omp barrier
-      const int64_t total = m_ * n_;
-      const int64_t first = total * t / threads, last = total * (t + 1) / threads;
-#pragma omp simd
-      for (int64_t i = first; i < last; ++i) c[i] += partial[i];
-    }
-  }
-
-  // C[0:mt, 0:nt] (row stride n_) = rows [k_begin, k_end) of a[:, 0:mt]^T b[:, 0:nt] (row strides
-  // m_, n_), in blocks of kKBlock rows.
-  void product(const bfloat16* a, const bfloat16* b, float* c, int64_t k_begin, int64_t k_end,
-               int64_t mt, int64_t nt) const {
-    thread_local std::vector<uint32_t> ap, bp;
-    const int64_t pairs = (std::min(kKBlock, k_end - k_begin) + 1) / 2;
-    ap.resize(static_cast<size_t>(pairs * mt));
-    bp.resize(static_cast<size_t>(pairs * nt));
-    for (int64_t k0 = k_begin; k0 < k_end; k0 += kKBlock) {
-      const int64_t rows = std::min(kKBlock, k_end - k0), kp = (rows + 1) / 2;
-      pair_rows_bf16(rows, mt, a + k0 * m_, m_, ap.data(), mt);
-      pair_rows_bf16(rows, nt, b + k0 * n_, n_, bp.data(), nt);
-      for (int64_t i = 0; i < mt; i += kRowGroup) {
-        const int64_t m = std::min(kRowGroup, mt - i);
-        if (k0 == k_begin) {
-          small_gemm_bf16(true, m, nt, kp, 1.0f, ap.data() + i, mt, bp.data(), nt, c + i * n_, n_);
-        } else {
-          small_gemm_bf16_acc(m, nt, kp, ap.data() + i, mt, bp.data(), nt, c + i * n_, n_);
-        }
-      }
-    }
-  }
-
   int64_t k_, m_, n_;
 };
 
@@ -262,6 +243,29 @@ kernels::KernelCandidate candidate(std::string name, Decline decline) {
 }
 
 }  // namespace
+
+void weight_grad_bf16(int64_t k, int64_t m, int64_t n, const bfloat16* a, const bfloat16* b,
+                      float* c) {
+  if (k >= 2 * kKBlock && m * n * 4 <= kDepthSplitBytes) {
+    by_depth(k, m, n, a, b, c);
+    return;
+  }
+#pragma omp parallel if (!omp_in_parallel())
+  {
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    // The larger side of C is cut: columns in multiples of 64 (a tile's width), rows of 6.
+    const bool by_columns = n >= m;
+    const int64_t side = by_columns ? n : m, unit = by_columns ? 64 : 6;
+    const int64_t units = (side + unit - 1) / unit;
+    const int64_t first = units * t / threads * unit;
+    const int64_t last = std::min(side, units * (t + 1) / threads * unit);
+    if (first < last) {
+      const int64_t m0 = by_columns ? 0 : first, mt = by_columns ? m : last - first;
+      const int64_t n0 = by_columns ? first : 0, nt = by_columns ? last - first : n;
+      product(m, n, a + m0, b + n0, c + m0 * n + n0, 0, k, mt, nt);
+    }
+  }
+}
 
 void register_matmul_bf16_kernels(kernels::KernelRegistry& r) {
   if (!bf16_products_native()) return;

@@ -7,10 +7,13 @@
 
 #include <cstring>
 
+#include "tern/backends/cpu/onednn_conv.h"
 #include "tern/backends/cpu/onednn_test_util.h"
 
 namespace tern::testing {
 namespace {
+
+using Ints = std::vector<int64_t>;
 
 constexpr const char* kKernel = "cpu_weight_grad_bf16";
 constexpr const char* kRows = "cpu_matmul_bf16";
@@ -88,6 +91,52 @@ TEST_F(WeightGradBf16, SameBitsWhateverTheThreads) {
   runtime::set_intra_op_threads(before);
 }
 
+// bf16 filter gradients of 1024 output pixels or more run as GEMMs multiply on the same product:
+// a 1x1 layer (x read in place as its patches, past kFilterGradientGemmMaxRows pixels) gives the
+// matmul kernel's bits for x^T dy, and with a bf16 result those rounded; a 3x3 layer (im2col
+// patches) within bf16-product error of ref; fewer pixels, or f32, take the GEMM's old limits.
+TEST_F(WeightGradBf16, FilterGradientsAsGemmsMultiplyOnIt) {
+  const ops::Attrs valid = {{"padding", std::string("VALID")}};
+  auto geometry = [&](const Shape& x, const Shape& f) { return ops::conv2d_geometry(x, f, valid); };
+  EXPECT_TRUE(cpu::onednn::filter_gradient_gemm_applies(geometry({32, 16, 16, 64}, {1, 1, 64, 32}),
+                                                        DType::kBF16));  // 8192 rows
+  EXPECT_FALSE(cpu::onednn::filter_gradient_gemm_applies(geometry({32, 16, 16, 64}, {1, 1, 64, 32}),
+                                                         DType::kF32));
+  EXPECT_FALSE(cpu::onednn::filter_gradient_gemm_applies(geometry({32, 18, 18, 64}, {3, 3, 64, 32}),
+                                                         DType::kBF16));  // patches to copy
+
+  const Shape xs{32, 16, 16, 64}, dys{32, 16, 16, 32};
+  const Tensor x = random_tensor(DType::kBF16, xs, 11), dy = random_tensor(DType::kBF16, dys, 12);
+  runtime::EagerOptions onednn, fast, ref;
+  onednn.kernel = "onednn";
+  fast.kernel = kKernel;
+  ref.kernel = "ref";
+  ops::Attrs f32_attrs = {{"filter_shape", Ints{1, 1, 64, 32}},
+                          {"dfilter_dtype", std::string("f32")}};
+  const Tensor dw = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f32_attrs, onednn);
+  const Tensor product = runtime::eager_call1(
+      "matmul", {x.reshape({8192, 64}), dy.reshape({8192, 32})}, kWeightGradient, fast);
+  ASSERT_EQ(dw.nbytes(), product.nbytes());
+  EXPECT_EQ(std::memcmp(dw.raw_data(), product.raw_data(), dw.nbytes()), 0);
+  const Tensor want = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, f32_attrs, ref);
+  EXPECT_LE(max_rel_error(dw, want), 2e-5);
+  ops::Attrs bf16_attrs = {{"filter_shape", Ints{1, 1, 64, 32}}};
+  const Tensor dw16 = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, bf16_attrs, onednn);
+  ASSERT_EQ(dw16.dtype(), DType::kBF16);
+  for (int64_t i = 0; i < dw16.num_elements(); ++i) {
+    ASSERT_EQ(dw16.get(i),
+              static_cast<double>(static_cast<float>(bfloat16(static_cast<float>(dw.get(i))))))
+        << i;
+  }
+
+  const Shape x3{16, 10, 10, 24}, dy3{16, 8, 8, 40};  // 1024 rows, 3x3 patches
+  const Tensor xa = random_tensor(DType::kBF16, x3, 13), dya = random_tensor(DType::kBF16, dy3, 14);
+  ops::Attrs attrs3 = {{"filter_shape", Ints{3, 3, 24, 40}}, {"dfilter_dtype", std::string("f32")}};
+  EXPECT_LE(max_rel_error(runtime::eager_call1("conv2d_backprop_filter", {xa, dya}, attrs3, onednn),
+                          runtime::eager_call1("conv2d_backprop_filter", {xa, dya}, attrs3, ref)),
+            2e-5);
+}
+
 ops::Attrs rows_attrs(bool transpose_b, std::string out_dtype, int bias = -1) {
   ops::Attrs attrs = {{"transpose_b", transpose_b}, {"out_dtype", std::move(out_dtype)}};
   if (bias >= 0) {
@@ -124,8 +173,8 @@ TEST_F(RowsBf16, TakesRowProductsWithABias) {
   EXPECT_NE(selected_kernel("fused_matmul", {a, w, {DType::kBF16, {4096, 1024}}}, residual), kRows);
 }
 
-// Against ref: both layouts of b, bf16 and f32 results (a bias of the result's type); rows off the 48-row
-// blocks and 6-row tiles, columns off the 64-column tiles.
+// Against ref: both layouts of b, bf16 and f32 results (a bias of the result's type); rows off the
+// 48-row blocks and 6-row tiles, columns off the 64-column tiles.
 TEST_F(RowsBf16, MatchesRef) {
   struct Case {
     int64_t m, k, n;

@@ -108,8 +108,24 @@ class FilterGradientGemm {
  private:
   ops::Conv2dGeometry g_;
   size_t esize_ = 0, patch_bytes_ = 0;
+  DType dw_dtype_;
+  bool native_bf16_ = false;  // weight_grad_bf16's tiles instead of oneDNN's matmul
   PrimitiveRunner runner_;
 };
+
+// bf16 filter gradients of at least kNativeFilterGradientMinRows output pixels run as GEMMs
+// multiply on weight_grad_bf16 (weight_grad_bf16.h, the matmul kernel cpu_weight_grad_bf16's
+// product) where bf16 products are native (bf16_products_native(), small_gemm.h), and 1x1
+// stride-1 layers then run so at any size: x is their patches (no copy), where oneDNN's
+// backward-weights convolution took those of more than kFilterGradientGemmMaxRows pixels. Zen 5,
+// 2 threads, operands cold (`kernel_ab_bench`, 8 or 16 independent products in one graph):
+// ResNet-50's 1x1 layers at 8x8, batch 32 ([2048, 512]^T [2048, 128]) 0.43 -> 0.36 ms per
+// product; at 16x16 ([8192, 256]^T [8192, 64]) 0.46 -> 0.40 ms. In the W9 step (`workloads_bench
+// --workload w9 --profile`, one interleaved pair on a quiet host) the filter gradients 25.9 ->
+// 25.0 ms. Below 1024 pixels (ResNet-50's 4x4 and 2x2 stages: 512 and 128 rows) oneDNN's matmul
+// kept them: the pairing of few rows cost more (its 2x2 layers 0.29-0.67 -> 0.30-0.79 ms).
+bool native_filter_gradient_bf16();
+constexpr int64_t kNativeFilterGradientMinRows = 1024;
 
 // The im2col patches of x (nhwc) for `g`: row (n, oh, ow) holds, tap by tap in HWIO order, the
 // c_in values under the tap (zeros in the padding): [n out_h out_w, kh kw c_in].
