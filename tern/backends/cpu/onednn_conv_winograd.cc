@@ -815,7 +815,7 @@ void input_gradient_tile(const ops::Conv2dGeometry& g, bool v4, const float* dv,
       const int64_t iw = M * tx - g.pad_left + j;
       const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
       const bool written = (ty > 0 && i < A - M) || (tx > 0 && j < A - M);
-      float* pixel = dx + ((n * g.h + ih) * g.w + iw) * c;
+      float* pixel = inside ? dx + ((n * g.h + ih) * g.w + iw) * c : nullptr;
       body.in[i * A + j] = dv + (i * A + j) * c;
       body.out[i * A + j] = inside ? pixel : scratch_channels<float>(c);
       body.add[i * A + j] = inside && written ? pixel : zeros;
