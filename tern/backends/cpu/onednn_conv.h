@@ -160,6 +160,7 @@ class InputGradientGemm {
 
   ops::Conv2dGeometry g_;
   DType dtype_;
+  bool direct_ = false;  // a 1x1 stride-1 layer: the product written straight into dx
   size_t cols_bytes_ = 0;
   int64_t dx_elements_ = 0;
   PrimitiveRunner runner_;
