@@ -157,10 +157,12 @@ class InputGradientGemm {
 
  private:
   void col2im(const float* cols, float* dx) const;
+  void scatter(const void* product, void* dx) const;
 
   ops::Conv2dGeometry g_;
   DType dtype_;
-  bool direct_ = false;  // a 1x1 stride-1 layer: the product written straight into dx
+  bool direct_ = false;   // a 1x1 stride-1 layer: the product written straight into dx
+  bool scatter_ = false;  // a 1x1 layer of stride > 1 without padding: its rows copied to dx
   size_t cols_bytes_ = 0;
   int64_t dx_elements_ = 0;
   PrimitiveRunner runner_;

@@ -194,18 +194,27 @@ InputGradientGemm::InputGradientGemm(const ops::Conv2dGeometry& g, DType dtype)
   // with transposed strides.
   dnnl::memory::desc a = dense_desc(dnnl_dims{rows, g.c_out}, dtype);
   dnnl::memory::desc b(dnnl_dims{g.c_out, depth}, to_dnnl(dtype), dnnl_dims{1, g.c_out});
-  // A 1x1 stride-1 layer's columns are dx itself: the product is written there in dx's dtype
-  // (ResNet-50's 1x1 layers at 4x4, batch 32, bf16: [512, 256] x [256, 1024] 0.36 -> 0.27 ms
-  // without the f32 columns, their copy and the rounding pass, `kernel_ab_bench` over 8 nodes from
-  // memory; W9's stage-4 1024 -> 256 input gradients 0.53-0.55 -> 0.33-0.34 ms in the step).
+  // A 1x1 layer without padding never sums two columns into one pixel: its product is written in
+  // dx's dtype, at stride 1 into dx itself, else into a buffer whose rows are copied to the pixels
+  // they belong to, the others zeroed (ResNet-50's 1x1 layers at 4x4, batch 32, bf16: [512, 256]
+  // x [256, 1024] 0.36 -> 0.27 ms without the f32 columns, their copy and the rounding pass,
+  // `kernel_ab_bench` over 8 nodes from memory; W9's stage-4 1024 -> 256 input gradients
+  // 0.53-0.55 -> 0.33-0.34 ms in the step; its stride-2 shortcuts' 0.83-1.00 -> 0.69-0.74 ms).
   direct_ = patches_are_x(g);
-  dnnl::memory::desc c = dense_desc(dnnl_dims{rows, depth}, direct_ ? dtype : DType::kF32);
+  scatter_ = !direct_ && g.kh == 1 && g.kw == 1 && g.pad_top == 0 && g.pad_bottom == 0 &&
+             g.pad_left == 0 && g.pad_right == 0;
+  dnnl::memory::desc c =
+      dense_desc(dnnl_dims{rows, depth}, direct_ || scatter_ ? dtype : DType::kF32);
   dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
   runner_.init<dnnl::matmul>(pd);
   runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
   runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
   runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
   if (direct_) return;
+  if (scatter_) {
+    cols_bytes_ = static_cast<size_t>(rows * depth) * dtype_size(dtype);
+    return;
+  }
   cols_bytes_ = static_cast<size_t>(rows * depth) * sizeof(float);
   dx_elements_ = g.n * g.h * g.w * g.c_in;
   if (dtype != DType::kF32) {
@@ -215,11 +224,13 @@ InputGradientGemm::InputGradientGemm(const ops::Conv2dGeometry& g, DType dtype)
 }
 
 void InputGradientGemm::run(const void* dy, const void* filter, void* dx) {
-  if (direct_) {
+  if (direct_ || scatter_) {
+    void* product = direct_ ? dx : layout_slot(kGemmResultSlot, cols_bytes_);
     runner_.set(DNNL_ARG_SRC, dy);
     runner_.set(DNNL_ARG_WEIGHTS, filter);
-    runner_.set(DNNL_ARG_DST, dx);
+    runner_.set(DNNL_ARG_DST, product);
     runner_.execute();
+    if (scatter_) scatter(product, dx);
     return;
   }
   auto* cols = static_cast<float*>(layout_slot(kGemmResultSlot, cols_bytes_));
@@ -234,6 +245,28 @@ void InputGradientGemm::run(const void* dy, const void* filter, void* dx) {
                    : static_cast<float*>(layout_slot(kPatchesSlot, dx_elements_ * sizeof(float)));
   col2im(cols, sum);
   if (dtype_ != DType::kF32) to_dx_.run(sum, dx);
+}
+
+// dx (any dtype) of a 1x1 layer without padding: each row of `product` ([n out_h out_w, c_in])
+// copied to the pixel its output pixel reads, the other pixels zeroed; one image per thread.
+void InputGradientGemm::scatter(const void* product, void* dx) const {
+  const ops::Conv2dGeometry& g = g_;
+  const auto pixel = static_cast<int64_t>(dtype_size(dtype_)) * g.c_in;
+  const int64_t image = g.h * g.w * pixel;
+  const auto* from = static_cast<const std::byte*>(product);
+  auto* to = static_cast<std::byte*>(dx);
+  const bool parallel = g.n > 1 && conv_loop_parallel(g.n * image);
+#pragma omp parallel for schedule(static) if (parallel)
+  for (int64_t n = 0; n < g.n; ++n) {
+    std::byte* img = to + n * image;
+    std::memset(img, 0, static_cast<size_t>(image));
+    for (int64_t oh = 0; oh < g.out_h; ++oh) {
+      for (int64_t ow = 0; ow < g.out_w; ++ow) {
+        std::memcpy(img + (oh * g.stride_h * g.w + ow * g.stride_w) * pixel,
+                    from + ((n * g.out_h + oh) * g.out_w + ow) * pixel, static_cast<size_t>(pixel));
+      }
+    }
+  }
 }
 
 // dx[n, ih, iw, :] = the sum of the patch columns that read (ih, iw); one image per thread at a

@@ -178,7 +178,8 @@ TEST_P(OneDnnConv, InputGradientBothPathsMatchRef) {
 
 // Convolutions with at most kConvGemmMaxPixels output pixels per image run as GEMMs (forward,
 // input gradient; the filter gradient's GEMM covers them too): against ref with SAME, stride 2,
-// dilation 2, asymmetric explicit paddings, 1x1 (the patches are x itself) and 2x2 images, and
+// dilation 2, asymmetric explicit paddings, 1x1 (the patches are x itself; at strides 2 and 3 the
+// input gradient's rows copied to the pixels they belong to) and 2x2 images, and
 // fused_conv2d's bias, residual and activation on the matmul.
 TEST_P(OneDnnConv, SmallImagesAsGemmMatchRef) {
   // With the switch off (ctest conv_primitives_only) the same cases check oneDNN's convolutions.
@@ -190,6 +191,10 @@ TEST_P(OneDnnConv, SmallImagesAsGemmMatchRef) {
       {{2, 2, 2, 16}, {3, 3, 16, 16}, {{"padding", std::string("SAME")}}},
       {{3, 8, 8, 8}, {3, 3, 8, 16}, {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}},
       {{2, 4, 4, 16}, {1, 1, 16, 8}, {}},
+      {{3, 7, 7, 16},
+       {1, 1, 16, 8},
+       {{"strides", Ints{2, 2}}}},  // rows copied to every other pixel
+      {{2, 8, 6, 16}, {1, 1, 16, 24}, {{"strides", Ints{2, 3}}}},
       {{2, 4, 4, 8}, {3, 3, 8, 8}, {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}},
       {{1, 3, 4, 8},
        {2, 3, 8, 8},
