@@ -34,6 +34,24 @@ constexpr int64_t kParallelElements = 1 << 15;
 
 using Geometry = PooledConvGeometry;
 
+// Pooled row `pr` of image `n`: its geometry in locals (the argmax's byte stores may alias
+// anything, and GCC reloaded every field of `geo` for every pixel of the patch), the image's
+// first pixel and the row's first output element.
+struct RowAt {
+  RowAt(const PooledConvGeometry& geo, const float* x, int64_t n, int64_t pr)
+      : c_out(geo.conv.c_out),
+        pw(geo.pool.out_w),
+        h(geo.conv.h),
+        w(geo.conv.w),
+        ih0(2 * pr - geo.conv.pad_top),
+        pad_left(geo.conv.pad_left),
+        xn(x + n * h * w),
+        row((n * geo.pool.out_h + pr) * pw * c_out) {}
+  int64_t c_out, pw, h, w, ih0, pad_left;
+  const float* xn;
+  int64_t row;
+};
+
 // The 4 x kCols patch of image xn ([h, w]) from row ih0 and column iw0 into p (0 in the padding).
 template <int kCols>
 [[gnu::always_inline]] inline void load_patch(const float* xn, int64_t h, int64_t w, int64_t ih0,
@@ -63,10 +81,10 @@ template <bool kRelu, bool kArgmax>
 [[gnu::always_inline]] inline void pooled_row(const Geometry& geo, const float* x, const float* f,
                                               const float* bias, float* y, uint8_t* am, int64_t n,
                                               int64_t pr) {
-  const int64_t c_out = geo.conv.c_out, pw = geo.pool.out_w, h = geo.conv.h, w = geo.conv.w;
-  const int64_t ih0 = 2 * pr - geo.conv.pad_top, pad_left = geo.conv.pad_left;
-  const float* xn = x + n * h * w;
-  const int64_t row = (n * geo.pool.out_h + pr) * pw * c_out;
+  const RowAt r(geo, x, n, pr);
+  const int64_t c_out = r.c_out, pw = r.pw, h = r.h, w = r.w, ih0 = r.ih0, pad_left = r.pad_left;
+  const float* xn = r.xn;
+  const int64_t row = r.row;
   for (int64_t pc = 0; pc < pw; ++pc) {
     float p[4][4];  // the 4x4 patch of x under the window's four 3x3 taps
     load_patch(xn, h, w, ih0, 2 * pc - pad_left, p);
@@ -168,10 +186,10 @@ template <bool kRelu, bool kArgmax>
 TERN_CPU_V4_LOOP void pooled_row_v4(const Geometry& geo, const float* x, const float* f,
                                     const float* bias, float* y, uint8_t* am, int64_t n,
                                     int64_t pr) {
-  const int64_t c_out = geo.conv.c_out, pw = geo.pool.out_w, h = geo.conv.h, w = geo.conv.w;
-  const int64_t ih0 = 2 * pr - geo.conv.pad_top, pad_left = geo.conv.pad_left;
-  const float* xn = x + n * h * w;
-  const int64_t row = (n * geo.pool.out_h + pr) * pw * c_out;
+  const RowAt r(geo, x, n, pr);
+  const int64_t c_out = r.c_out, pw = r.pw, h = r.h, w = r.w, ih0 = r.ih0, pad_left = r.pad_left;
+  const float* xn = r.xn;
+  const int64_t row = r.row;
   for (int64_t c0 = 0; c0 < c_out; c0 += 16) {
     __m512 taps[9];
 #pragma GCC unroll 9
