@@ -22,6 +22,9 @@ struct TrialPoll {
   int exit_code = 0;   // kExited: the command's exit status, -1 when unknown
   int signal = 0;      // kExited by a signal (SIGKILL from stop(), or from outside)
   std::string detail;  // kExited abnormally: what is known ("killed by signal 9")
+  // Unix seconds when the trial's command began, where the launcher knows it (Slurm: the job
+  // script's own clock); 0 when not. A trial first seen already exited then keeps its real span.
+  double started_at = 0;
 };
 
 class Launcher {

@@ -49,6 +49,38 @@ class SlurmLauncher : public Launcher {
   }
 
   TrialPoll poll(int id) override {
+    TrialPoll p = poll_state(id);
+    if (p.state != TrialPoll::State::kQueued) p.started_at = started_at(id);
+    return p;
+  }
+
+  void stop(int id) override {
+    stopped_.insert(id);
+    std::string out;
+    run_capture({"scancel", task(id)}, out);
+  }
+
+  std::string job_ref(int id) const override { return "slurm " + task(id); }
+
+  void stop_leftover(const std::string& job_ref, const std::string&) override {
+    if (job_ref.rfind("slurm ", 0) != 0) return;
+    std::string out;
+    run_capture({"scancel", job_ref.substr(6)}, out);
+  }
+
+ private:
+  // The time the task's script wrote into slurm_started (`date +%s.%N`), read once; 0 if none.
+  double started_at(int id) {
+    auto it = started_.find(id);
+    if (it != started_.end()) return it->second;
+    std::ifstream in(dirs_.at(id) + "/slurm_started");
+    double t = 0;
+    if (!(in >> t) || t <= 0) return 0;
+    started_[id] = t;
+    return t;
+  }
+
+  TrialPoll poll_state(int id) {
     const std::string& dir = dirs_.at(id);
     int code = 0;
     if (read_int_file(dir + "/exit_code", code)) return exited(code);
@@ -71,21 +103,6 @@ class SlurmLauncher : public Launcher {
     return p;
   }
 
-  void stop(int id) override {
-    stopped_.insert(id);
-    std::string out;
-    run_capture({"scancel", task(id)}, out);
-  }
-
-  std::string job_ref(int id) const override { return "slurm " + task(id); }
-
-  void stop_leftover(const std::string& job_ref, const std::string&) override {
-    if (job_ref.rfind("slurm ", 0) != 0) return;
-    std::string out;
-    run_capture({"scancel", job_ref.substr(6)}, out);
-  }
-
- private:
   TrialPoll exited(int code) {
     TrialPoll p{TrialPoll::State::kExited, code};
     if (code > 128) {
@@ -97,6 +114,7 @@ class SlurmLauncher : public Launcher {
     return p;
   }
   std::string task(int id) const { return jobs_.at(id) + "_" + std::to_string(id); }
+  std::map<int, double> started_;  // started_at's reads
   std::chrono::steady_clock::time_point submitted_grace_start(int id) {
     auto [it, inserted] = first_poll_.emplace(id, std::chrono::steady_clock::now());
     return it->second;

@@ -212,7 +212,9 @@ class Runner {
     if (p.state == TrialPoll::State::kQueued) return;
     if (t.status == TrialStatus::kPending) {
       t.status = TrialStatus::kRunning;
-      t.start_time = now;
+      // The launcher's own start time where it has one: a Slurm task first seen already finished
+      // (a short trial between two polls of a busy queue) kept a span of 0 s before.
+      t.start_time = p.started_at > 0 ? std::min(p.started_at, now) : now;
       view_.event(t.name + " started (" + t.job + ")", state_, now);
       dirty_ = true;
     }
