@@ -52,12 +52,13 @@ struct RowAt {
   int64_t row;
 };
 
-// The 4 x kCols patch of image xn ([h, w]) from row ih0 and column iw0 into p (0 in the padding).
+// The 4 x kCols patch of the row's image from its row ih0 and column iw0 into p (0 in the
+// padding).
 template <int kCols>
-[[gnu::always_inline]] inline void load_patch(const float* xn, int64_t h, int64_t w, int64_t ih0,
-                                              int64_t iw0, float (&p)[4][kCols]) {
+[[gnu::always_inline]] inline void load_patch(const RowAt& r, int64_t iw0, float (&p)[4][kCols]) {
+  const int64_t h = r.h, w = r.w, ih0 = r.ih0;
   if (ih0 >= 0 && ih0 + 4 <= h && iw0 >= 0 && iw0 + kCols <= w) {
-    const float* xp = xn + ih0 * w + iw0;
+    const float* xp = r.xn + ih0 * w + iw0;
 #pragma GCC unroll 4
     for (int64_t a = 0; a < 4; ++a) {
 #pragma GCC unroll 8
@@ -68,7 +69,7 @@ template <int kCols>
   for (int64_t a = 0; a < 4; ++a) {
     for (int64_t b = 0; b < kCols; ++b) {
       const int64_t ih = ih0 + a, iw = iw0 + b;
-      p[a][b] = ih >= 0 && ih < h && iw >= 0 && iw < w ? xn[ih * w + iw] : 0.f;
+      p[a][b] = ih >= 0 && ih < h && iw >= 0 && iw < w ? r.xn[ih * w + iw] : 0.f;
     }
   }
 }
@@ -82,13 +83,11 @@ template <bool kRelu, bool kArgmax>
                                               const float* bias, float* y, uint8_t* am, int64_t n,
                                               int64_t pr) {
   const RowAt r(geo, x, n, pr);
-  const int64_t c_out = r.c_out, pw = r.pw, h = r.h, w = r.w, ih0 = r.ih0, pad_left = r.pad_left;
-  const float* xn = r.xn;
-  const int64_t row = r.row;
+  const int64_t c_out = r.c_out, pw = r.pw;
   for (int64_t pc = 0; pc < pw; ++pc) {
     float p[4][4];  // the 4x4 patch of x under the window's four 3x3 taps
-    load_patch(xn, h, w, ih0, 2 * pc - pad_left, p);
-    const int64_t o = row + pc * c_out;
+    load_patch(r, 2 * pc - r.pad_left, p);
+    const int64_t o = r.row + pc * c_out;
     float* out = y + o;
     uint8_t* code = kArgmax ? am + o : nullptr;
 #pragma omp simd
@@ -187,9 +186,7 @@ TERN_CPU_V4_LOOP void pooled_row_v4(const Geometry& geo, const float* x, const f
                                     const float* bias, float* y, uint8_t* am, int64_t n,
                                     int64_t pr) {
   const RowAt r(geo, x, n, pr);
-  const int64_t c_out = r.c_out, pw = r.pw, h = r.h, w = r.w, ih0 = r.ih0, pad_left = r.pad_left;
-  const float* xn = r.xn;
-  const int64_t row = r.row;
+  const int64_t c_out = r.c_out, pw = r.pw;
   for (int64_t c0 = 0; c0 < c_out; c0 += 16) {
     __m512 taps[9];
 #pragma GCC unroll 9
@@ -197,7 +194,7 @@ TERN_CPU_V4_LOOP void pooled_row_v4(const Geometry& geo, const float* x, const f
     const __m512 b = _mm512_loadu_ps(bias + c0);
     for (int64_t pc = 0; pc < pw; pc += 2) {
       float p[4][6];  // the patch of the two windows (the second's is 0 past the row's end)
-      load_patch(xn, h, w, ih0, 2 * pc - pad_left, p);
+      load_patch(r, 2 * pc - r.pad_left, p);
       __m512 acc[2][4];
 #pragma GCC unroll 8
       for (int q = 0; q < 8; ++q) acc[q / 4][q % 4] = b;
@@ -217,7 +214,7 @@ TERN_CPU_V4_LOOP void pooled_row_v4(const Geometry& geo, const float* x, const f
         }
       }
       for (int px = 0; px < 2 && pc + px < pw; ++px) {
-        const int64_t o = row + (pc + px) * c_out + c0;
+        const int64_t o = r.row + (pc + px) * c_out + c0;
         pool_window_v4<kRelu, kArgmax>(acc[px], y + o, kArgmax ? am + o : nullptr);
       }
     }

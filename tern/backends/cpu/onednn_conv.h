@@ -124,7 +124,6 @@ class FilterGradientGemm {
 // --workload w9 --profile`, one interleaved pair on a quiet host) the filter gradients 25.9 ->
 // 25.0 ms. Below 1024 pixels (ResNet-50's 4x4 and 2x2 stages: 512 and 128 rows) oneDNN's matmul
 // kept them: the pairing of few rows cost more (its 2x2 layers 0.29-0.67 -> 0.30-0.79 ms).
-bool native_filter_gradient_bf16();
 constexpr int64_t kNativeFilterGradientMinRows = 1024;
 
 // The im2col patches of x (nhwc) for `g`: row (n, oh, ow) holds, tap by tap in HWIO order, the

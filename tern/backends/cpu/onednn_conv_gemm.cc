@@ -46,10 +46,6 @@ bool conv_gemm_applies(const ops::Conv2dGeometry& g, DType dtype) {
   return g.groups == 1 && g.out_h * g.out_w <= kConvGemmMaxPixels && bytes <= kConvGemmMaxBytes;
 }
 
-bool native_filter_gradient_bf16() {
-  return bf16_products_native();
-}
-
 bool filter_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType x_dtype) {
   static const bool enabled = [] {
     const char* v = std::getenv("TERN_FILTER_GRADIENT_GEMM");
@@ -57,7 +53,7 @@ bool filter_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType x_dtype) {
   }();
   if (!enabled || g.groups != 1) return false;
   // No patches to copy: a 1x1 layer's product at any size where weight_grad_bf16 takes it.
-  if (x_dtype == DType::kBF16 && patches_are_x(g) && native_filter_gradient_bf16() &&
+  if (x_dtype == DType::kBF16 && patches_are_x(g) && bf16_products_native() &&
       gemm_rows(g) >= kNativeFilterGradientMinRows) {
     return true;
   }
@@ -137,8 +133,8 @@ FilterGradientGemm::FilterGradientGemm(const ops::Conv2dGeometry& g, DType x_dty
     : g_(g), esize_(dtype_size(x_dtype)), dw_dtype_(dw_dtype) {
   const int64_t rows = gemm_rows(g), depth = gemm_depth(g);
   patch_bytes_ = static_cast<size_t>(rows * depth) * esize_;
-  native_bf16_ = x_dtype == DType::kBF16 && native_filter_gradient_bf16() &&
-                 rows >= kNativeFilterGradientMinRows;
+  native_bf16_ =
+      x_dtype == DType::kBF16 && bf16_products_native() && rows >= kNativeFilterGradientMinRows;
   if (native_bf16_) return;
   // dw [depth, c_out] = patches^T (the [rows, depth] patches with strides {1, depth}) x dy [rows,
   // c_out] (NHWC read in place).

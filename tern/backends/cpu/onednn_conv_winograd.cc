@@ -25,14 +25,18 @@
 // I swapped): its transform is that of the filter with its taps in reverse order, each position's
 // matrix transposed (transposed_filter_transform; with bf16 products, filter_transform of the taps
 // in reverse order, read transposed by oneDNN's bf16 GEMM: for 512 channels at 4x4, batch 32,
-// 2.4-2.5 ms with the transposing transform, 1.7-1.8 so). bf16 tensors with F(2x2, 3x3) multiply
+// 2.4-2.5 ms with the transposing transform, 1.7-1.8 so), or, where the forward's output has
+// fewer F(4x4, 3x3) tiles than its input (VALID layers, fused), the adjoint of the forward's tiles:
+// W = A dy A^T, dV = W U^T, dx += B dV B^T over the pixels each tile reads (fused_input_gradient,
+// WinogradInputGradient). bf16 tensors with F(2x2, 3x3) multiply
 // their transforms rounded to bf16 (winograd_products: V, W and U in bf16, M and dU in f32).
 // Every transform is a loop over channels (NHWC keeps
 // them contiguous), built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa()
 // is x86-64-v3 (winograd_tile).
-// One file past 800 lines on purpose: the chunked and fused forms share the 1-D transforms, the
-// per-tile bodies and the channel loops, all templates in its anonymous namespace; splitting the
-// fused blocks out would need those in a header of their own for two callers.
+// One file past 800 lines on purpose: the chunked and fused forms and the input gradient's adjoint
+// (WinogradInputGradient) share the 1-D transforms, the per-tile bodies and the channel loops, all
+// templates in its anonymous namespace; splitting the fused blocks out would need those in a
+// header of their own for three callers.
 #include <omp.h>
 
 #include <algorithm>

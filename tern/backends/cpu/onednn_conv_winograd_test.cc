@@ -420,6 +420,19 @@ TEST(WinogradAdjoint, InputGradientMatchesRef) {
   }
 }
 
+// The adjoint takes 3x3 ungrouped stride-1 layers only: others are refused by name.
+TEST(WinogradAdjoint, OtherGeometriesAreRefused) {
+  const ops::Attrs valid = {{"padding", std::string("VALID")}};
+  EXPECT_TERN_ERROR(cpu::onednn::WinogradInputGradient(
+                        ops::conv2d_geometry({2, 9, 9, 16}, {5, 5, 16, 16}, valid)),
+                    ErrorCode::kInternal, "3x3 ungrouped convolution at stride 1");
+  ops::Attrs strided = valid;
+  strided.set("strides", Ints{2, 2});
+  EXPECT_TERN_ERROR(cpu::onednn::WinogradInputGradient(
+                        ops::conv2d_geometry({2, 9, 9, 16}, {3, 3, 16, 16}, strided)),
+                    ErrorCode::kInternal, "3x3 ungrouped convolution at stride 1");
+}
+
 // Where the adjoint takes the input gradient (default settings, AVX-512 CPUs): f32 layers whose
 // forward runs fused F(4x4, 3x3) and whose output has fewer tiles than their input, and then the
 // "onednn" kernel's result is the class's bit for bit; TERN_WINOGRAD_ADJOINT=0: nowhere.
