@@ -3,6 +3,9 @@
 // f32 and bf16; selection and decline reasons.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include <cstdlib>
 #include <cstring>
 #include <string_view>
@@ -235,6 +238,28 @@ TEST_P(OneDnnConv, SmallImagesAsGemmMatchRef) {
       ops::conv2d_geometry({2, 4, 4, 8}, {3, 3, 4, 8},
                            {{"padding", std::string("SAME")}, {"groups", int64_t{2}}}),
       d));
+}
+
+// InputGradientGemm of a 1x1 layer at stride 2 writes every pixel of dx, the ones no output
+// pixel reads as zeros: dx starts as NaN (a reused buffer), the result is ref's.
+TEST_P(OneDnnConv, StridedOneByOneInputGradientWritesEveryPixel) {
+  DType d = GetParam();
+  const Shape xs{3, 7, 7, 16}, fs{1, 1, 16, 8};
+  const ops::Attrs strided = {{"strides", Ints{2, 2}}};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, strided);
+  Tensor f = random_tensor(d, fs, 31), dy = random_tensor(d, g.output_shape(), 32);
+  Tensor dx(d, xs);
+  for (int64_t i = 0; i < dx.num_elements(); ++i) {
+    dx.set(i, std::numeric_limits<double>::quiet_NaN());
+  }
+  cpu::onednn::InputGradientGemm(g, d).run(dy.raw_data(), f.raw_data(), dx.raw_data());
+  for (int64_t i = 0; i < dx.num_elements(); ++i) ASSERT_FALSE(std::isnan(dx.get(i))) << i;
+  ops::Attrs attrs = strided;
+  attrs.set("input_shape", xs.dims());
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  EXPECT_LE(max_rel_error(dx, runtime::eager_call1("conv2d_backprop_input", {dy, f}, attrs, ref)),
+            tol());
 }
 
 // Winograd keeps src/dst in blocked layouts: the nhwc reorders in and out, and the residual
