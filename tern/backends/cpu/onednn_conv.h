@@ -275,6 +275,20 @@ int64_t winograd_chunk_images(const ops::Conv2dGeometry& g, int m);
 constexpr int64_t kFusedTiles = 18;
 constexpr int64_t kFusedFilterBytes = int64_t{640} << 10;
 bool winograd_fused(const ops::Conv2dGeometry& g, int m);
+// Whether F(4x4, 3x3) runs per block of kColumnBlock output channels (WinogradForward,
+// WinogradFilterGradient; AVX-512 CPUs, f32, a filter that changes every run): for layers whose
+// transformed filter is too large for winograd_fused but whose transformed tiles, all at once,
+// take at most kWinogradColumnsMaxBytes (few tiles, many channels: ResNet-18's 512-channel layers
+// at 4x4, one tile per image). Each block's transformed filter is made by the thread that
+// multiplies by it and stays in its cache, where the whole transform (36/9 of the filter's bytes,
+// 38 MB for 512 x 512 channels) would be written to memory and read back; F(2x2, 3x3), which these
+// layers took before, multiplies 16/9 as much. From kWinogradF4ColumnsMinSize output pixels a side
+// (F(4x4, 3x3) on 2x2 outputs would multiply 9/4 as much as F(2x2, 3x3)).
+// TERN_WINOGRAD_COLUMNS=0 turns it off.
+constexpr int64_t kColumnBlock = 64;
+constexpr int64_t kWinogradColumnsMaxBytes = int64_t{4} << 20;
+constexpr int64_t kWinogradF4ColumnsMinSize = 4;
+bool winograd_columns(const ops::Conv2dGeometry& g);
 
 // The forward convolution `g` as Winograd with m x m output tiles, with the epilogue's bias,
 // residual (which `out` holds before the run) and relu (keeping NaN) in the output transform; no
@@ -300,6 +314,7 @@ class WinogradForward {
   DType dtype_;
   bool flipped_, residual_, relu_, v4_;
   bool fused_ = false;                  // winograd_fused: per block of tiles, no chunks
+  bool columns_ = false;                // winograd_columns: per block of output channels
   int64_t chunk_ = 1;                   // images per chunk
   std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)
   AlignedBuffer kept_;                  // a constant filter's transform
@@ -324,8 +339,9 @@ class WinogradFilterGradient {
   int m_;
   DType dtype_, dw_dtype_;
   bool v4_;
-  bool fused_ = false;  // winograd_fused: per block of tiles, no chunks
-  int64_t chunk_ = 1;   // images per chunk
+  bool fused_ = false;    // winograd_fused: per block of tiles, no chunks
+  bool columns_ = false;  // winograd_columns: per block of output channels, no chunks
+  int64_t chunk_ = 1;     // images per chunk
   // The first chunk's GEMM, the later full chunks' (adding to dU), the last shorter chunk's.
   std::vector<PrimitiveRunner> gemms_;
 };

@@ -91,9 +91,12 @@ bool winograd_fused(const ops::Conv2dGeometry& g, int m) {
   return enabled && m == 4 && positions(m) * g.c_in * g.c_out * 4 <= kFusedFilterBytes;
 }
 
-int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
+namespace {
+
+// winograd_tile's rule without winograd_columns (which only f32 layers take).
+int winograd_tile_rule(const ops::Conv2dGeometry& g, bool kept_filter) {
   const int setting = winograd_setting();
-  if (setting == 0 || dtype != DType::kF32 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
+  if (setting == 0 || cpu_isa() < CpuIsa::kX86_64_v3) return 0;
   // Fewer channels where F(4x4, 3x3) runs fused: its transforms then stay in cache.
   const bool few_fused = g.c_in >= kWinogradFusedMinChannels &&
                          g.c_out >= kWinogradFusedMinChannels && setting != 2 && !kept_filter &&
@@ -117,6 +120,28 @@ int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
   const int64_t largest =
       positions(m) * 4 * std::max({tiles * g.c_in, tiles * g.c_out, g.c_in * g.c_out});
   return largest <= kWinogradMaxBytes ? m : 0;
+}
+
+}  // namespace
+
+// TERN_WINOGRAD_COLUMNS: unset or "1" (where it applies), "0" (off).
+bool winograd_columns(const ops::Conv2dGeometry& g) {
+  static const bool enabled = env_switch("TERN_WINOGRAD_COLUMNS", "per block of output channels",
+                                         "F(2x2, 3x3) or chunks of images");
+  const int setting = winograd_setting();
+  if (!enabled || (setting != -1 && setting != 4) || !cpu_runs_v4_variants() ||
+      winograd_tile_rule(g, false) == 0 || winograd_fused(g, 4) ||
+      std::min(g.out_h, g.out_w) < kWinogradF4ColumnsMinSize) {
+    return false;
+  }
+  const int64_t tiles = g.n * tiles_per_image(g, 4);
+  return positions(4) * tiles * std::max(g.c_in, g.c_out) * 4 <= kWinogradColumnsMaxBytes;
+}
+
+int winograd_tile(const ops::Conv2dGeometry& g, DType dtype, bool kept_filter) {
+  if (dtype != DType::kF32) return 0;
+  if (!kept_filter && winograd_columns(g)) return 4;
+  return winograd_tile_rule(g, kept_filter);
 }
 
 namespace {
@@ -146,7 +171,7 @@ bool runs_fused(const ops::Conv2dGeometry& g) {
 int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter) {
   winograd_bf16_products_enabled();  // read first: a bad value is an error on any CPU
   if (!bf16_native_on_amd()) return 0;
-  const int m = winograd_tile(g, DType::kF32, kept_filter);
+  const int m = winograd_tile_rule(g, kept_filter);
   // F(4x4, 3x3) fused, below kWinogradBf16MinChannels, or forced (TERN_CONV_WINOGRAD=4).
   if (m == 4 && (runs_fused(g) || std::min(g.c_in, g.c_out) < kWinogradBf16MinChannels ||
                  winograd_setting() == 4)) {
@@ -168,7 +193,7 @@ bool WinogradInputGradient::applies(const ops::Conv2dGeometry& g, DType dtype) {
 
 int winograd_input_gradient_tile_bf16(const ops::Conv2dGeometry& fg) {
   if (!bf16_native_on_amd()) return 0;
-  const int m = winograd_tile(fg, DType::kF32);
+  const int m = winograd_tile_rule(fg, false);
   if (m == 4 && runs_fused(fg)) return 4;
   return bf16_products_apply(fg, m) && winograd_setting() != 4 ? 2 : 0;
 }
@@ -546,6 +571,33 @@ void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, P* u, bool
   }
 }
 
+// The columns [b0, b0 + nb) of an HWIO filter [3, 3, a, b]'s U as [a, A*A, nb]: row i's
+// positions side by side (winograd_columns' layout). In [A*A, a, nb] the A*A rows a transform
+// writes lie a * nb floats apart (128 KB for 512 rows of 64), the same cache sets in L1 and L2:
+// ResNet-18's 512-channel forward took 4.0 ms against 2.5 with F(2x2, 3x3), 60% of it in the
+// filter's transform. The rows' taps, a short piece of each filter row (256 bytes of 2 KB for
+// 64 of 512 columns), are prefetched kFilterPrefetchRows rows ahead: the hardware's prefetchers
+// missed them (the forward 2.2 -> 1.85 ms per node, `kernel_ab_bench`, 4 independent nodes;
+// 1 to 8 rows ahead ran alike).
+constexpr int64_t kFilterPrefetchRows = 2;
+template <int M, typename T>
+void filter_columns(int64_t a, int64_t b, bool v4, const T* filter, int64_t b0, int64_t nb,
+                    float* u) {
+  constexpr int A = F<M>::kA;
+  for (int64_t i = 0; i < a; ++i) {
+    if (i + kFilterPrefetchRows < a) {
+      for (int k = 0; k < 9; ++k) {
+        const T* ahead = filter + (k * a + i + kFilterPrefetchRows) * b + b0;
+        for (int64_t c = 0; c < nb; c += 64 / sizeof(T)) __builtin_prefetch(ahead + c);
+      }
+    }
+    FilterTransform<M, T> body;
+    for (int k = 0; k < 9; ++k) body.in[k] = filter + (k * a + i) * b + b0;
+    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (i * A * A + xi) * nb;
+    channel_loop(v4, body, nb);
+  }
+}
+
 // U [A*A, b, a] (each position's matrix transposed) of an HWIO filter [3, 3, a, b], with `flip`
 // its taps in reverse order: the flipped filter of an input gradient as a dense GEMM operand
 // (without `flip`, the filter of the forward's adjoint, fused_input_gradient). oneDNN's
@@ -553,50 +605,63 @@ void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, P* u, bool
 // ResNet-18's 4x4 layers as F(2x2, 3x3): 2.84 against 2.35 ms). In blocks of 16 x 16 channels:
 // the transforms of 16 rows into a buffer that stays in L1, then each position's 16 x 16 block
 // transposed into place, the blocks along a row of the result one after another (blocks of
-// 64 or 128 rows, whose buffer leaves L1, were 10-30% slower).
+// 64 or 128 rows, whose buffer leaves L1, were 10-30% slower). With rows [a0, a0 + na) of the
+// filter (na >= 0): those rows only, as [b, A*A, na] (winograd_columns' layout, see
+// filter_columns).
 template <int M, typename T>
 void transposed_filter_transform(int64_t a, int64_t b, bool v4, const T* filter, float* u,
-                                 bool flip) {
+                                 bool flip, int64_t a0 = 0, int64_t na = -1) {
   constexpr int A = F<M>::kA;
   constexpr int64_t kBlock = 16;
-  const int64_t blocks_a = (a + kBlock - 1) / kBlock, blocks_b = (b + kBlock - 1) / kBlock;
-#pragma omp parallel for schedule(static) if (conv_loop_parallel(a * b * A * A * 4))
+  const bool columns = na >= 0;
+  if (!columns) na = a;
+  const int64_t blocks_a = (na + kBlock - 1) / kBlock, blocks_b = (b + kBlock - 1) / kBlock;
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(na * b * A * A * 4))
   for (int64_t blk = 0; blk < blocks_a * blocks_b; ++blk) {
     const int64_t i0 = blk % blocks_a * kBlock, c0 = blk / blocks_a * kBlock,
-                  rows = std::min(kBlock, a - i0), cols = std::min(kBlock, b - c0);
+                  rows = std::min(kBlock, na - i0), cols = std::min(kBlock, b - c0);
     alignas(64) float block[A * A][kBlock][kBlock];
     for (int64_t i = 0; i < rows; ++i) {
       FilterTransform<M, T> body;
-      for (int k = 0; k < 9; ++k) body.in[k] = filter + ((flip ? 8 - k : k) * a + i0 + i) * b + c0;
+      for (int k = 0; k < 9; ++k) {
+        body.in[k] = filter + ((flip ? 8 - k : k) * a + a0 + i0 + i) * b + c0;
+      }
       for (int xi = 0; xi < A * A; ++xi) body.out[xi] = block[xi][i];
       channel_loop(v4, body, cols);
     }
     for (int xi = 0; xi < A * A; ++xi) {
-      transpose_f32(rows, cols, block[xi][0], kBlock, u + (xi * b + c0) * a + i0, a);
+      if (columns) {
+        transpose_f32(rows, cols, block[xi][0], kBlock, u + (c0 * A * A + xi) * na + i0,
+                      A * A * na);
+      } else {
+        transpose_f32(rows, cols, block[xi][0], kBlock, u + (xi * b + c0) * a + i0, a);
+      }
     }
   }
 }
 
 // Tile t of y (nhwc) from its M (A*A rows of c_out floats, c_out apart, from m), plus bias (not
-// null), the residual y holds (Accumulate), relu.
+// null), the residual y holds (Accumulate), relu; with channels [c0, c0 + nc) (nc >= 0), those
+// channels of the tile from m's A*A rows of nc floats.
 template <int M, bool Accumulate, bool Relu, typename T>
 void output_tile(const ops::Conv2dGeometry& g, bool v4, const float* m, const T* bias, T* y,
-                 int64_t t) {
+                 int64_t t, int64_t c0 = 0, int64_t nc = -1) {
   constexpr int A = F<M>::kA;
   const int64_t k = g.c_out;
+  if (nc < 0) nc = k;
   const auto [n, ty, tx] = tile_at<M>(g, t);
   OutputTransform<M, Accumulate, Relu, T> body;
-  for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + xi * k;
+  for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + xi * nc;
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < M; ++j) {
       const int64_t oh = M * ty + i, ow = M * tx + j;
       body.out[i * M + j] = oh < g.out_h && ow < g.out_w
-                                ? y + ((n * g.out_h + oh) * g.out_w + ow) * k
+                                ? y + ((n * g.out_h + oh) * g.out_w + ow) * k + c0
                                 : scratch_channels<T>(k);
     }
   }
-  body.bias = bias;
-  channel_loop(v4, body, k);
+  body.bias = bias + c0;
+  channel_loop(v4, body, nc);
 }
 
 // The output tiles of M (nhwc y), plus the bias (zeros when null), the residual y holds
@@ -654,17 +719,24 @@ void gradient_transform(const ops::Conv2dGeometry& g, bool v4, const T* dy, P* w
   for (int64_t t = 0; t < tiles; ++t) gradient_tile<M>(g, v4, dy, t, zeros, w + t * A * A * k);
 }
 
-// The HWIO filter gradient [3, 3, c_in, c_out] of dU [A*A, c_in, c_out].
+// The HWIO filter gradient [3, 3, c_in, c_out] of dU [A*A, c_in, c_out]; with columns
+// [k0, k0 + nk) (nk >= 0), those output channels of it from dU [c_in, A*A, nk] (winograd_columns'
+// layout, see filter_columns).
 template <int M, typename T>
-void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* du, T* dw) {
+void filter_gradient_transform(const ops::Conv2dGeometry& g, bool v4, const float* du, T* dw,
+                               int64_t k0 = 0, int64_t nk = -1) {
   constexpr int A = F<M>::kA;
   const int64_t c_in = g.c_in, k = g.c_out;
-#pragma omp parallel for schedule(static) if (conv_loop_parallel(c_in * 9 * k * 4))
+  const bool columns = nk >= 0;
+  if (!columns) nk = k;
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(c_in * 9 * nk * 4))
   for (int64_t i = 0; i < c_in; ++i) {
     FilterGradientTransform<M, T> body;
-    for (int xi = 0; xi < A * A; ++xi) body.in[xi] = du + (xi * c_in + i) * k;
-    for (int tap = 0; tap < 9; ++tap) body.out[tap] = dw + (tap * c_in + i) * k;
-    channel_loop(v4, body, k);
+    for (int xi = 0; xi < A * A; ++xi) {
+      body.in[xi] = columns ? du + (i * A * A + xi) * nk : du + (xi * c_in + i) * k;
+    }
+    for (int tap = 0; tap < 9; ++tap) body.out[tap] = dw + (tap * c_in + i) * k + k0;
+    channel_loop(v4, body, nk);
   }
 }
 
@@ -862,6 +934,88 @@ void fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy
   }
 }
 
+// The forward convolution F(4x4, 3x3) per block of kColumnBlock output channels
+// (winograd_columns): V [tiles, A*A, c_in] of every tile into `v` first, then each thread takes
+// whole blocks of output channels: the filter's transform for the block's columns into its own
+// buffer ([c_in, A*A, nc]: it stays in the thread's cache, where the whole transform would cross
+// memory twice), each position's [tiles, c_in] x [c_in, nc] on small_gemm, and those channels of
+// every output tile. `flipped`: filter is the HWIO [3, 3, g.c_out, g.c_in] of an input gradient
+// (WinogradForward's flipped form), its taps reversed and each position transposed.
+template <bool Accumulate, bool Relu>
+void columns_forward(const ops::Conv2dGeometry& g, bool v4, bool flipped, const float* x,
+                     const float* filter, const float* bias, float* v, float* y) {
+  constexpr int64_t P = positions(4);
+  const int64_t tiles = g.n * tiles_per_image(g, 4), c_in = g.c_in, k = g.c_out;
+  const int64_t blocks = (k + kColumnBlock - 1) / kColumnBlock;
+  input_transform<4>(g, v4, x, v);
+  if (bias == nullptr) bias = zero_channels<float>(k);
+#pragma omp parallel if (blocks > 1 && !omp_in_parallel())
+  {
+    thread_local std::vector<float> ubuf, mbuf;
+    ubuf.resize(static_cast<size_t>(P * c_in * kColumnBlock));
+    mbuf.resize(static_cast<size_t>(tiles * P * kColumnBlock));
+    float *u = ubuf.data(), *m = mbuf.data();
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t k0 = b * kColumnBlock, nk = std::min(kColumnBlock, k - k0);
+      if (flipped) {
+        transposed_filter_transform<4>(k, c_in, v4, filter, u, /*flip=*/true, k0, nk);
+      } else {
+        filter_columns<4>(c_in, k, v4, filter, k0, nk, u);
+      }
+      for (int64_t xi = 0; xi < P; ++xi) {
+        small_gemm(false, tiles, nk, c_in, 1.0f, v + xi * c_in, P * c_in, u + xi * nk, P * nk,
+                   m + xi * nk, P * nk);
+      }
+      for (int64_t t = 0; t < tiles; ++t) {
+        output_tile<4, Accumulate, Relu>(g, v4, m + t * P * nk, bias, y, t, k0, nk);
+      }
+    }
+  }
+}
+
+void columns_forward(const ops::Conv2dGeometry& g, bool v4, bool flipped, const float* x,
+                     const float* filter, const float* bias, bool accumulate, bool relu, float* v,
+                     float* y) {
+  if (accumulate) {
+    relu ? columns_forward<true, true>(g, v4, flipped, x, filter, bias, v, y)
+         : columns_forward<true, false>(g, v4, flipped, x, filter, bias, v, y);
+  } else {
+    relu ? columns_forward<false, true>(g, v4, flipped, x, filter, bias, v, y)
+         : columns_forward<false, false>(g, v4, flipped, x, filter, bias, v, y);
+  }
+}
+
+// The filter gradient F(4x4, 3x3) per block of kColumnBlock output channels (winograd_columns):
+// V and W of every tile into `v` and `w` first, then each thread takes whole blocks of output
+// channels: each position's dU [c_in, nc] = V^T [c_in, tiles] x W [tiles, nc] on small_gemm
+// into its own buffer, and G^T dU G into those columns of dw. Each column sums its tiles in one
+// product, in tile order, whatever the thread count.
+template <typename Out>
+void columns_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const float* x, const float* dy,
+                             float* v, float* w, Out* dw) {
+  constexpr int64_t P = positions(4);
+  const int64_t tiles = g.n * tiles_per_image(g, 4), c_in = g.c_in, k = g.c_out;
+  const int64_t blocks = (k + kColumnBlock - 1) / kColumnBlock;
+  input_transform<4>(g, v4, x, v);
+  gradient_transform<4>(g, v4, dy, w);
+#pragma omp parallel if (blocks > 1 && !omp_in_parallel())
+  {
+    thread_local std::vector<float> dubuf;
+    dubuf.resize(static_cast<size_t>(P * c_in * kColumnBlock));
+    float* du = dubuf.data();
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t k0 = b * kColumnBlock, nk = std::min(kColumnBlock, k - k0);
+      for (int64_t xi = 0; xi < P; ++xi) {
+        small_gemm(true, c_in, nk, tiles, 1.0f, v + xi * c_in, P * c_in, w + xi * k + k0, P * k,
+                   du + xi * nk, P * nk);
+      }
+      filter_gradient_transform<4>(g, v4, du, dw, k0, nk);
+    }
+  }
+}
+
 }  // namespace
 
 // --- WinogradForward ---
@@ -882,6 +1036,9 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
              "Winograd: an activation other than relu");
   fused_ = v4_ && winograd_fused(g, m);
   if (fused_) return;
+  // Per block of output channels where it applies, unless the filter is kept (run()'s
+  // constant_filter: then the chunks below, whose transform of it is made once).
+  columns_ = v4_ && m == 4 && dtype == DType::kF32 && winograd_columns(g);
   chunk_ = winograd_chunk_images(g, m);
   const DType products = winograd_products(m, dtype);
   // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U (for the flipped filter, whose
@@ -914,6 +1071,17 @@ template <int M, typename T, typename P>
 void WinogradForward::run_tiles(const void* x, const void* filter, bool constant_filter,
                                 const void* bias, void* out) {
   const ops::Conv2dGeometry& g = g_;
+  if constexpr (M == 4 && std::is_same_v<T, float>) {
+    if (columns_ && !constant_filter) {
+      auto* v = static_cast<float*>(layout_slot(
+          kPatchesSlot,
+          static_cast<size_t>(positions(4) * g.n * tiles_per_image(g, 4) * g.c_in) * 4));
+      columns_forward(g, v4_, flipped_, static_cast<const float*>(x),
+                      static_cast<const float*>(filter), static_cast<const float*>(bias), residual_,
+                      relu_, v, static_cast<float*>(out));
+      return;
+    }
+  }
   const size_t u_bytes = static_cast<size_t>(positions(M) * g.c_in * g.c_out) * sizeof(P);
   // The filter's transform: every run, or once for a constant filter (again if it moves).
   P* u = nullptr;
@@ -975,6 +1143,8 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
              dtype_name(dtype), " -> ", dtype_name(dw_dtype));
   fused_ = v4_ && winograd_fused(g, m);
   if (fused_) return;
+  columns_ = v4_ && m == 4 && dtype == DType::kF32 && winograd_columns(g);
+  if (columns_) return;
   chunk_ = winograd_chunk_images(g, m);
   // Per chunk of images: dU (c_in x c_out) = V^T (V: tiles x c_in, read transposed) W (tiles x
   // c_out), the chunks after the first added to dU: the first chunk's GEMM, the full chunks'
@@ -1011,10 +1181,21 @@ template <int M, typename T, typename P, typename Out>
 void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) {
   const ops::Conv2dGeometry& g = g_;
   const int64_t p = positions(M);
-  auto* du = static_cast<float*>(
-      layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
   const auto* in = static_cast<const T*>(x);
   const auto* grad = static_cast<const T*>(dy);
+  if constexpr (M == 4 && std::is_same_v<T, float>) {
+    if (columns_) {
+      const int64_t tiles = g.n * tiles_per_image(g, 4);
+      auto* v = static_cast<float*>(
+          layout_slot(kPatchesSlot, static_cast<size_t>(p * tiles * g.c_in) * sizeof(float)));
+      auto* w = static_cast<float*>(
+          layout_slot(0, static_cast<size_t>(p * tiles * g.c_out) * sizeof(float)));
+      columns_filter_gradient(g, v4_, in, grad, v, w, static_cast<Out*>(dw));
+      return;
+    }
+  }
+  auto* du = static_cast<float*>(
+      layout_slot(kGemmResultSlot, static_cast<size_t>(p * g.c_in * g.c_out) * sizeof(float)));
   if constexpr (std::is_same_v<P, float>) {
     if (fused_) {
       fused_filter_gradient<M>(g, v4_, in, grad, du);

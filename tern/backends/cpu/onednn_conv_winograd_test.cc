@@ -98,13 +98,15 @@ Tensor expect_directions_match_ref(const ops::Conv2dGeometry& g, const Shape& xs
   ops::Attrs f_attrs = same;
   f_attrs.set("filter_shape", fs.dims());
   EXPECT_LE(max_rel_error(dw, ref("conv2d_backprop_filter", {x, dy}, f_attrs)), tol * 10);
-  // The filter gradient again on one thread: the same bits where it runs fused.
+  // The filter gradient again on one thread: the same bits where it runs fused or per block of
+  // output channels.
   Tensor dw1(DType::kF32, fs);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
   fgrad.run(x.raw_data(), dy.raw_data(), dw1.raw_data());
   omp_set_num_threads(threads);
-  if (m == 4 && cpu::onednn::winograd_fused(g, 4) && cpu::cpu_runs_v4_variants()) {
+  if (m == 4 && (cpu::onednn::winograd_fused(g, 4) || cpu::onednn::winograd_columns(g)) &&
+      cpu::cpu_runs_v4_variants()) {
     EXPECT_EQ(std::memcmp(dw.raw_data(), dw1.raw_data(), dw.nbytes()), 0);
   }
   return dw;
@@ -379,6 +381,77 @@ TEST(WinogradKernels, RunIt) {
   }
 }
 
+// F(4x4, 3x3) per block of output channels (winograd_columns) against ref: a layer it takes, with
+// channel counts that leave a last shorter block (80 = 64 + 16 output channels, the input
+// gradient's 72 = 64 + 8) and the flipped filter's 16 x 16 blocks (72 input channels), tiles that
+// leave the image (5x6 outputs); forward with the epilogue, input gradient and filter gradient,
+// and all three bit for bit the same on one thread as on two (each block of channels is one
+// thread's).
+TEST(WinogradColumns, DirectionsMatchRef) {
+  runtime::initialize();
+  const Shape xs{6, 5, 6, 72}, fs{3, 3, 72, 80};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+  const ops::Conv2dGeometry fg = *cpu::onednn::flipped_forward_geometry(g);
+  if (!cpu::onednn::winograd_columns(g)) {
+    GTEST_SKIP() << "not an AVX-512 CPU, or TERN_WINOGRAD_COLUMNS=0 / TERN_CONV_WINOGRAD=0 or 2";
+  }
+  ASSERT_TRUE(cpu::onednn::winograd_columns(fg));
+  ASSERT_EQ(cpu::onednn::winograd_tile(g, DType::kF32), 4);
+  expect_directions_match_ref(g, xs, fs, 4, 2e-4, 21);
+
+  Tensor x = random_tensor(DType::kF32, xs, 31), f = random_tensor(DType::kF32, fs, 32);
+  Tensor bias = random_tensor(DType::kF32, {fs[3]}, 33);
+  Tensor residual = random_tensor(DType::kF32, g.output_shape(), 34);
+  Tensor dy = random_tensor(DType::kF32, g.output_shape(), 35);
+  cpu::onednn::WinogradForward forward(g, 4, false, bias_residual_relu());
+  cpu::onednn::WinogradForward input_gradient(fg, 4, true, Epilogue{});
+  auto run = [&](Tensor& y, Tensor& dx) {
+    y = residual.clone();
+    forward.run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
+    dx = Tensor(DType::kF32, xs);
+    input_gradient.run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+  };
+  Tensor y2, dx2, y1, dx1;
+  run(y2, dx2);
+  const int threads = omp_get_max_threads();
+  omp_set_num_threads(1);
+  run(y1, dx1);
+  omp_set_num_threads(threads);
+  EXPECT_EQ(std::memcmp(y1.raw_data(), y2.raw_data(), y1.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(dx1.raw_data(), dx2.raw_data(), dx1.nbytes()), 0);
+}
+
+// Which layers run per block of output channels: ResNet-18's 512-channel layers at 4x4 and 256 at
+// 4x4 (batch 32: 2.4 and 1.2 MB of transformed tiles), not its 256-channel layers at 8x8 (4.7 MB:
+// slower so), 2x2 outputs, a filter fused F(4x4, 3x3) takes (64 x 64), a kept filter (a served
+// model: the chunks keep its transform) or bf16 (F(2x2, 3x3) with bf16 products).
+TEST(WinogradColumns, WhereTheyApply) {
+  runtime::initialize();
+  for (const char* env : {"TERN_CONV_WINOGRAD", "TERN_WINOGRAD_FUSED", "TERN_WINOGRAD_COLUMNS"}) {
+    if (std::getenv(env) != nullptr) GTEST_SKIP() << env << " is set";
+  }
+  if (!cpu::cpu_runs_v4_variants()) GTEST_SKIP() << "not an AVX-512 CPU";
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  auto geometry = [&](const Shape& x, int64_t c_out) {
+    return ops::conv2d_geometry(x, {3, 3, x[3], c_out}, same);
+  };
+  using cpu::onednn::winograd_columns;
+  EXPECT_TRUE(winograd_columns(geometry({32, 4, 4, 512}, 512)));
+  EXPECT_TRUE(winograd_columns(geometry({32, 4, 4, 256}, 256)));
+  EXPECT_TRUE(winograd_columns(geometry({8, 4, 4, 512}, 512)));
+  EXPECT_FALSE(winograd_columns(geometry({32, 8, 8, 256}, 256)));
+  EXPECT_FALSE(winograd_columns(geometry({32, 2, 2, 512}, 512)));
+  EXPECT_FALSE(winograd_columns(geometry({32, 8, 8, 64}, 64)));
+  EXPECT_FALSE(winograd_columns(geometry({32, 4, 4, 32}, 32)));  // no Winograd at all
+  const ops::Conv2dGeometry g = geometry({32, 4, 4, 512}, 512);
+  EXPECT_EQ(cpu::onednn::winograd_tile(g, DType::kF32), 4);
+  EXPECT_EQ(cpu::onednn::winograd_tile(g, DType::kF32, /*kept_filter=*/true), 2);
+  if (cpu::onednn::bf16_native_on_amd() && std::getenv("TERN_WINOGRAD_BF16_PRODUCTS") == nullptr) {
+    EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g), 2);
+  }
+}
+
 // The input gradient as the adjoint of the forward's F(4x4, 3x3) tiles (WinogradInputGradient)
 // against ref: the cases above (SAME, VALID and explicit paddings, odd sizes, tiles leaving the
 // image, channel tails), the W3 CNN's VALID layer (9 tiles an image: blocks of kFusedTiles
@@ -600,10 +673,18 @@ TEST(WinogradKernels, TileWhereItApplies) {
   const std::string setting = v ? v : "auto";
   const int small = setting == "auto" ? 2 : setting == "0" ? 0 : setting[0] - '0';
   const int large = setting == "auto" ? 4 : small;
-  EXPECT_EQ(tile({32, 4, 4, 512}, {3, 3, 512, 512}, same), small);
+  // 4x4 tiles per block of output channels where winograd_columns says so (the 64-channel ones
+  // with TERN_WINOGRAD_FUSED=0).
+  auto small_or_columns = [&](Shape x, Shape f) {
+    return cpu::onednn::winograd_columns(ops::conv2d_geometry(x, f, same)) ? 4 : small;
+  };
+  EXPECT_EQ(tile({32, 4, 4, 512}, {3, 3, 512, 512}, same),
+            small_or_columns({32, 4, 4, 512}, {3, 3, 512, 512}));
   EXPECT_EQ(tile({32, 8, 8, 256}, {3, 3, 256, 256}, same), large);
-  EXPECT_EQ(tile({4, 7, 9, 64}, {3, 3, 64, 64}, same), small);  // 7 rows
-  EXPECT_EQ(tile({4, 4, 4, 64}, {3, 3, 64, 64}, same), small);  // 16 tiles of 2x2
+  EXPECT_EQ(tile({4, 7, 9, 64}, {3, 3, 64, 64}, same),
+            small_or_columns({4, 7, 9, 64}, {3, 3, 64, 64}));  // 7 rows
+  EXPECT_EQ(tile({4, 4, 4, 64}, {3, 3, 64, 64}, same),
+            small_or_columns({4, 4, 4, 64}, {3, 3, 64, 64}));  // 16 tiles of 2x2
   EXPECT_EQ(tile({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kBF16), 0);
   EXPECT_EQ(tile({1, 4, 4, 512}, {3, 3, 512, 512}, same), 0);  // 4 tiles
   EXPECT_EQ(tile({3, 4, 4, 64}, {3, 3, 64, 64}, same), 0);     // 12 tiles
