@@ -4,10 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <limits>
-
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <string_view>
 
 #include "tern/backends/cpu/onednn_conv.h"
@@ -441,6 +440,28 @@ TEST(OneDnnConvSelect, PickedAndDeclines) {
       onednn_decline_reason("conv2d", {{DType::kF32, {0, 8, 8, 4}}, {DType::kF32, {3, 3, 4, 8}}})
           .find("empty"),
       std::string::npos);
+}
+
+// The error helpers the kernel tests compare with (onednn_test_util.h) see a NaN or an infinity
+// on one side only, and a different element count, as an infinite error; the same NaN or
+// infinity on both sides as none.
+TEST(TestUtil, ErrorsSeeNaNAndInfinity) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  auto t = [](std::vector<float> v) {
+    Tensor x(DType::kF32, {static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) x.set(static_cast<int64_t>(i), v[i]);
+    return x;
+  };
+  for (auto error : {max_rel_error, max_scaled_error}) {
+    EXPECT_GT(error(t({1, nan}), t({1, 2})), 1e300);
+    EXPECT_GT(error(t({1, 2}), t({1, nan})), 1e300);
+    EXPECT_GT(error(t({1, inf}), t({1, 2})), 1e300);
+    EXPECT_GT(error(t({1, inf}), t({1, -inf})), 1e300);
+    EXPECT_GT(error(t({1, 2}), t({1, 2, 3})), 1e300);
+    EXPECT_EQ(error(t({1, nan, inf}), t({1, nan, inf})), 0.0);
+    EXPECT_NEAR(error(t({1, 2.5f}), t({1, 2})), 0.5 / 3, 1e-12);
+  }
 }
 
 }  // namespace

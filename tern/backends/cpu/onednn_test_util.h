@@ -20,11 +20,24 @@
 
 namespace tern::testing {
 
-// Max over elements of |got - want| / (1 + |want|).
+// Whether got and want differ where a plain difference cannot tell: one NaN and the other not, or
+// infinities other than the same one on both sides (then the helpers below return infinity; two
+// NaNs or the same infinity match). std::max(worst, NaN) keeps `worst`, so without this a NaN,
+// e.g. an output pixel a kernel never wrote in a NaN-filled buffer, passed for no error.
+inline bool mismatched_non_finite(double a, double b) {
+  if (std::isnan(a) || std::isnan(b)) return std::isnan(a) != std::isnan(b);
+  return (std::isinf(a) || std::isinf(b)) && a != b;
+}
+
+// Max over elements of |got - want| / (1 + |want|); infinity where the two differ in NaN or
+// infinity (mismatched_non_finite), and where their element counts differ.
 inline double max_rel_error(const Tensor& got, const Tensor& want) {
+  if (got.num_elements() != want.num_elements()) return HUGE_VAL;
   double worst = 0;
   for (int64_t i = 0; i < got.num_elements(); ++i) {
     double a = got.get(i), b = want.get(i);
+    if (mismatched_non_finite(a, b)) return HUGE_VAL;
+    if (!std::isfinite(a)) continue;  // the same NaN or infinity on both sides
     worst = std::max(worst, std::fabs(a - b) / (1.0 + std::fabs(b)));
   }
   return worst;
@@ -42,11 +55,16 @@ inline bool has_candidate(std::string_view op, std::string_view name) {
 
 // The largest |got - want| relative to 1 + the largest |want|: the error of kernels whose bf16
 // products round sums of inputs (tern's F(2x2, 3x3) Winograd), a fraction of the terms' scale.
+// Infinity where the two differ in NaN or infinity, as max_rel_error.
 inline double max_scaled_error(const Tensor& got, const Tensor& want) {
+  if (got.num_elements() != want.num_elements()) return HUGE_VAL;
   double diff = 0, scale = 0;
   for (int64_t i = 0; i < got.num_elements(); ++i) {
-    diff = std::max(diff, std::fabs(got.get(i) - want.get(i)));
-    scale = std::max(scale, std::fabs(want.get(i)));
+    const double a = got.get(i), b = want.get(i);
+    if (mismatched_non_finite(a, b)) return HUGE_VAL;
+    if (!std::isfinite(a)) continue;
+    diff = std::max(diff, std::fabs(a - b));
+    scale = std::max(scale, std::fabs(b));
   }
   return diff / (1.0 + scale);
 }
