@@ -366,6 +366,7 @@ class WinogradInputGradient {
  private:
   ops::Conv2dGeometry g_;
   bool v4_;
+  bool columns_;  // winograd_columns: per block of input channels
 };
 
 }  // namespace tern::cpu::onednn

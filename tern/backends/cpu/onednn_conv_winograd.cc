@@ -184,9 +184,9 @@ int winograd_tile_bf16(const ops::Conv2dGeometry& g, bool kept_filter) {
 bool WinogradInputGradient::applies(const ops::Conv2dGeometry& g, DType dtype) {
   static const bool enabled =
       env_switch("TERN_WINOGRAD_ADJOINT", "the forward's adjoint", "the flipped filter's forward");
-  if (!enabled || dtype != DType::kF32 || winograd_tile(g, dtype) != 4 || !runs_fused(g)) {
-    return false;
-  }
+  if (!enabled || dtype != DType::kF32 || winograd_tile(g, dtype) != 4) return false;
+  if (winograd_columns(g)) return true;
+  if (!runs_fused(g)) return false;
   const std::optional<ops::Conv2dGeometry> fg = flipped_forward_geometry(g);
   return fg && tiles_per_image(g, 4) < tiles_per_image(*fg, 4);
 }
@@ -580,12 +580,17 @@ void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, P* u, bool
 // missed them (the forward 2.2 -> 1.85 ms per node, `kernel_ab_bench`, 4 independent nodes;
 // 1 to 8 rows ahead ran alike).
 constexpr int64_t kFilterPrefetchRows = 2;
+// With rows [r0, r1) (r1 >= 0), those rows only: u [r1 - r0, A*A, nb]; with ld >= nb, each
+// position's nb floats ld apart.
 template <int M, typename T>
 void filter_columns(int64_t a, int64_t b, bool v4, const T* filter, int64_t b0, int64_t nb,
-                    float* u) {
+                    float* u, int64_t r0 = 0, int64_t r1 = -1, int64_t ld = -1) {
   constexpr int A = F<M>::kA;
-  for (int64_t i = 0; i < a; ++i) {
-    if (i + kFilterPrefetchRows < a) {
+  if (r1 < 0) r1 = a;
+  if (ld < 0) ld = nb;
+  u -= r0 * A * A * ld;
+  for (int64_t i = r0; i < r1; ++i) {
+    if (i + kFilterPrefetchRows < r1) {
       for (int k = 0; k < 9; ++k) {
         const T* ahead = filter + (k * a + i + kFilterPrefetchRows) * b + b0;
         for (int64_t c = 0; c < nb; c += 64 / sizeof(T)) __builtin_prefetch(ahead + c);
@@ -593,7 +598,7 @@ void filter_columns(int64_t a, int64_t b, bool v4, const T* filter, int64_t b0, 
     }
     FilterTransform<M, T> body;
     for (int k = 0; k < 9; ++k) body.in[k] = filter + (k * a + i) * b + b0;
-    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (i * A * A + xi) * nb;
+    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (i * A * A + xi) * ld;
     channel_loop(v4, body, nb);
   }
 }
@@ -878,11 +883,14 @@ void fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, co
 // into dx (nhwc) for `g`: stored into its pixels that no earlier tile of the image wrote (the
 // tiles before it in its row overlap its first two columns, those of the row above its first two
 // rows), added to the others; pixels outside the image to a scratch row. `zeros`: c_in zeros.
+// With channels [c0, c0 + nc) (nc >= 0): those channels of the pixels, from dV's A*A rows of nc
+// floats.
 template <int M>
 void input_gradient_tile(const ops::Conv2dGeometry& g, bool v4, const float* dv, const float* zeros,
-                         float* dx, int64_t t) {
+                         float* dx, int64_t t, int64_t c0 = 0, int64_t nc = -1) {
   constexpr int A = F<M>::kA;
   const int64_t c = g.c_in;
+  if (nc < 0) nc = c;
   const auto [n, ty, tx] = tile_at<M>(g, t);
   InputGradientTransform<M> body;
   for (int i = 0; i < A; ++i) {
@@ -891,13 +899,13 @@ void input_gradient_tile(const ops::Conv2dGeometry& g, bool v4, const float* dv,
       const int64_t iw = M * tx - g.pad_left + j;
       const bool inside = ih >= 0 && ih < g.h && iw >= 0 && iw < g.w;
       const bool written = (ty > 0 && i < A - M) || (tx > 0 && j < A - M);
-      float* pixel = inside ? dx + ((n * g.h + ih) * g.w + iw) * c : nullptr;
-      body.in[i * A + j] = dv + (i * A + j) * c;
+      float* pixel = inside ? dx + ((n * g.h + ih) * g.w + iw) * c + c0 : nullptr;
+      body.in[i * A + j] = dv + (i * A + j) * nc;
       body.out[i * A + j] = inside ? pixel : scratch_channels<float>(c);
       body.add[i * A + j] = inside && written ? pixel : zeros;
     }
   }
-  channel_loop(v4, body, c);
+  channel_loop(v4, body, nc);
 }
 
 // The input gradient dx (nhwc) of the forward convolution `g`, the adjoint of its F(M x M, 3x3)
@@ -1012,6 +1020,56 @@ void columns_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const float*
                    du + xi * nk, P * nk);
       }
       filter_gradient_transform<4>(g, v4, du, dw, k0, nk);
+    }
+  }
+}
+
+// The input gradient dx (nhwc) of the forward convolution `g` as the adjoint of its F(4x4, 3x3)
+// tiles per block of kColumnBlock input channels (winograd_columns): W = A dy A^T of every tile,
+// each position's transposed into wt [A*A, c_out, tiles], then each thread takes whole blocks of
+// input channels: the filter's transform for the block's rows ([nc, A*A, c_out], the rows of
+// the HWIO filter read whole) into its own buffer, each position's dV^T [nc, tiles] = U
+// [nc, c_out] x W^T [c_out, tiles] on small_gemm, dV^T transposed back per position, and each
+// tile's B dV B^T into those channels of the pixels it reads (input_gradient_tile, tiles in
+// order: the result does not depend on the thread count). The flipped filter's forward
+// (WinogradForward) would transpose the whole transformed filter (36 x c_in x c_out) where this
+// transposes W and dV (36 x tiles x channels); ResNet-18's 512-channel layer at 4x4, batch 32:
+// 2.4-2.5 -> 1.8 ms per node (`kernel_ab_bench`, 4 independent nodes). The block's transformed
+// rows hold each position's c_out floats kPositionPad floats apart from the next: at 2 KB apart
+// (512 channels) the 36 positions a row's transform writes fall in two L1 sets, 18 lines each
+// where L1 keeps 12 per set, and the node took 2.7 ms, its filter transform a third of it.
+constexpr int64_t kPositionPad = 16;
+void columns_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy,
+                            const float* filter, float* w, float* wt, float* dx) {
+  constexpr int64_t P = positions(4);
+  const int64_t tiles = g.n * tiles_per_image(g, 4), c_in = g.c_in, k = g.c_out;
+  const int64_t blocks = (c_in + kColumnBlock - 1) / kColumnBlock;
+  gradient_transform<4>(g, v4, dy, w);
+#pragma omp parallel for schedule(static) if (conv_loop_parallel(P * tiles * k * 4))
+  for (int64_t xi = 0; xi < P; ++xi) {
+    transpose_f32(tiles, k, w + xi * k, P * k, wt + xi * k * tiles, tiles);
+  }
+  const float* zeros = zero_channels<float>(c_in);
+#pragma omp parallel if (blocks > 1 && !omp_in_parallel())
+  {
+    thread_local std::vector<float> ubuf, dvtbuf, dvbuf;
+    const int64_t ld = k + kPositionPad;
+    ubuf.resize(static_cast<size_t>(kColumnBlock * P * ld));
+    dvtbuf.resize(static_cast<size_t>(P * kColumnBlock * tiles));
+    dvbuf.resize(static_cast<size_t>(tiles * P * kColumnBlock));
+    float *u = ubuf.data(), *dvt = dvtbuf.data(), *dv = dvbuf.data();
+#pragma omp for schedule(static)
+    for (int64_t b = 0; b < blocks; ++b) {
+      const int64_t c0 = b * kColumnBlock, nc = std::min(kColumnBlock, c_in - c0);
+      filter_columns<4>(c_in, k, v4, filter, 0, k, u, c0, c0 + nc, ld);
+      for (int64_t xi = 0; xi < P; ++xi) {
+        small_gemm(false, nc, tiles, k, 1.0f, u + xi * ld, P * ld, wt + xi * k * tiles, tiles,
+                   dvt + xi * nc * tiles, tiles);
+        transpose_f32(nc, tiles, dvt + xi * nc * tiles, tiles, dv + xi * nc, P * nc);
+      }
+      for (int64_t t = 0; t < tiles; ++t) {
+        input_gradient_tile<4>(g, v4, dv + t * P * nc, zeros, dx, t, c0, nc);
+      }
     }
   }
 }
@@ -1224,7 +1282,7 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
 // --- WinogradInputGradient ---
 
 WinogradInputGradient::WinogradInputGradient(const ops::Conv2dGeometry& g)
-    : g_(g), v4_(cpu_runs_v4_variants()) {
+    : g_(g), v4_(cpu_runs_v4_variants()), columns_(v4_ && winograd_columns(g)) {
   TERN_CHECK(g.kh == 3 && g.kw == 3 && g.stride_h == 1 && g.stride_w == 1 && g.dil_h == 1 &&
                  g.dil_w == 1 && g.groups == 1,
              "Winograd input gradient: a 3x3 ungrouped convolution at stride 1 without dilation");
@@ -1232,6 +1290,14 @@ WinogradInputGradient::WinogradInputGradient(const ops::Conv2dGeometry& g)
 
 void WinogradInputGradient::run(const void* dy, const void* filter, void* dx) {
   const ops::Conv2dGeometry& g = g_;
+  if (columns_) {
+    const size_t bytes =
+        static_cast<size_t>(positions(4) * g.n * tiles_per_image(g, 4) * g.c_out) * sizeof(float);
+    columns_input_gradient(g, v4_, static_cast<const float*>(dy), static_cast<const float*>(filter),
+                           static_cast<float*>(layout_slot(kPatchesSlot, bytes)),
+                           static_cast<float*>(layout_slot(0, bytes)), static_cast<float*>(dx));
+    return;
+  }
   auto* ut = static_cast<float*>(
       layout_slot(0, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
   transposed_filter_transform<4>(g.c_in, g.c_out, v4_, static_cast<const float*>(filter), ut,

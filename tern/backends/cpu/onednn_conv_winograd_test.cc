@@ -343,7 +343,9 @@ INSTANTIATE_TEST_SUITE_P(Tiles, Winograd, ::testing::Values(2, 4),
 // The conv family's "onednn" kernels run it where it applies, with the tile winograd_tile
 // gives: their results are the classes' bit for bit (ResNet-18's 4x4 layer shape, an 8x8 one,
 // and 2x2 images, where the small-image GEMMs would otherwise take the forward and the input
-// gradient; fewer channels).
+// gradient; fewer channels). The input gradient is the forward's adjoint where
+// WinogradInputGradient applies (with TERN_WINOGRAD_FUSED=0 these layers run per block of
+// channels), else the flipped filter's forward.
 TEST(WinogradKernels, RunIt) {
   runtime::initialize();
   for (const Shape& xs : {Shape{8, 4, 4, 64}, Shape{2, 8, 8, 64}, Shape{32, 2, 2, 64}}) {
@@ -369,8 +371,12 @@ TEST(WinogradKernels, RunIt) {
     cpu::onednn::WinogradForward(g, m, false, Epilogue{})
         .run(x.raw_data(), f.raw_data(), false, nullptr, y.raw_data());
     expect_same(runtime::eager_call1("conv2d", {x, f}, same, onednn), y);
-    cpu::onednn::WinogradForward(fg, m_input, true, Epilogue{})
-        .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    if (cpu::onednn::WinogradInputGradient::applies(g, DType::kF32)) {  // the forward's adjoint
+      cpu::onednn::WinogradInputGradient(g).run(dy.raw_data(), f.raw_data(), dx.raw_data());
+    } else {
+      cpu::onednn::WinogradForward(fg, m_input, true, Epilogue{})
+          .run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    }
     ops::Attrs in_attrs = same;
     in_attrs.set("input_shape", xs.dims());
     expect_same(runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, onednn), dx);
@@ -381,12 +387,14 @@ TEST(WinogradKernels, RunIt) {
   }
 }
 
-// F(4x4, 3x3) per block of output channels (winograd_columns) against ref: a layer it takes, with
-// channel counts that leave a last shorter block (80 = 64 + 16 output channels, the input
-// gradient's 72 = 64 + 8) and the flipped filter's 16 x 16 blocks (72 input channels), tiles that
-// leave the image (5x6 outputs); forward with the epilogue, input gradient and filter gradient,
-// and all three bit for bit the same on one thread as on two (each block of channels is one
-// thread's).
+// F(4x4, 3x3) per block of channels (winograd_columns) against ref: a layer it takes, with
+// channel counts that leave a last shorter block (80 = 64 + 16 output channels, 72 = 64 + 8
+// input channels) and the flipped filter's 16 x 16 blocks (72 input channels), tiles that leave
+// the image and overlap (5x6 outputs: 2x2 tiles an image); forward with the epilogue, the input
+// gradient both as the flipped filter's forward (TERN_WINOGRAD_ADJOINT=0's form) and as the
+// adjoint of the forward's tiles (WinogradInputGradient, every pixel of a NaN-filled dx
+// written), the filter gradient; all bit for bit the same on one thread as on two (each block of
+// channels is one thread's).
 TEST(WinogradColumns, DirectionsMatchRef) {
   runtime::initialize();
   const Shape xs{6, 5, 6, 72}, fs{3, 3, 72, 80};
@@ -406,20 +414,38 @@ TEST(WinogradColumns, DirectionsMatchRef) {
   Tensor dy = random_tensor(DType::kF32, g.output_shape(), 35);
   cpu::onednn::WinogradForward forward(g, 4, false, bias_residual_relu());
   cpu::onednn::WinogradForward input_gradient(fg, 4, true, Epilogue{});
-  auto run = [&](Tensor& y, Tensor& dx) {
+  // (not with TERN_WINOGRAD_ADJOINT=0; the class runs it either way)
+  EXPECT_EQ(cpu::onednn::WinogradInputGradient::applies(g, DType::kF32),
+            std::getenv("TERN_WINOGRAD_ADJOINT") == nullptr);
+  cpu::onednn::WinogradInputGradient adjoint(g);
+  auto run = [&](Tensor& y, Tensor& dx, Tensor& dx_adjoint) {
     y = residual.clone();
     forward.run(x.raw_data(), f.raw_data(), false, bias.raw_data(), y.raw_data());
     dx = Tensor(DType::kF32, xs);
     input_gradient.run(dy.raw_data(), f.raw_data(), false, nullptr, dx.raw_data());
+    dx_adjoint = Tensor(DType::kF32, xs);
+    for (int64_t i = 0; i < dx_adjoint.num_elements(); ++i) {
+      dx_adjoint.set(i, std::numeric_limits<double>::quiet_NaN());
+    }
+    adjoint.run(dy.raw_data(), f.raw_data(), dx_adjoint.raw_data());
   };
-  Tensor y2, dx2, y1, dx1;
-  run(y2, dx2);
+  Tensor y2, dx2, adjoint2, y1, dx1, adjoint1;
+  run(y2, dx2, adjoint2);
   const int threads = omp_get_max_threads();
   omp_set_num_threads(1);
-  run(y1, dx1);
+  run(y1, dx1, adjoint1);
   omp_set_num_threads(threads);
+  ops::Attrs in_attrs = same;
+  in_attrs.set("input_shape", xs.dims());
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  // max_rel_error counts a NaN left in adjoint2 (a pixel never written) as an infinite error.
+  EXPECT_LE(max_rel_error(adjoint2,
+                          runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, ref)),
+            2e-3);
   EXPECT_EQ(std::memcmp(y1.raw_data(), y2.raw_data(), y1.nbytes()), 0);
   EXPECT_EQ(std::memcmp(dx1.raw_data(), dx2.raw_data(), dx1.nbytes()), 0);
+  EXPECT_EQ(std::memcmp(adjoint1.raw_data(), adjoint2.raw_data(), adjoint1.nbytes()), 0);
 }
 
 // Which layers run per block of output channels: ResNet-18's 512-channel layers at 4x4 and 256 at
@@ -428,7 +454,8 @@ TEST(WinogradColumns, DirectionsMatchRef) {
 // model: the chunks keep its transform) or bf16 (F(2x2, 3x3) with bf16 products).
 TEST(WinogradColumns, WhereTheyApply) {
   runtime::initialize();
-  for (const char* env : {"TERN_CONV_WINOGRAD", "TERN_WINOGRAD_FUSED", "TERN_WINOGRAD_COLUMNS"}) {
+  for (const char* env : {"TERN_CONV_WINOGRAD", "TERN_WINOGRAD_FUSED", "TERN_WINOGRAD_COLUMNS",
+                          "TERN_WINOGRAD_ADJOINT"}) {
     if (std::getenv(env) != nullptr) GTEST_SKIP() << env << " is set";
   }
   if (!cpu::cpu_runs_v4_variants()) GTEST_SKIP() << "not an AVX-512 CPU";
@@ -447,6 +474,9 @@ TEST(WinogradColumns, WhereTheyApply) {
   const ops::Conv2dGeometry g = geometry({32, 4, 4, 512}, 512);
   EXPECT_EQ(cpu::onednn::winograd_tile(g, DType::kF32), 4);
   EXPECT_EQ(cpu::onednn::winograd_tile(g, DType::kF32, /*kept_filter=*/true), 2);
+  // the input gradient as the adjoint of the forward's tiles (per block of input channels)
+  EXPECT_TRUE(cpu::onednn::WinogradInputGradient::applies(g, DType::kF32));
+  EXPECT_FALSE(cpu::onednn::WinogradInputGradient::applies(g, DType::kBF16));
   if (cpu::onednn::bf16_native_on_amd() && std::getenv("TERN_WINOGRAD_BF16_PRODUCTS") == nullptr) {
     EXPECT_EQ(cpu::onednn::winograd_tile_bf16(g), 2);
   }
