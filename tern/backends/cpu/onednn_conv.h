@@ -85,7 +85,12 @@ bool conv_gemm_applies(const ops::Conv2dGeometry& g, DType dtype);
 // The input gradient as a GEMM: a GEMM also multiplies the taps that fall in the padding, which
 // oneDNN's f32 backward-data convolution skips; it is the faster in f32 only at 2x2 (ResNet-18's
 // 512 channels, batch 32: 2.57 -> 1.63 ms; at 4x4 6.0 vs 6.0 ms, 256 channels 1.29 vs 1.57 ms).
-// bf16 up to kConvGemmMaxPixels (AMX: 512 channels at 4x4 3.40 -> 1.30 ms).
+// bf16 up to kConvGemmMaxPixels (AMX: 512 channels at 4x4 3.40 -> 1.30 ms), and f32 layers of
+// stride > 1 too, whose backward-data convolution is slower still: ResNet-18's 3x3 stride-2
+// 256 -> 512 layer (8x8 -> 4x4, batch 32) 3.32-3.41 -> 2.57-2.70 ms in the W4 step
+// (`workloads_bench
+// --profile`, 4 interleaved rounds), its 1x1 stride-2 shortcut 0.33-0.37 -> 0.31-0.33; at 8x8
+// and 16x16 outputs (the stage-3 and stage-4 layers) the GEMM was even or slower.
 constexpr int64_t kF32InputGradientGemmMaxPixels = 4;
 bool input_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType dtype);
 

@@ -64,7 +64,8 @@ bool filter_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType x_dtype) {
 
 bool input_gradient_gemm_applies(const ops::Conv2dGeometry& g, DType dtype) {
   return conv_gemm_applies(g, dtype) &&
-         (dtype != DType::kF32 || g.out_h * g.out_w <= kF32InputGradientGemmMaxPixels);
+         (dtype != DType::kF32 || g.out_h * g.out_w <= kF32InputGradientGemmMaxPixels ||
+          g.stride_h > 1 || g.stride_w > 1);
 }
 
 void im2col(const ops::Conv2dGeometry& g, size_t esize, const void* x, void* patches) {

@@ -442,6 +442,23 @@ TEST(OneDnnConvSelect, PickedAndDeclines) {
       std::string::npos);
 }
 
+// Which input gradients run as GEMMs (input_gradient_gemm_applies): bf16 up to 16 output pixels
+// an image, f32 up to 4, or up to 16 at a stride above 1; none with TERN_CONV_GEMM=0.
+TEST(ConvGemm, InputGradientWhereItApplies) {
+  if (std::getenv("TERN_CONV_GEMM") != nullptr) GTEST_SKIP() << "TERN_CONV_GEMM is set";
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Attrs stride2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};
+  auto applies = [](Shape x, Shape f, const ops::Attrs& attrs, DType d) {
+    return cpu::onednn::input_gradient_gemm_applies(ops::conv2d_geometry(x, f, attrs), d);
+  };
+  EXPECT_TRUE(applies({32, 8, 8, 256}, {3, 3, 256, 512}, stride2, DType::kF32));  // 4x4 outputs
+  EXPECT_TRUE(applies({32, 8, 8, 256}, {1, 1, 256, 512}, stride2, DType::kF32));
+  EXPECT_FALSE(applies({32, 16, 16, 128}, {3, 3, 128, 256}, stride2, DType::kF32));  // 8x8
+  EXPECT_FALSE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kF32));
+  EXPECT_TRUE(applies({32, 2, 2, 512}, {3, 3, 512, 512}, same, DType::kF32));
+  EXPECT_TRUE(applies({32, 4, 4, 512}, {3, 3, 512, 512}, same, DType::kBF16));
+}
+
 // The error helpers the kernel tests compare with (onednn_test_util.h) see a NaN or an infinity
 // on one side only, and a different element count, as an infinite error; the same NaN or
 // infinity on both sides as none.
