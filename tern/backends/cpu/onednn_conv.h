@@ -357,12 +357,16 @@ class WinogradFilterGradient {
 // B dV B^T added into the 6x6 pixels of x the tile reads (neighbouring tiles share two rows or
 // columns). The forward of the flipped filter tiles dx instead: where g's output has fewer tiles
 // than its input (VALID layers) the adjoint multiplies less, e.g. the W3 CNN's 32 -> 64 layer
-// (13x13 -> 11x11): 9 tiles per image against 16.
+// (13x13 -> 11x11): 9 tiles per image against 16. Where the forward runs per block of channels
+// (winograd_columns), the adjoint does too, per block of input channels: W and dV transposed per
+// position (36 x tiles x channels) where the flipped filter's forward transposes the whole
+// transformed filter (36 x c_in x c_out).
 class WinogradInputGradient {
  public:
   // Whether conv2d_backprop_input of `g` runs so: f32, where the forward runs fused F(4x4, 3x3)
-  // (winograd_tile, winograd_fused) and g's output has fewer 4x4 tiles than its input.
-  // TERN_WINOGRAD_ADJOINT=0 keeps the flipped filter's forward.
+  // (winograd_tile, winograd_fused) and g's output has fewer 4x4 tiles than its input, or where
+  // it runs per block of channels (winograd_columns). TERN_WINOGRAD_ADJOINT=0 keeps the flipped
+  // filter's forward.
   static bool applies(const ops::Conv2dGeometry& g, DType dtype);
   explicit WinogradInputGradient(const ops::Conv2dGeometry& g);
   // dy [n, out_h, out_w, c_out] and the HWIO filter -> dx [n, h, w, c_in], all f32.

@@ -20,23 +20,25 @@
 // products; per step, W5's 64-channel forward nodes 9.1-10.1 -> 7.6-8.5 ms, filter gradients
 // 10.1-15.5 -> 9.3-10.3 ms, W4's three directions ~3-4 ms less in all; blocks of 12, 18 and 24
 // tiles ran alike, tern's prefetch of the next block's pixels and the transforms rewritten in
-// AVX-512 intrinsics did not help: the f32 forward 2.3-2.4 -> 2.6-2.8 ms);
+// AVX-512 intrinsics did not help: the f32 forward 2.3-2.4 -> 2.6-2.8 ms), or, for layers of
+// few tiles whose transformed filter is large (winograd_columns), per block of kColumnBlock
+// channels with the block's filter transform in each thread's cache (columns_forward,
+// columns_filter_gradient, columns_input_gradient);
 // the input gradient is the forward convolution of dy with the filter flipped in H and W (O and
 // I swapped): its transform is that of the filter with its taps in reverse order, each position's
 // matrix transposed (transposed_filter_transform; with bf16 products, filter_transform of the taps
 // in reverse order, read transposed by oneDNN's bf16 GEMM: for 512 channels at 4x4, batch 32,
 // 2.4-2.5 ms with the transposing transform, 1.7-1.8 so), or, where the forward's output has
-// fewer F(4x4, 3x3) tiles than its input (VALID layers, fused), the adjoint of the forward's tiles:
-// W = A dy A^T, dV = W U^T, dx += B dV B^T over the pixels each tile reads (fused_input_gradient,
-// WinogradInputGradient). bf16 tensors with F(2x2, 3x3) multiply
-// their transforms rounded to bf16 (winograd_products: V, W and U in bf16, M and dU in f32).
-// Every transform is a loop over channels (NHWC keeps
-// them contiguous), built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa()
-// is x86-64-v3 (winograd_tile).
-// One file past 800 lines on purpose: the chunked and fused forms and the input gradient's adjoint
-// (WinogradInputGradient) share the 1-D transforms, the per-tile bodies and the channel loops, all
-// templates in its anonymous namespace; splitting the fused blocks out would need those in a
-// header of their own for three callers.
+// fewer F(4x4, 3x3) tiles than its input (VALID layers, fused), or per block of channels, the
+// adjoint of the forward's tiles: W = A dy A^T, dV = W U^T, dx += B dV B^T over the pixels each
+// tile reads (fused_input_gradient, columns_input_gradient; WinogradInputGradient). bf16 tensors
+// with F(2x2, 3x3) multiply their transforms rounded to bf16 (winograd_products: V, W and U in
+// bf16, M and dU in f32). Every transform is a loop over channels (NHWC keeps them contiguous),
+// built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa() is x86-64-v3
+// (winograd_tile). One file past 800 lines on purpose: the chunked, fused and per-block-of-channels
+// forms and the input gradient's adjoint (WinogradInputGradient) share the 1-D transforms, the
+// per-tile bodies and the channel loops, all templates in its anonymous namespace; splitting the
+// blocked forms out would need those in a header of their own for three callers.
 #include <omp.h>
 
 #include <algorithm>
