@@ -366,8 +366,10 @@ class ConvForwardKernel {
         (ep_.activation != ops::Activation::kNone && ep_.activation != ops::Activation::kRelu)) {
       return false;
     }
-    return try_build(
-               [&] { winograd_ = std::make_unique<WinogradForward>(g, m, false, ep_, dtype); })
+    return try_build([&] {
+             winograd_ =
+                 std::make_unique<WinogradForward>(g, m, false, ep_, dtype, constant_filter_);
+           })
         .empty();
   }
 

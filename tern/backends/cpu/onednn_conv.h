@@ -303,8 +303,10 @@ bool winograd_columns(const ops::Conv2dGeometry& g);
 // output rounded once; the transforms run in f32, the GEMMs on winograd_products' dtype).
 class WinogradForward {
  public:
+  // kept_filter: run() will be given a constant filter (a served model), whose transform the
+  // chunks keep; otherwise layers that winograd_columns takes run per block of channels.
   WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped, const Epilogue& ep,
-                  DType dtype = DType::kF32);
+                  DType dtype = DType::kF32, bool kept_filter = false);
   // constant_filter: the filter's transform is kept for the next runs (made again only if
   // `filter` is another buffer). bias: [g.c_out], or null for none.
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
@@ -319,7 +321,7 @@ class WinogradForward {
   DType dtype_;
   bool flipped_, residual_, relu_, v4_;
   bool fused_ = false;                  // winograd_fused: per block of tiles, no chunks
-  bool columns_ = false;                // winograd_columns: per block of output channels
+  bool columns_ = false;                // winograd_columns: per block of output channels, no chunks
   int64_t chunk_ = 1;                   // images per chunk
   std::vector<PrimitiveRunner> gemms_;  // the full chunk's GEMM, then the last chunk's (if any)
   AlignedBuffer kept_;                  // a constant filter's transform

@@ -35,10 +35,14 @@
 // with F(2x2, 3x3) multiply their transforms rounded to bf16 (winograd_products: V, W and U in
 // bf16, M and dU in f32). Every transform is a loop over channels (NHWC keeps them contiguous),
 // built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa() is x86-64-v3
-// (winograd_tile). One file past 800 lines on purpose: the chunked, fused and per-block-of-channels
-// forms and the input gradient's adjoint (WinogradInputGradient) share the 1-D transforms, the
-// per-tile bodies and the channel loops, all templates in its anonymous namespace; splitting the
-// blocked forms out would need those in a header of their own for three callers.
+// (winograd_tile).
+// One file past 800 lines (~1300) on purpose: the chunked, fused and per-block-of-channels forms
+// and the input gradient's adjoints all build on the 1-D transforms, the per-tile bodies, the
+// filter rows and the channel loops, templates in its anonymous namespace compiled for
+// x86-64-v3 by the TERN_CPU_V3 region (cpu_isa.h), which applies to the functions a file itself
+// defines after its #includes. Splitting a form out would move those templates into a header
+// that its users include inside their region, against cpu_isa.h's rule that header templates
+// keep baseline code (check_cpu_isa.py checks the objects for it).
 #include <omp.h>
 
 #include <algorithm>
@@ -560,17 +564,24 @@ void input_transform(const ops::Conv2dGeometry& g, bool v4, const T* x, P* v) {
   for (int64_t t = 0; t < tiles; ++t) input_tile<M>(g, v4, x, t, zeros, v + t * A * A * c);
 }
 
+// Row i of an HWIO filter [3, 3, a, b] (`flip`: its taps in reverse order), its columns
+// [b0, b0 + nb): the U of each position xi written to out + xi * position_stride. The filter
+// transforms below are loops of it in their layouts.
+template <int M, typename T, typename P>
+void filter_row(int64_t a, int64_t b, bool v4, const T* filter, bool flip, int64_t i, int64_t b0,
+                int64_t nb, P* out, int64_t position_stride) {
+  FilterTransform<M, T, P> body;
+  for (int k = 0; k < 9; ++k) body.in[k] = filter + ((flip ? 8 - k : k) * a + i) * b + b0;
+  for (int xi = 0; xi < F<M>::kA * F<M>::kA; ++xi) body.out[xi] = out + xi * position_stride;
+  channel_loop(v4, body, nb);
+}
+
 // U [A*A, a, b] of an HWIO filter [3, 3, a, b] (`flip`: its taps in reverse order).
 template <int M, typename T, typename P>
 void filter_transform(int64_t a, int64_t b, bool v4, const T* filter, P* u, bool flip = false) {
   constexpr int A = F<M>::kA;
 #pragma omp parallel for schedule(static) if (conv_loop_parallel(a * b * A * A * 4))
-  for (int64_t i = 0; i < a; ++i) {
-    FilterTransform<M, T, P> body;
-    for (int k = 0; k < 9; ++k) body.in[k] = filter + ((flip ? 8 - k : k) * a + i) * b;
-    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (xi * a + i) * b;
-    channel_loop(v4, body, b);
-  }
+  for (int64_t i = 0; i < a; ++i) filter_row<M>(a, b, v4, filter, flip, i, 0, b, u + i * b, a * b);
 }
 
 // The columns [b0, b0 + nb) of an HWIO filter [3, 3, a, b]'s U as [a, A*A, nb]: row i's
@@ -598,10 +609,7 @@ void filter_columns(int64_t a, int64_t b, bool v4, const T* filter, int64_t b0, 
         for (int64_t c = 0; c < nb; c += 64 / sizeof(T)) __builtin_prefetch(ahead + c);
       }
     }
-    FilterTransform<M, T> body;
-    for (int k = 0; k < 9; ++k) body.in[k] = filter + (k * a + i) * b + b0;
-    for (int xi = 0; xi < A * A; ++xi) body.out[xi] = u + (i * A * A + xi) * ld;
-    channel_loop(v4, body, nb);
+    filter_row<M>(a, b, v4, filter, false, i, b0, nb, u + i * A * A * ld, ld);
   }
 }
 
@@ -629,12 +637,7 @@ void transposed_filter_transform(int64_t a, int64_t b, bool v4, const T* filter,
                   rows = std::min(kBlock, na - i0), cols = std::min(kBlock, b - c0);
     alignas(64) float block[A * A][kBlock][kBlock];
     for (int64_t i = 0; i < rows; ++i) {
-      FilterTransform<M, T> body;
-      for (int k = 0; k < 9; ++k) {
-        body.in[k] = filter + ((flip ? 8 - k : k) * a + a0 + i0 + i) * b + c0;
-      }
-      for (int xi = 0; xi < A * A; ++xi) body.out[xi] = block[xi][i];
-      channel_loop(v4, body, cols);
+      filter_row<M>(a, b, v4, filter, flip, a0 + i0 + i, c0, cols, block[0][i], kBlock * kBlock);
     }
     for (int xi = 0; xi < A * A; ++xi) {
       if (columns) {
@@ -1086,7 +1089,7 @@ void columns_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* 
 // --- WinogradForward ---
 
 WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipped,
-                                 const Epilogue& ep, DType dtype)
+                                 const Epilogue& ep, DType dtype, bool kept_filter)
     : g_(g),
       m_(m),
       dtype_(dtype),
@@ -1101,9 +1104,10 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
              "Winograd: an activation other than relu");
   fused_ = v4_ && winograd_fused(g, m);
   if (fused_) return;
-  // Per block of output channels where it applies, unless the filter is kept (run()'s
-  // constant_filter: then the chunks below, whose transform of it is made once).
-  columns_ = v4_ && m == 4 && dtype == DType::kF32 && winograd_columns(g);
+  // Per block of output channels where it applies, unless the filter is kept (then the chunks
+  // below, whose transform of it is made once).
+  columns_ = !kept_filter && v4_ && m == 4 && dtype == DType::kF32 && winograd_columns(g);
+  if (columns_) return;
   chunk_ = winograd_chunk_images(g, m);
   const DType products = winograd_products(m, dtype);
   // Per chunk of images: M (tiles x c_out) = V (tiles x c_in) U (for the flipped filter, whose
@@ -1137,7 +1141,7 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
                                 const void* bias, void* out) {
   const ops::Conv2dGeometry& g = g_;
   if constexpr (M == 4 && std::is_same_v<T, float>) {
-    if (columns_ && !constant_filter) {
+    if (columns_) {
       auto* v = static_cast<float*>(layout_slot(
           kPatchesSlot,
           static_cast<size_t>(positions(4) * g.n * tiles_per_image(g, 4) * g.c_in) * 4));

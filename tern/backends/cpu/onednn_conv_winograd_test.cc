@@ -450,6 +450,32 @@ TEST(WinogradColumns, DirectionsMatchRef) {
   EXPECT_EQ(std::memcmp(adjoint1.raw_data(), adjoint2.raw_data(), adjoint1.nbytes()), 0);
 }
 
+// A WinogradForward built for a kept filter (a served model's) runs such a layer in chunks and
+// keeps the filter's transform: changing the filter's values in its buffer does not change the
+// next run's output; built without, it runs per block of channels and reads the filter anew.
+TEST(WinogradColumns, AKeptFilterKeepsItsTransform) {
+  runtime::initialize();
+  const Shape xs{6, 5, 6, 72}, fs{3, 3, 72, 80};
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Conv2dGeometry g = ops::conv2d_geometry(xs, fs, same);
+  if (!cpu::onednn::winograd_columns(g)) GTEST_SKIP() << "no Winograd per block of channels here";
+  Tensor x = random_tensor(DType::kF32, xs, 41), f = random_tensor(DType::kF32, fs, 42);
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  const Tensor want = runtime::eager_call1("conv2d", {x, f}, same, ref);
+  for (bool kept : {true, false}) {
+    SCOPED_TRACE(kept ? "kept" : "per block of channels");
+    Tensor filter = f.clone();
+    cpu::onednn::WinogradForward w(g, 4, false, Epilogue{}, DType::kF32, kept);
+    Tensor y(DType::kF32, g.output_shape()), again(DType::kF32, g.output_shape());
+    w.run(x.raw_data(), filter.raw_data(), kept, nullptr, y.raw_data());
+    EXPECT_LE(max_rel_error(y, want), 2e-4);
+    for (int64_t i = 0; i < filter.num_elements(); ++i) filter.set(i, 0.0);
+    w.run(x.raw_data(), filter.raw_data(), kept, nullptr, again.raw_data());
+    EXPECT_EQ(std::memcmp(y.raw_data(), again.raw_data(), y.nbytes()) == 0, kept);
+  }
+}
+
 // Which layers run per block of output channels: ResNet-18's 512-channel layers at 4x4 and 256 at
 // 4x4 (batch 32: 2.4 and 1.2 MB of transformed tiles), not its 256-channel layers at 8x8 (4.7 MB:
 // slower so), 2x2 outputs, a filter fused F(4x4, 3x3) takes (64 x 64), a kept filter (a served
