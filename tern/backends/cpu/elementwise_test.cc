@@ -131,6 +131,69 @@ TEST(ElementwiseMath, SpecialValues) {
   EXPECT_EQ(vmath::gelu_erf(inf), inf);
 }
 
+// The f32 gelu / gelu_grad kernels and fused_elementwise's GELU rows (gelu_v4.h's intrinsics
+// where the CPU runs AVX-512, GCC's loops of the portable formula elsewhere) against double
+// precision with the portable formula's own bounds (GeluFormsMatchDoublePrecision), over
+// [-12, 12] in a length that leaves a partial last vector, and special values as the portable
+// formula gives them. A changed coefficient or a dropped term fails here.
+TEST(ElementwiseMath, GeluKernelsMatchDoublePrecision) {
+  runtime::initialize();
+  const std::vector<float> special = {0.f, -0.f, INFINITY, -INFINITY, NAN, 1e-30f, -1e-30f, 100.f};
+  std::vector<float> xs = special;
+  const int points = 200003;
+  for (int i = 0; i < points; ++i)
+    xs.push_back(-12.f + 24.f * static_cast<float>(i) / (points - 1));
+  const int64_t n = static_cast<int64_t>(xs.size());
+  Tensor x(DType::kF32, {n}), dy(DType::kF32, {n});
+  for (int64_t i = 0; i < n; ++i) {
+    x.data<float>()[i] = xs[static_cast<size_t>(i)];
+    dy.data<float>()[i] = 1.f;
+  }
+  auto gelu = [](double v) { return 0.5 * v * std::erfc(-v / std::sqrt(2.0)); };
+  auto slope = [](double v) {
+    return 0.5 * std::erfc(-v / std::sqrt(2.0)) + v * std::exp(-0.5 * v * v) / std::sqrt(2 * M_PI);
+  };
+  // The worst error in ulp of the wanted value (absolute errors up to abs_floor pass) over the
+  // range's points with x >= lo; the special values must equal the portable formula's.
+  auto check = [&](const Tensor& got, const std::function<double(double)>& want,
+                   const std::function<float(float)>& portable, double lo, double abs_floor) {
+    double worst = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const float xi = xs[static_cast<size_t>(i)], g = got.data<float>()[i];
+      if (static_cast<size_t>(i) < special.size()) {
+        const float p = portable(xi);
+        EXPECT_TRUE(std::isnan(p) ? std::isnan(g) : g == p) << "x = " << xi << ": " << g;
+        continue;
+      }
+      if (xi < lo) continue;
+      const double w = want(xi), err = std::fabs(g - w);
+      if (err <= abs_floor) continue;
+      const float wf = static_cast<float>(w);
+      worst = std::max(worst, err / std::fabs(std::nextafter(wf, INFINITY) - wf));
+    }
+    return worst;
+  };
+  runtime::EagerOptions vec;
+  vec.kernel = "vec";
+  auto fused = [&](ops::FusedOpcode code, std::vector<Tensor> inputs) {
+    ops::FusedProgram p;
+    p.num_inputs = static_cast<int>(inputs.size());
+    p.code = {{code, 0, p.num_inputs == 2 ? 1 : -1}};
+    ops::Attrs attrs;
+    p.to_attrs(attrs);
+    return runtime::eager_call1("fused_elementwise", inputs, attrs, vec);
+  };
+  for (const Tensor& y : {runtime::eager_call1("gelu", {x}, {{"approximate", false}}, vec),
+                          fused(ops::FusedOpcode::kGeluErf, {x})}) {
+    EXPECT_LT(check(y, gelu, vmath::gelu_erf, -12, 0), 300);
+    EXPECT_LT(check(y, gelu, vmath::gelu_erf, -3, 0), 20);
+  }
+  for (const Tensor& d : {runtime::eager_call1("gelu_grad", {dy, x}, {{"approximate", false}}, vec),
+                          fused(ops::FusedOpcode::kGeluErfGrad, {dy, x})}) {
+    EXPECT_LT(check(d, slope, vmath::gelu_erf_derivative, -12, 3e-7), 64);
+  }
+}
+
 TEST(ElementwiseConvert, Bf16MatchesScalarRoundingBitForBit) {
   std::vector<float> in;
   PhiloxStream rng(5);

@@ -14,6 +14,7 @@
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
+#include "tern/backends/cpu/gelu_v4.h"
 #include "tern/ops/fused_program.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
@@ -72,6 +73,14 @@ void sqrt_loop(const float* x, const float*, float* y, int64_t n) {
 
 void fill_once(const float*, const float*, float*, int64_t) {}  // kImm: filled at construction
 
+// GELU's erf form and its gradient on AVX-512 written with intrinsics (gelu_v4.h).
+TERN_CPU_V4_LOOP void gelu_erf_loop_v4(const float* a, const float*, float* y, int64_t n) {
+  gelu_v4::gelu_erf_loop(a, y, n);
+}
+TERN_CPU_V4_LOOP void gelu_erf_grad_loop_v4(const float* dy, const float* x, float* y, int64_t n) {
+  gelu_v4::gelu_erf_grad_loop(dy, x, y, n);
+}
+
 namespace vm = vmath;
 
 // The vector formula of every opcode (the scalar ones are the rows of tern/ops/fused_program.cc;
@@ -114,7 +123,8 @@ constexpr VectorRow kVectorTable[] = {
        return (x > 0.f) ? 1.f : (x < 0.f ? -1.f : (x == x ? 0.f : x));
      }>(FusedOpcode::kSign),
     unary_row<[](float x) { return vm::gelu_tanh(x); }>(FusedOpcode::kGeluTanh),
-    unary_row<[](float x) { return vm::gelu_erf(x); }>(FusedOpcode::kGeluErf),
+    {FusedOpcode::kGeluErf, &unary_loop<[](float x) { return vm::gelu_erf(x); }>,
+     &gelu_erf_loop_v4},
     unary_row<[](float x) { return bfloat16::round(x); }>(FusedOpcode::kRoundBF16),
     binary_row<[](float p, float q) { return p + q; }>(FusedOpcode::kAdd),
     binary_row<[](float p, float q) { return p - q; }>(FusedOpcode::kSub),
@@ -130,8 +140,9 @@ constexpr VectorRow kVectorTable[] = {
     binary_row<[](float dy, float t) { return dy * (1.f - t * t); }>(FusedOpcode::kTanhGrad),
     binary_row<[](float dy, float x) { return dy * vm::gelu_tanh_derivative(x); }>(
         FusedOpcode::kGeluTanhGrad),
-    binary_row<[](float dy, float x) { return dy * vm::gelu_erf_derivative(x); }>(
-        FusedOpcode::kGeluErfGrad),
+    {FusedOpcode::kGeluErfGrad,
+     &binary_loop<[](float dy, float x) { return dy * vm::gelu_erf_derivative(x); }>,
+     &gelu_erf_grad_loop_v4},
 };
 // clang-format on
 
