@@ -194,7 +194,7 @@ TERN_OP_CASES(fused) {
        {In({4096, 8}), In({8, 24}), In({24})},
        epilogue("none", true, false),
        false,
-       {DType::kBF16},
+       {DType::kBF16, DType::kF32},
        1e-5,
        "rows-bias"},
       {"fused_matmul",

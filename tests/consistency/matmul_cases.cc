@@ -34,19 +34,20 @@ TERN_OP_CASES(matmul) {
        1e-5,
        "f32-out-batched"},
       // Row products of 4096 rows (a batch of sequences flattened), the size from which
-      // matmul_bf16_cpu.cc's cpu_matmul_bf16 takes bf16 a b and a b^T; narrow so ref stays quick.
+      // matmul_bf16_cpu.cc's cpu_matmul_bf16 takes bf16 a b and a b^T, and matmul_f32_cpu.cc's
+      // cpu_matmul_f32 f32 ones; narrow so ref stays quick.
       {"matmul",
        {In({4096, 16}), In({16, 40})},
        {{"out_dtype", std::string("f32")}},
        false,
-       {DType::kBF16},
+       {DType::kBF16, DType::kF32},
        1e-5,
        "rows-f32-out"},
       {"matmul",
        {In({4096, 12}), In({20, 12})},
        {{"transpose_b", true}},
        false,
-       {DType::kBF16},
+       {DType::kBF16, DType::kF32},
        1e-5,
        "rows-transposed-b"},
   };

@@ -40,6 +40,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
     register_conv_small_image_kernels(r);
     register_conv_pool_kernels(r);
     register_matmul_bf16_kernels(r);
+    register_matmul_f32_kernels(r);
     register_reduce_kernels(r);
     register_transpose_kernels(r);
     register_scatter_add_kernels(r);

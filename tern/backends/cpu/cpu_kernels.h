@@ -54,5 +54,7 @@ void register_conv_pool_kernels(kernels::KernelRegistry& r);
 // bf16 matmuls on AVX512_BF16 tiles: a^T b with an f32 result (weight gradients), and rows of a b
 // or a b^T with a bias (matmul_bf16_cpu.cc).
 void register_matmul_bf16_kernels(kernels::KernelRegistry& r);
+// Rows of f32 a b or a b^T (+ a bias) against a small b on small_gemm's tiles (matmul_f32_cpu.cc).
+void register_matmul_f32_kernels(kernels::KernelRegistry& r);
 
 }  // namespace tern::cpu

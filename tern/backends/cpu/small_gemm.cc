@@ -42,7 +42,7 @@ constexpr int kNv = 4;
 // `last`. MR * NV + NV + 1 zmm.
 template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc>
 TERN_V4 inline void tile_v4(int64_t k, float alpha, const float* a, int64_t lda, const float* b,
-                            int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+                            int64_t ldb, float* c, int64_t ldc, __mmask16 last, const float* bias) {
   __m512 acc[MR][NV];
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r) {
@@ -72,12 +72,21 @@ TERN_V4 inline void tile_v4(int64_t k, float alpha, const float* a, int64_t lda,
     }
   }
   const __m512 al = _mm512_set1_ps(alpha);
+  __m512 bv[NV];  // the bias's columns (zeros without one)
+#pragma GCC unroll 8
+  for (int v = 0; v < NV; ++v) {
+    bv[v] = !bias                    ? _mm512_setzero_ps()
+            : kMasked && v == NV - 1 ? _mm512_maskz_loadu_ps(last, bias + 16 * v)
+                                     : _mm512_loadu_ps(bias + 16 * v);
+  }
 #pragma GCC unroll 32
   for (int r = 0; r < MR; ++r) {
 #pragma GCC unroll 8
     for (int v = 0; v < NV; ++v) {
       float* cr = c + r * ldc + 16 * v;
-      const __m512 out = kAcc ? acc[r][v] : _mm512_mul_ps(acc[r][v], al);
+      const __m512 out = kAcc   ? acc[r][v]
+                         : bias ? _mm512_fmadd_ps(acc[r][v], al, bv[v])
+                                : _mm512_mul_ps(acc[r][v], al);
       if (kMasked && v == NV - 1) {
         _mm512_mask_storeu_ps(cr, last, out);
       } else {
@@ -90,29 +99,32 @@ TERN_V4 inline void tile_v4(int64_t k, float alpha, const float* a, int64_t lda,
 // The last rows (< kMr) of a column block: tile_v4 with MR = rows.
 template <int MR, int NV, bool kTransA, bool kMasked, bool kAcc>
 TERN_V4 void row_tail_v4(int rows, int64_t k, float alpha, const float* a, int64_t lda,
-                         const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+                         const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last,
+                         const float* bias) {
   if constexpr (MR > 1) {
     if (rows < MR) {
       return row_tail_v4<MR - 1, NV, kTransA, kMasked, kAcc>(rows, k, alpha, a, lda, b, ldb, c, ldc,
-                                                             last);
+                                                             last, bias);
     }
   }
-  tile_v4<MR, NV, kTransA, kMasked, kAcc>(k, alpha, a, lda, b, ldb, c, ldc, last);
+  tile_v4<MR, NV, kTransA, kMasked, kAcc>(k, alpha, a, lda, b, ldb, c, ldc, last, bias);
 }
 
 // C's column block [0, NV * 16) (the last vector's columns `last` with kMasked), all m rows.
 template <int NV, bool kTransA, bool kMasked, bool kAcc>
 TERN_V4 void column_block_v4(int64_t m, int64_t k, float alpha, const float* a, int64_t lda,
-                             const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last) {
+                             const float* b, int64_t ldb, float* c, int64_t ldc, __mmask16 last,
+                             const float* bias) {
   const int64_t a_row = kTransA ? 1 : lda;  // a's step between rows of op(A)
   int64_t i = 0;
   for (; i + kMr <= m; i += kMr) {
     tile_v4<kMr, NV, kTransA, kMasked, kAcc>(k, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc,
-                                             last);
+                                             last, bias);
   }
   if (i < m) {
-    row_tail_v4<kMr - 1, NV, kTransA, kMasked, kAcc>(
-        static_cast<int>(m - i), k, alpha, a + i * a_row, lda, b, ldb, c + i * ldc, ldc, last);
+    row_tail_v4<kMr - 1, NV, kTransA, kMasked, kAcc>(static_cast<int>(m - i), k, alpha,
+                                                     a + i * a_row, lda, b, ldb, c + i * ldc, ldc,
+                                                     last, bias);
   }
 }
 
@@ -120,29 +132,33 @@ TERN_V4 void column_block_v4(int64_t m, int64_t k, float alpha, const float* a, 
 template <int NV, bool kTransA, bool kAcc>
 TERN_V4 void column_tail_v4(int vectors, int64_t m, int64_t k, float alpha, const float* a,
                             int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc,
-                            __mmask16 last) {
+                            __mmask16 last, const float* bias) {
   if constexpr (NV > 1) {
     if (vectors < NV) {
       return column_tail_v4<NV - 1, kTransA, kAcc>(vectors, m, k, alpha, a, lda, b, ldb, c, ldc,
-                                                   last);
+                                                   last, bias);
     }
   }
-  column_block_v4<NV, kTransA, true, kAcc>(m, k, alpha, a, lda, b, ldb, c, ldc, last);
+  column_block_v4<NV, kTransA, true, kAcc>(m, k, alpha, a, lda, b, ldb, c, ldc, last, bias);
 }
 
+// bias: null, or n values added to every row of C (not with kAcc).
 template <bool kTransA, bool kAcc>
 TERN_V4 void gemm_v4(int64_t m, int64_t n, int64_t k, float alpha, const float* a, int64_t lda,
-                     const float* b, int64_t ldb, float* c, int64_t ldc) {
+                     const float* b, int64_t ldb, float* c, int64_t ldc,
+                     const float* bias = nullptr) {
   constexpr int64_t kNr = 16 * kNv;
   int64_t j = 0;
   for (; j + kNr <= n; j += kNr) {
-    column_block_v4<kNv, kTransA, false, kAcc>(m, k, alpha, a, lda, b + j, ldb, c + j, ldc, 0xFFFF);
+    column_block_v4<kNv, kTransA, false, kAcc>(m, k, alpha, a, lda, b + j, ldb, c + j, ldc, 0xFFFF,
+                                               bias ? bias + j : nullptr);
   }
   if (j < n) {
     const int vectors = static_cast<int>((n - j + 15) / 16);
     const int lanes = static_cast<int>(n - j) - 16 * (vectors - 1);  // in [1, 16]
     const auto last = static_cast<__mmask16>((1u << lanes) - 1u);
-    column_tail_v4<kNv, kTransA, kAcc>(vectors, m, k, alpha, a, lda, b + j, ldb, c + j, ldc, last);
+    column_tail_v4<kNv, kTransA, kAcc>(vectors, m, k, alpha, a, lda, b + j, ldb, c + j, ldc, last,
+                                       bias ? bias + j : nullptr);
   }
 }
 
@@ -296,6 +312,12 @@ TERN_V4 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float 
   }
 }
 
+TERN_V4 void small_gemm_bias_v4(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                                const float* b, int64_t ldb, float* c, int64_t ldc,
+                                const float* bias) {
+  gemm_v4<false, false>(m, n, k, 1.0f, a, lda, b, ldb, c, ldc, bias);
+}
+
 void small_gemm_acc_v3(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                        const float* b, int64_t ldb, float* c, int64_t ldc) {
   if (trans_a) {
@@ -337,6 +359,20 @@ void small_gemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, cons
     detail::small_gemm_v4(trans_a, m, n, k, alpha, a, lda, b, ldb, c, ldc);
   } else {
     detail::small_gemm_v3(trans_a, m, n, k, alpha, a, lda, b, ldb, c, ldc);
+  }
+}
+
+void small_gemm_bias(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float* c, int64_t ldc, const float* bias) {
+  check_gemm_args(false, m, n, k, lda, ldb, ldc);
+  static const bool v4 = cpu_runs_v4_variants();
+  if (v4) return detail::small_gemm_bias_v4(m, n, k, a, lda, b, ldb, c, ldc, bias);
+  detail::small_gemm_v3(false, m, n, k, 1.0f, a, lda, b, ldb, c, ldc);
+  if (bias == nullptr) return;
+  for (int64_t i = 0; i < m; ++i) {
+    float* ci = c + i * ldc;
+#pragma omp simd
+    for (int64_t j = 0; j < n; ++j) ci[j] += bias[j];
   }
 }
 

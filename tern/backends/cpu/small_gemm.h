@@ -23,6 +23,11 @@ namespace tern::cpu {
 void small_gemm(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                 int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 
+// C[m x n] = A[m x k] * B[k x n] + bias (bias: n values added to every row, or null), operands as
+// small_gemm's without trans_a: rows of a matmul with its bias epilogue (cpu_matmul_f32).
+void small_gemm_bias(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda, const float* b,
+                     int64_t ldb, float* c, int64_t ldc, const float* bias);
+
 // C[m x n] += op(A)[m x k] * B[k x n], operands as small_gemm's: the accumulating form, for
 // products cut along k (a Winograd filter gradient's blocks of tiles).
 void small_gemm_acc(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
@@ -83,6 +88,8 @@ void small_gemm_v3(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, c
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
 void small_gemm_v4(bool trans_a, int64_t m, int64_t n, int64_t k, float alpha, const float* a,
                    int64_t lda, const float* b, int64_t ldb, float* c, int64_t ldc);
+void small_gemm_bias_v4(int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+                        const float* b, int64_t ldb, float* c, int64_t ldc, const float* bias);
 void small_gemm_acc_v3(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
                        const float* b, int64_t ldb, float* c, int64_t ldc);
 void small_gemm_acc_v4(bool trans_a, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,

@@ -1,6 +1,6 @@
-// Tests for small_gemm, small_gemm_acc and transpose_f32 (small_gemm.h): both builds (x86-64-v3,
-// and x86-64-v4 where the CPU has it) and the dispatching entry points against plain
-// double-precision loops, over shapes with row and column tails, both trans_a values, leading
+// Tests for small_gemm, small_gemm_acc, small_gemm_bias and transpose_f32 (small_gemm.h): both
+// builds (x86-64-v3, and x86-64-v4 where the CPU has it) and the dispatching entry points against
+// plain double-precision loops, over shapes with row and column tails, both trans_a values, leading
 // dimensions wider than the matrices and alpha != 1. Cells of C outside the product and of dst
 // outside the transpose must keep their values.
 #include "tern/backends/cpu/small_gemm.h"
@@ -208,6 +208,34 @@ TEST_F(SmallGemm, AccumulatingFormAddsToC) {
   check_gemm_acc_shapes(detail::small_gemm_acc_v3);
   if (cpu_has_v4()) check_gemm_acc_shapes(detail::small_gemm_acc_v4);
   check_gemm_acc(small_gemm_acc, true, 64, 64, 18);  // a Winograd filter gradient's block
+}
+
+// small_gemm_bias: A B plus the bias on every row (or A B alone with a null bias, bit for bit
+// small_gemm's with alpha 1), over shapes with row and column tails; cells past column n keep
+// their values. Both builds through the entry point (v4 where the CPU has it, else v3 and a pass).
+TEST_F(SmallGemm, BiasFormAddsTheBiasToEveryRow) {
+  const int64_t sizes[] = {1, 5, 6, 7, 16, 17, 33, 64, 70, 130};
+  for (int64_t m : {1, 5, 6, 7, 13, 48}) {
+    for (int64_t n : sizes) {
+      for (int64_t k : {1, 7, 64, 256}) {
+        SCOPED_TRACE(::testing::Message() << "bias " << m << "x" << n << "x" << k);
+        const int64_t lda = k + 3, ldb = n + 5, ldc = n + 2;
+        const std::vector<float> a = random_floats(m * lda, 7 + m * 7 + k);
+        const std::vector<float> b = random_floats(k * ldb, 8 + n * 11 + k);
+        const std::vector<float> bias = random_floats(n, 9 + n);
+        std::vector<float> c(m * ldc, kSentinel), plain(m * ldc, kSentinel), c0(m * ldc, kSentinel);
+        small_gemm_bias(m, n, k, a.data(), lda, b.data(), ldb, c.data(), ldc, bias.data());
+        expect_product(c, m, n, k + 1, ldc, 1.0f, [&](int64_t i, int64_t j, int64_t p) {
+          return p == k ? static_cast<double>(bias[j])
+                        : static_cast<double>(a[i * lda + p]) * static_cast<double>(b[p * ldb + j]);
+        });
+        small_gemm_bias(m, n, k, a.data(), lda, b.data(), ldb, plain.data(), ldc, nullptr);
+        small_gemm(false, m, n, k, 1.0f, a.data(), lda, b.data(), ldb, c0.data(), ldc);
+        ASSERT_EQ(plain, c0);
+        if (::testing::Test::HasFatalFailure()) return;
+      }
+    }
+  }
 }
 
 class TransposeF32 : public SmallGemm {};
