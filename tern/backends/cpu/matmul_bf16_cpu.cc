@@ -151,17 +151,11 @@ std::string decline_rows(const kernels::KernelSignature& sig) {
   if (a[1] % 2 != 0 || a[1] == 0) return "K odd or 0";
   if (a[0] < kMinRows) return str_cat("fewer than ", kMinRows, " rows");
   if (b.num_elements() == 0) return "empty";
-  if (sig.op->name == "fused_matmul") {
-    const onednn::Epilogue ep = onednn::fused_epilogue(attrs);
-    if (ep.residual_input >= 0 || ep.activation != ops::Activation::kNone) {
-      return "an epilogue beyond a bias";
-    }
-    if (ep.bias_input >= 0) {
-      const TensorType& bias = sig.inputs[static_cast<size_t>(ep.bias_input)];
-      if (bias.shape.rank() != 1 || (bias.dtype != DType::kF32 && bias.dtype != DType::kBF16)) {
-        return "a bias not f32 or bf16 [N]";
-      }
-    }
+  int bias = -1;
+  if (std::string why = onednn::bias_only_epilogue(sig, &bias); !why.empty()) return why;
+  if (bias >= 0 && sig.inputs[static_cast<size_t>(bias)].dtype != DType::kF32 &&
+      sig.inputs[static_cast<size_t>(bias)].dtype != DType::kBF16) {
+    return "a bias not f32 or bf16";
   }
   return "";
 }

@@ -48,16 +48,8 @@ std::string decline(const kernels::KernelSignature& sig) {
   if (a[0] < kMinRows) return str_cat("fewer than ", kMinRows, " rows");
   if (a[1] == 0 || a[1] > kMaxDepth) return str_cat("K not in [1, ", kMaxDepth, "]");
   if (n == 0 || n > kMaxColumns) return str_cat("N not in [1, ", kMaxColumns, "]");
-  if (sig.op->name == "fused_matmul") {
-    const onednn::Epilogue ep = onednn::fused_epilogue(attrs);
-    if (ep.residual_input >= 0 || ep.activation != ops::Activation::kNone) {
-      return "an epilogue beyond a bias";
-    }
-    if (ep.bias_input >= 0 && sig.inputs[static_cast<size_t>(ep.bias_input)].shape.rank() != 1) {
-      return "a bias not [N]";
-    }
-  }
-  return "";
+  int bias_input;
+  return onednn::bias_only_epilogue(sig, &bias_input);
 }
 
 class RowsF32Kernel final : public kernels::Kernel {

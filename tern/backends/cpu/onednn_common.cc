@@ -159,6 +159,20 @@ Epilogue fused_epilogue(const ops::Attrs& attrs) {
   return ep;
 }
 
+std::string bias_only_epilogue(const kernels::KernelSignature& sig, int* bias_input) {
+  *bias_input = -1;
+  if (sig.op->name != "fused_matmul") return "";
+  const Epilogue ep = fused_epilogue(*sig.attrs);
+  if (ep.residual_input >= 0 || ep.activation != ops::Activation::kNone) {
+    return "an epilogue beyond a bias";
+  }
+  if (ep.bias_input >= 0 && sig.inputs[static_cast<size_t>(ep.bias_input)].shape.rank() != 1) {
+    return "a bias not [N]";
+  }
+  *bias_input = ep.bias_input;
+  return "";
+}
+
 std::string epilogue_support(const kernels::KernelSignature& sig, const Epilogue& ep) {
   const TensorType& out = sig.outputs[0];
   if (ep.bias_input >= 0) {

@@ -58,6 +58,10 @@ struct Epilogue {
 };
 // From attributes has_bias, has_residual, activation (inputs: 2 operands, bias, residual).
 Epilogue fused_epilogue(const ops::Attrs& attrs);
+// For tern's own row-product kernels (matmul_bf16_cpu.cc, matmul_f32_cpu.cc): a matmul, or a
+// fused_matmul whose epilogue is at most a bias of rank 1. "" and the bias's input index (-1
+// without one) in *bias_input, or why not.
+std::string bias_only_epilogue(const kernels::KernelSignature& sig, int* bias_input);
 // Why the epilogue can't run on oneDNN ("" = it can).
 std::string epilogue_support(const kernels::KernelSignature& sig, const Epilogue& ep);
 // The residual's sum post-op and the activation's eltwise post-op, except relu: oneDNN's relu
