@@ -1,6 +1,7 @@
-// small_gemm, small_gemm_acc and transpose_f32 (small_gemm.h): the per-head products of attention
-// and the fused Winograd blocks' products, one thread. small_gemm_acc is the same tiles loading C
-// into the accumulators instead of zeros (and storing them unscaled).
+// small_gemm, small_gemm_acc, small_gemm_bias and transpose_f32 (small_gemm.h): the per-head
+// products of attention, the fused Winograd blocks' products and cpu_matmul_f32's row blocks, one
+// thread. small_gemm_acc is the same tiles loading C into the accumulators instead of zeros (and
+// storing them unscaled); small_gemm_bias adds a bias row as the tiles are stored.
 //
 // AVX-512 (x86-64-v4, chosen at run time): C is cut into 6 x 64 tiles whose 24 accumulators stay
 // in zmm registers over the whole k loop; each k step loads 4 vectors of one B row and broadcasts
@@ -9,6 +10,7 @@
 // loads/stores for the last columns, a smaller row count as a template argument. 155-170 GFLOP/s
 // on one Emerald Rapids core at 128x128x64 and 128x64x128 (its FMA peak: 179). No packing (not
 // tried): at these sizes A and B stay L1/L2 resident and the tiles already run near that peak.
+// On one Zen 5 core (hot): 258-266 GFLOP/s at those shapes and 120x128x256, trans_a 243.
 // The x86-64-v3 build: the same idea in 6 x 16 AVX2 tiles, the edges in plain loops (45-70
 // GFLOP/s on the same core, whose ymm FMA peak is 82). transpose_f32: 16 x 16 register
 // transposes on AVX-512; on x86-64-v3 the transpose kernel's 8 x 8 tiles (transpose_vec.cc).

@@ -1,10 +1,11 @@
 // A single-threaded f32 GEMM for the small per-head blocks of attention (m, n, k in 16..512,
 // e.g. Q K^T at 128x128x64 and P V at 128x64x128) and the fused Winograd convolutions' per-block
-// products (onednn_conv_winograd.cc: [18, 64] x [64, 64] per position of the tile), called from
-// inside a kernel's own OpenMP loop where oneDNN's per-call overhead and threading would cost more
-// than the product. Register-blocked
-// AVX-512 microkernels where the CPU has them (cpu_runs_v4_variants()), else AVX2 code. No packing
-// and no allocation: the operands of such blocks already sit in L1/L2.
+// products (onednn_conv_winograd.cc: [18, 64] x [64, 64] per position of the tile) and the row
+// blocks of cpu_matmul_f32 (matmul_f32_cpu.cc: 48 rows against a b of at most 256 x 256), called
+// from inside a kernel's own OpenMP loop where oneDNN's per-call overhead and threading would cost
+// more than the product. Register-blocked AVX-512 microkernels where the CPU has them
+// (cpu_runs_v4_variants()), else AVX2 code. No packing and no allocation: the operands of such
+// blocks already sit in L1/L2.
 //
 // Compiled for x86-64-v3 (cpu_isa.h): call these only where cpu_isa() is kX86_64_v3, i.e. from
 // the vectorized kernel families.
