@@ -24,6 +24,7 @@
 #include "tern/backends/cpu/dropout_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
 #include "tern/backends/cpu/small_gemm.h"
+#include "tern/backends/cpu/vmath_v4.h"
 #include "tern/ops/attention_geometry.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
@@ -204,35 +205,11 @@ __attribute__((target("arch=x86-64-v4"))) inline float max16_v4(__m512 v) {
   return _mm_cvtss_f32(_mm_max_ss(c, _mm_shuffle_ps(c, c, 1)));
 }
 
-// e^x on sixteen lanes, vmath::exp's range reduction and polynomial, 2^n applied by vscalefps
-// (which takes results down to denormals and up to inf). x is clamped to [-104, 89] as there;
-// NaN flows through (min and max return their second operand, x, when it is NaN). Written out
-// rather than vmath::exp in an `omp simd` loop: that loop (even with 512-bit vectors preferred)
-// left W6's attention forward at 2.10-2.14 ms against 2.00-2.06 with this (its two-factor 2^n
-// and a separate pass for the sum).
-__attribute__((target("arch=x86-64-v4"))) inline __m512 exp_v4(__m512 x) {
-  const __m512 xc = _mm512_maskz_max_ps(kAll16, _mm512_set1_ps(-104.f),
-                                        _mm512_maskz_min_ps(kAll16, _mm512_set1_ps(89.f), x));
-  const __m512 n =
-      _mm512_maskz_roundscale_ps(kAll16, _mm512_mul_ps(xc, _mm512_set1_ps(1.44269504088896341f)),
-                                 _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), xc);
-  r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
-  const __m512 r2 = _mm512_mul_ps(r, r);
-  const __m512 q01 =
-      _mm512_fmadd_ps(_mm512_set1_ps(1.6666665459e-1f), r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 q23 =
-      _mm512_fmadd_ps(_mm512_set1_ps(8.3334519073e-3f), r, _mm512_set1_ps(4.1665795894e-2f));
-  const __m512 q45 =
-      _mm512_fmadd_ps(_mm512_set1_ps(1.9875691500e-4f), r, _mm512_set1_ps(1.3981999507e-3f));
-  __m512 p = _mm512_fmadd_ps(_mm512_fmadd_ps(q45, r2, q23), r2, q01);
-  p = _mm512_fmadd_ps(p, r2, _mm512_add_ps(r, _mm512_set1_ps(1.f)));
-  return _mm512_maskz_scalef_ps(kAll16, p, n);
-}
-
 // softmax_rows_body in AVX-512 registers for rows of a multiple of 16 scores: the max and the
 // sum run in one register each and are reduced once per row (GCC's epilogues for the loops above
-// fold sixteen lanes one scalar at a time, as long as a 128-score row's exps).
+// fold sixteen lanes one scalar at a time, as long as a 128-score row's exps), the exps on
+// vmath_v4::exp16 (vmath::exp in an `omp simd` loop, even with 512-bit vectors preferred, left
+// W6's attention forward at 2.10-2.14 ms against 2.00-2.06 with it).
 __attribute__((target("arch=x86-64-v4"))) void softmax_rows_v4_whole(const Geometry& g, int64_t n,
                                                                      float* p) {
   for (int64_t i = 0; i < g.t; ++i) {
@@ -244,7 +221,7 @@ __attribute__((target("arch=x86-64-v4"))) void softmax_rows_v4_whole(const Geome
     const __m512 m = _mm512_set1_ps(max16_v4(max));
     __m512 sum = _mm512_setzero_ps();
     for (int64_t j = 0; j < g.s; j += 16) {
-      const __m512 e = exp_v4(_mm512_sub_ps(_mm512_loadu_ps(row + j), m));
+      const __m512 e = vmath_v4::exp16(_mm512_sub_ps(_mm512_loadu_ps(row + j), m));
       _mm512_storeu_ps(row + j, e);
       sum = _mm512_add_ps(sum, e);
     }

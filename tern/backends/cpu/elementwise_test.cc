@@ -131,7 +131,7 @@ TEST(ElementwiseMath, SpecialValues) {
   EXPECT_EQ(vmath::gelu_erf(inf), inf);
 }
 
-// The f32 gelu / gelu_grad kernels and fused_elementwise's GELU rows (gelu_v4.h's intrinsics
+// The f32 gelu / gelu_grad kernels and fused_elementwise's GELU rows (vmath_v4.h's intrinsics
 // where the CPU runs AVX-512, GCC's loops of the portable formula elsewhere) against double
 // precision with the portable formula's own bounds (GeluFormsMatchDoublePrecision), over
 // [-12, 12] in a length that leaves a partial last vector, and special values as the portable

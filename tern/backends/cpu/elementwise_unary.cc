@@ -11,7 +11,7 @@
 #include "tern/backends/cpu/elementwise_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
-#include "tern/backends/cpu/gelu_v4.h"
+#include "tern/backends/cpu/vmath_v4.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
 
@@ -140,14 +140,14 @@ TERN_CPU_V4_LOOP void pair_block_bf16_v4(const bfloat16* a, const bfloat16* b, b
   }
 }
 
-// GELU's erf form on AVX-512 written with intrinsics (gelu_v4.h: ~25% faster than GCC's loops of
+// GELU's erf form on AVX-512 written with intrinsics (vmath_v4.h: ~25% faster than GCC's loops of
 // the portable formula above).
 TERN_CPU_V4_LOOP void gelu_erf_block_v4(const float* x, float* y, int64_t n) {
-  gelu_v4::gelu_erf_loop(x, y, n);
+  vmath_v4::gelu_erf_loop(x, y, n);
 }
 TERN_CPU_V4_LOOP void gelu_erf_grad_block_v4(const float* dy, const float* x, float* out,
                                              int64_t n) {
-  gelu_v4::gelu_erf_grad_loop(dy, x, out, n);
+  vmath_v4::gelu_erf_grad_loop(dy, x, out, n);
 }
 template <typename F>
 UnaryBlock unary_block_for() {

@@ -14,7 +14,7 @@
 #include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/elementwise_loops.h"
 #include "tern/backends/cpu/elementwise_math.h"
-#include "tern/backends/cpu/gelu_v4.h"
+#include "tern/backends/cpu/vmath_v4.h"
 #include "tern/ops/fused_program.h"
 
 TERN_CPU_V3_BEGIN  // the code below is x86-64-v3 (cpu_isa.h)
@@ -73,12 +73,12 @@ void sqrt_loop(const float* x, const float*, float* y, int64_t n) {
 
 void fill_once(const float*, const float*, float*, int64_t) {}  // kImm: filled at construction
 
-// GELU's erf form and its gradient on AVX-512 written with intrinsics (gelu_v4.h).
+// GELU's erf form and its gradient on AVX-512 written with intrinsics (vmath_v4.h).
 TERN_CPU_V4_LOOP void gelu_erf_loop_v4(const float* a, const float*, float* y, int64_t n) {
-  gelu_v4::gelu_erf_loop(a, y, n);
+  vmath_v4::gelu_erf_loop(a, y, n);
 }
 TERN_CPU_V4_LOOP void gelu_erf_grad_loop_v4(const float* dy, const float* x, float* y, int64_t n) {
-  gelu_v4::gelu_erf_grad_loop(dy, x, y, n);
+  vmath_v4::gelu_erf_grad_loop(dy, x, y, n);
 }
 
 namespace vm = vmath;
