@@ -50,6 +50,15 @@ TERN_OP_CASES(matmul) {
        {DType::kBF16, DType::kF32},
        1e-5,
        "rows-transposed-b"},
+      // A deep f32 weight gradient (x^T dy with K >= 2048 and a small C: matmul_f32_cpu.cc's
+      // cpu_weight_grad_f32); narrow so ref stays quick.
+      {"matmul",
+       {In({2048, 12}), In({2048, 20})},
+       {{"transpose_a", true}},
+       false,
+       {DType::kF32},
+       1e-5,
+       "deep-weight-grad"},
   };
 }
 

@@ -9,7 +9,22 @@
 // come from memory, medians of 40): oneDNN 1.36 ms, these tiles 1.19; operands in L3 1.28 against
 // 1.14; hot, both 1.05-1.07. Not FFN-sized b ([256, 1024]: 4.79-4.93 against oneDNN's 4.60-4.74 ms;
 // [1024, 256]: 5.37 against 5.16), which oneDNN keeps. Each element of C sums its K in the same
-// order whatever the thread count. Registered on AMD CPUs with AVX-512, where it was measured.
+// order whatever the thread count.
+//
+// cpu_weight_grad_f32: C = a^T b (a [K, M], b [K, N]: x^T dy) for a K of at least kMinDepth and a
+// C of at most kMaxResultBytes, on the same tiles reading a transposed in place: two threads over
+// the two halves of K (each row of a and b read once), in blocks of kDepthBlock rows, the second
+// half's sum added after (the bf16 weight gradient's scheme, matmul_bf16_cpu.cc). oneDNN 2.6's
+// brgemm reads a deep transposed `a` slowly (onednn_matmul.cc). W6's attention projections'
+// weight gradients, [4096, 256]^T [4096, 256] on 2 Zen 5 cores (kernel_ab_bench over 8
+// independent products, operands from memory, interleaved): oneDNN 1.47-1.54 ms per product,
+// these tiles 1.37-1.39 (blocks of 64 rows 1.46, of 256 1.37; the next block prefetched into L2:
+// no change; the threads over C's columns instead of K's halves: 1.60-1.65); in W6's step
+// (`workloads_bench --profile`, 2 interleaved rounds) the 16 nodes 25.0-25.8 -> 23.2-23.3 ms.
+// FFN-sized C (1 MB: [4096, 256]^T [4096, 1024] and its mirror) stays on oneDNN's swapped form
+// (5.75-5.87 ms against 5.75 here; blocks of 64 rows 6.25).
+//
+// Both: AMD CPUs with AVX-512, where they were measured.
 #include <immintrin.h>
 #include <omp.h>
 
@@ -101,17 +116,95 @@ class RowsF32Kernel final : public kernels::Kernel {
   int bias_input_;
 };
 
-kernels::KernelCandidate candidate() {
+// --- Weight gradients: C = a^T b (a [K, M], b [K, N]; x^T dy) with a deep K and a small C ---
+
+constexpr int64_t kDepthBlock = 128;  // rows of a and b per small_gemm call: b's 128 x 64 panel
+                                      // (32 KB) stays in L1 while C's row tiles go by
+constexpr int64_t kMinDepth = 2048;
+constexpr int64_t kMaxResultBytes = 512 << 10;  // C and the second half's partial sum in L2
+
+// The products this kernel serves: plain 2-D a^T b in f32, K of at least kMinDepth, C of at most
+// kMaxResultBytes.
+std::string decline_weight_grad(const kernels::KernelSignature& sig) {
+  const ops::Attrs& attrs = *sig.attrs;
+  if (sig.op->name != "matmul") return "fused";
+  if (!attrs.get_bool("transpose_a") || attrs.get_bool("transpose_b")) return "not a^T b";
+  for (const TensorType& t : sig.inputs) {
+    if (t.dtype != DType::kF32) return "operands not f32";
+  }
+  if (sig.outputs[0].dtype != DType::kF32) return "result not f32";
+  const Shape &a = sig.inputs[0].shape, &b = sig.inputs[1].shape;
+  if (a.rank() != 2 || b.rank() != 2) return "operands not 2-D";
+  if (a[0] < kMinDepth) return str_cat("K below ", kMinDepth);
+  if (a[1] == 0 || b[1] == 0) return "empty";
+  if (a[1] * b[1] * 4 > kMaxResultBytes) return str_cat("C above ", kMaxResultBytes, " bytes");
+  return "";
+}
+
+// C [m, n] = rows [k0, k1) of a^T b, in blocks of kDepthBlock rows.
+void weight_grad_part(int64_t m, int64_t n, const float* a, const float* b, float* c, int64_t k0,
+                      int64_t k1) {
+  for (int64_t p = k0; p < k1; p += kDepthBlock) {
+    const int64_t rows = std::min(kDepthBlock, k1 - p);
+    if (p == k0) {
+      small_gemm(true, m, n, rows, 1.0f, a + p * m, m, b + p * n, n, c, n);
+    } else {
+      small_gemm_acc(true, m, n, rows, a + p * m, m, b + p * n, n, c, n);
+    }
+  }
+}
+
+// C = (the first half of K's product) + (the second half's, made into the thread's buffer): the
+// two threads read each row of a and b once.
+class WeightGradF32Kernel final : public kernels::Kernel {
+ public:
+  explicit WeightGradF32Kernel(const kernels::KernelSignature& sig)
+      : k_(sig.inputs[0].shape[0]), m_(sig.inputs[0].shape[1]), n_(sig.inputs[1].shape[1]) {}
+
+  void run(kernels::KernelContext& ctx) override {
+    const float* a = ctx.inputs[0].data<float>();
+    const float* b = ctx.inputs[1].data<float>();
+    float* c = ctx.outputs[0].data<float>();
+    const int64_t half = (k_ / 2 + kDepthBlock - 1) / kDepthBlock * kDepthBlock;
+    float* partial = nullptr;
+#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
+    {
+      const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+      for (int part = t; part < 2; part += threads) {
+        float* dst = c;
+        if (part == 1) {
+          thread_local std::vector<float> buf;
+          buf.resize(static_cast<size_t>(m_ * n_));
+          dst = partial = buf.data();
+        }
+        weight_grad_part(m_, n_, a, b, dst, part == 0 ? 0 : half, part == 0 ? half : k_);
+      }
+#pragma omp barrier
+      const int64_t total = m_ * n_;
+      const int64_t first = total * t / threads, last = total * (t + 1) / threads;
+#pragma omp simd
+      for (int64_t i = first; i < last; ++i) c[i] += partial[i];
+    }
+  }
+
+ private:
+  int64_t k_, m_, n_;
+};
+
+// A candidate ahead of oneDNN's matmul where it applies.
+template <typename K>
+kernels::KernelCandidate candidate(std::string name,
+                                   std::string (*decline)(const kernels::KernelSignature&)) {
   kernels::KernelCandidate c;
-  c.name = "cpu_matmul_f32";
+  c.name = name;
   c.dtypes = {DType::kF32};
   c.priority = kOneDnnPriority + 5;
   c.decline = decline;
-  c.create = [](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
+  c.create = [name,
+              decline](const kernels::KernelSignature& sig) -> std::unique_ptr<kernels::Kernel> {
     std::string why = decline(sig);
-    if (!why.empty())
-      throw_error(ErrorCode::kInternal, "cpu_matmul_f32 ", sig.to_string(), ": ", why);
-    return std::make_unique<RowsF32Kernel>(sig);
+    if (!why.empty()) throw_error(ErrorCode::kInternal, name, " ", sig.to_string(), ": ", why);
+    return std::make_unique<K>(sig);
   };
   return c;
 }
@@ -121,8 +214,9 @@ kernels::KernelCandidate candidate() {
 void register_matmul_f32_kernels(kernels::KernelRegistry& r) {
   // Measured on Zen 5 only: AMD CPUs with AVX-512 (elsewhere oneDNN keeps these products).
   if (!cpu_runs_v4_variants() || !cpu_is_amd()) return;
-  r.add("matmul", candidate());
-  r.add("fused_matmul", candidate());
+  r.add("matmul", candidate<RowsF32Kernel>("cpu_matmul_f32", decline));
+  r.add("fused_matmul", candidate<RowsF32Kernel>("cpu_matmul_f32", decline));
+  r.add("matmul", candidate<WeightGradF32Kernel>("cpu_weight_grad_f32", decline_weight_grad));
 }
 
 }  // namespace tern::cpu
