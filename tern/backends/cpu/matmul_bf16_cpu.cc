@@ -40,6 +40,7 @@
 #include "tern/backends/cpu/cpu_backend.h"
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/depth_halves.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/small_gemm.h"
 #include "tern/backends/cpu/weight_grad_bf16.h"
@@ -94,29 +95,13 @@ void product(int64_t m, int64_t n, const bfloat16* a, const bfloat16* b, float* 
   }
 }
 
-// C = (rows [0, half) of the product) + (rows [half, K)), the second half into a buffer of the
-// thread that makes it, then added: two threads read each row of a and b once.
+// C = (rows [0, half) of the product) + (rows [half, K)) (depth_halves.h): two threads read each
+// row of a and b once.
 void by_depth(int64_t k, int64_t m, int64_t n, const bfloat16* a, const bfloat16* b, float* c) {
   const int64_t half = (k / 2 + 1) / 2 * 2;
-  float* partial = nullptr;
-#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
-  {
-    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
-    for (int part = t; part < 2; part += threads) {
-      float* dst = c;
-      if (part == 1) {
-        thread_local std::vector<float> buf;
-        buf.resize(static_cast<size_t>(m * n));
-        dst = partial = buf.data();
-      }
-      product(m, n, a, b, dst, part == 0 ? 0 : half, part == 0 ? half : k, m, n);
-    }
-#pragma omp barrier
-    const int64_t total = m * n;
-    const int64_t first = total * t / threads, last = total * (t + 1) / threads;
-#pragma omp simd
-    for (int64_t i = first; i < last; ++i) c[i] += partial[i];
-  }
+  sum_depth_halves(k, half, m * n, c, [&](int64_t k0, int64_t k1, float* dst) {
+    product(m, n, a, b, dst, k0, k1, m, n);
+  });
 }
 
 class WeightGradBf16Kernel final : public kernels::Kernel {

@@ -33,6 +33,7 @@
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/cpu_kernels.h"
+#include "tern/backends/cpu/depth_halves.h"
 #include "tern/backends/cpu/onednn_common.h"
 #include "tern/backends/cpu/small_gemm.h"
 #include "tern/base/error.h"
@@ -166,25 +167,9 @@ class WeightGradF32Kernel final : public kernels::Kernel {
     const float* b = ctx.inputs[1].data<float>();
     float* c = ctx.outputs[0].data<float>();
     const int64_t half = (k_ / 2 + kDepthBlock - 1) / kDepthBlock * kDepthBlock;
-    float* partial = nullptr;
-#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
-    {
-      const int threads = omp_get_num_threads(), t = omp_get_thread_num();
-      for (int part = t; part < 2; part += threads) {
-        float* dst = c;
-        if (part == 1) {
-          thread_local std::vector<float> buf;
-          buf.resize(static_cast<size_t>(m_ * n_));
-          dst = partial = buf.data();
-        }
-        weight_grad_part(m_, n_, a, b, dst, part == 0 ? 0 : half, part == 0 ? half : k_);
-      }
-#pragma omp barrier
-      const int64_t total = m_ * n_;
-      const int64_t first = total * t / threads, last = total * (t + 1) / threads;
-#pragma omp simd
-      for (int64_t i = first; i < last; ++i) c[i] += partial[i];
-    }
+    sum_depth_halves(k_, half, m_ * n_, c, [&](int64_t k0, int64_t k1, float* dst) {
+      weight_grad_part(m_, n_, a, b, dst, k0, k1);
+    });
   }
 
  private:
