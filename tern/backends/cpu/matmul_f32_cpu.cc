@@ -21,8 +21,9 @@
 // these tiles 1.37-1.39 (blocks of 64 rows 1.46, of 256 1.37; the next block prefetched into L2:
 // no change; the threads over C's columns instead of K's halves: 1.60-1.65); in W6's step
 // (`workloads_bench --profile`, 2 interleaved rounds) the 16 nodes 25.0-25.8 -> 23.2-23.3 ms.
-// FFN-sized C (1 MB: [4096, 256]^T [4096, 1024] and its mirror) stays on oneDNN's swapped form
-// (5.75-5.87 ms against 5.75 here; blocks of 64 rows 6.25).
+// FFN-sized C (1 MB: [4096, 256]^T [4096, 1024] and its mirror) stays on oneDNN's swapped form:
+// these tiles 5.66-5.87 ms against oneDNN's 5.55-5.75, C whole or in chunks of 256 KB to 1 MB
+// (blocks of 64 rows 6.25).
 //
 // Both: AMD CPUs with AVX-512, where they were measured.
 #include <immintrin.h>
