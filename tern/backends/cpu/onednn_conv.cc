@@ -315,9 +315,18 @@ class ConvForwardKernel {
         chunks_ = std::make_unique<PooledChunks>(sig, ep_);
         return;
       }
-      // tern's Winograd where it applies; small images as a GEMM; where oneDNN declines the
-      // matmul, the convolution primitive.
+      // tern's Winograd where it applies; small images as GEMMs, over the taps inside the image
+      // where the padding holds many; where oneDNN declines the matmul, the convolution
+      // primitive.
       if (winograd(sig, g)) return;
+      if (!constant_filter_ && valid_taps_apply(g, sig.inputs[0].dtype) &&
+          (ep_.activation == ops::Activation::kNone || ep_.activation == ops::Activation::kRelu) &&
+          try_build([&] {
+            valid_taps_ = std::make_unique<ValidTapsConv>(g, sig.inputs[0].dtype,
+                                                          ValidTapsConv::Direction::kForward, ep_);
+          }).empty()) {
+        return;
+      }
       if (!constant_filter_ && conv_gemm_applies(g, sig.inputs[0].dtype) &&
           try_build([&] {
             gemm_ = std::make_unique<ConvForwardGemm>(g, sig.inputs[0].dtype, ep_);
@@ -341,7 +350,10 @@ class ConvForwardKernel {
     } else {
       load_residual(ep_, ctx);
       const void* bias = ep_.bias_input >= 0 ? ctx.inputs[ep_.bias_input].raw_data() : nullptr;
-      if (gemm_) {
+      if (valid_taps_) {
+        valid_taps_->forward(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), bias,
+                             ctx.outputs[0].raw_data());
+      } else if (gemm_) {
         gemm_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), bias,
                    ctx.outputs[0].raw_data());
       } else {
@@ -377,7 +389,8 @@ class ConvForwardKernel {
   bool constant_filter_;
   std::unique_ptr<WinogradForward> winograd_;
   ConvPrimitive conv_;
-  std::unique_ptr<ConvForwardGemm> gemm_;  // small images, filter not constant
+  std::unique_ptr<ValidTapsConv> valid_taps_;  // small images, filter not constant
+  std::unique_ptr<ConvForwardGemm> gemm_;      // small images, filter not constant
   std::unique_ptr<PooledChunks> chunks_;
 };
 

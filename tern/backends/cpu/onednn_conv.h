@@ -173,6 +173,76 @@ class InputGradientGemm {
   Reorder to_dx_;  // f32 -> dx's dtype, when not f32
 };
 
+// Convolutions over small images whose windows reach into the padding, as GEMMs over the taps
+// inside the image only (onednn_conv_valid_taps.cc): the output pixels grouped by the rectangle
+// of taps their window keeps, each class's patches holding just those taps, one GEMM per class
+// and row of taps against the HWIO filter's rows read in place. im2col and Winograd multiply
+// the padding's zeros too: a 3x3 SAME layer at 2x2 has 4 of 9 taps inside the image, at 4x4
+// 100 of 144. All three directions, f32 and bf16; where at most kValidTapsShareNumerator /
+// kValidTapsShareDenominator of the taps are inside, at most kConvGemmMaxPixels output pixels
+// (larger images keep few taps in the padding), after tern's Winograd (which wins at 4x4:
+// ResNet-18's 512 channels, batch 32, bf16, 1.66-1.76 ms forward against 2.20-2.25 here).
+// ResNet-50's 3x3 512-channel layers at 2x2, batch 32, bf16 (`kernel_ab_bench`, 6 independent
+// nodes so the operands come from memory, 2 rounds; ms per node, im2col GEMM -> these): forward
+// 0.92-0.93 -> 0.76-0.79, input gradient 0.84-0.89 -> 0.78-0.79, filter gradient 0.66-0.68 ->
+// 0.43-0.47; in W9's step (`workloads_bench --workload w9 --profile`, 3 interleaved rounds) its
+// three layers' nine nodes 7.02 / 8.67 / 8.46 -> 5.78 / 8.50 / 7.83 ms, the whole step within
+// the host's noise. TERN_CONV_VALID_TAPS=0 turns it off.
+constexpr int64_t kValidTapsShareNumerator = 3, kValidTapsShareDenominator = 4;
+// The taps inside the image, summed over one image's output pixels.
+int64_t valid_taps_useful(const ops::Conv2dGeometry& g);
+bool valid_taps_apply(const ops::Conv2dGeometry& g, DType dtype);
+
+class ValidTapsConv {
+ public:
+  enum class Direction { kForward, kInputGradient, kFilterGradient };
+  // ep: the forward's bias and residual (its activation is the kernel's finish_epilogue).
+  ValidTapsConv(const ops::Conv2dGeometry& g, DType dtype, Direction direction,
+                const Epilogue& ep = {});
+  // y += the residual it holds, with ep.residual_input >= 0.
+  void forward(const void* x, const void* filter, const void* bias, void* y);
+  void input_gradient(const void* dy, const void* filter, void* dx);
+  // dw in dw_dtype (f32, or the inputs' dtype), summed in f32.
+  void filter_gradient(const void* x, const void* dy, void* dw, DType dw_dtype);
+
+ private:
+  struct Class {
+    int64_t i0, i1, j0, j1;       // the valid taps: rows [i0, i1), columns [j0, j1)
+    std::vector<int64_t> pixels;  // output pixels oh * out_w + ow
+    int64_t rows = 0, width = 0;  // n * pixels, taps * c_in
+    // Where its patches start (blocks [rows, taps of the row * c_in] per row of taps, one after
+    // another) and its first row in the class-ordered rows of y or dy.
+    int64_t patch_at = 0, row_at = 0;
+  };
+  struct Tap {  // the filter gradient's: a tap and the output pixels that read it
+    int64_t t;
+    std::vector<int64_t> pixels;
+    int64_t rows = 0, row_at = 0;  // n * pixels; its first row in the gathered x and dy
+  };
+  struct Gemm {
+    PrimitiveRunner runner;
+    int64_t a_at = 0, b_at = 0, c_at = 0;  // element offsets into the operands
+  };
+  static void init(Gemm& gemm, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                   const dnnl::memory::desc& c, bool accumulate);
+  void run_gemms(const void* a, size_t a_esize, const void* b, size_t b_esize, void* c);
+  void gather_patches(const void* x, void* patches) const;
+  void gather_rows(const void* dy, void* rows) const;
+  template <typename T>
+  void write_output(const float* acc, const void* bias, void* y) const;
+  void col2im(const float* cols, float* dx) const;
+
+  ops::Conv2dGeometry g_;
+  DType dtype_;
+  Direction direction_;
+  Epilogue ep_;
+  std::vector<Class> classes_;
+  std::vector<Gemm> gemms_;
+  std::vector<Tap> taps_;
+  std::vector<int64_t> unwritten_taps_;  // filter gradient: taps no pixel reads (zeros)
+  int64_t patch_elements_ = 0, rows_ = 0, tap_rows_ = 0;
+};
+
 // Winograd convolutions of tern's own (onednn_conv_winograd.cc), F(2x2, 3x3) and F(4x4, 3x3):
 // tile transforms on NHWC tensors around batched GEMMs on oneDNN's matmul (one per position of
 // the transformed tile), 2.25x or 4x fewer multiplications than a direct convolution, for f32 3x3

@@ -146,6 +146,14 @@ class ConvBackwardDataKernel {
       // tern's Winograd first, as for the forward (ResNet-18's 512-channel 2x2 input gradient,
       // batch 32: 2.05-2.24 ms against 2.25-2.53 as the GEMM, `kernel_ab_bench`).
       if (init_winograd(g, sig.inputs[0].dtype)) return;
+      // Then the taps inside small images only, where the padding holds many.
+      if (valid_taps_apply(g, sig.inputs[0].dtype) &&
+          try_build([&] {
+            valid_taps_ = std::make_unique<ValidTapsConv>(g, sig.inputs[0].dtype,
+                                                          ValidTapsConv::Direction::kInputGradient);
+          }).empty()) {
+        return;
+      }
       if (input_gradient_gemm_applies(g, sig.inputs[0].dtype) &&
           try_build([&] {
             gemm_ = std::make_unique<InputGradientGemm>(g, sig.inputs[0].dtype);
@@ -164,6 +172,7 @@ class ConvBackwardDataKernel {
   void run(kernels::KernelContext& ctx) {
     void* dx = ctx.outputs[0].raw_data();
     const void* filter = ctx.inputs[1].raw_data();
+    if (valid_taps_) return valid_taps_->input_gradient(ctx.inputs[0].raw_data(), filter, dx);
     if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), filter, dx);
     if (adjoint_) return adjoint_->run(ctx.inputs[0].raw_data(), filter, dx);
     if (winograd_) return winograd_->run(ctx.inputs[0].raw_data(), filter, false, nullptr, dx);
@@ -247,6 +256,7 @@ class ConvBackwardDataKernel {
     return to;
   }
 
+  std::unique_ptr<ValidTapsConv> valid_taps_;       // small images, many taps in the padding
   std::unique_ptr<InputGradientGemm> gemm_;         // small images (input_gradient_gemm_applies)
   std::unique_ptr<WinogradInputGradient> adjoint_;  // before winograd_, where it applies
   std::unique_ptr<WinogradForward> winograd_;
@@ -272,6 +282,14 @@ class ConvBackwardWeightsKernel {
                     }).empty()) {
         return;
       }
+      // Then the taps inside small images only, where the padding holds many.
+      if (valid_taps_apply(g, dtype) && try_build([&] {
+                                          valid_taps_ = std::make_unique<ValidTapsConv>(
+                                              g, dtype, ValidTapsConv::Direction::kFilterGradient);
+                                        }).empty()) {
+        dw_dtype_ = sig.outputs[0].dtype;
+        return;
+      }
       BackwardWeightsDescs b = backward_weights_descs(sig);
       if (filter_gradient_gemm_applies(b.d.geo, sig.inputs[0].dtype) &&
           try_build([&] {
@@ -293,6 +311,10 @@ class ConvBackwardWeightsKernel {
 
   void run(kernels::KernelContext& ctx) {
     void* dfilter = ctx.outputs[0].raw_data();
+    if (valid_taps_) {
+      return valid_taps_->filter_gradient(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(),
+                                          dfilter, dw_dtype_);
+    }
     if (winograd_)
       return winograd_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), dfilter);
     if (gemm_) return gemm_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), dfilter);
@@ -304,6 +326,8 @@ class ConvBackwardWeightsKernel {
   }
 
  private:
+  std::unique_ptr<ValidTapsConv> valid_taps_;  // small images, many taps in the padding
+  DType dw_dtype_ = DType::kF32;
   std::unique_ptr<WinogradFilterGradient> winograd_;
   std::unique_ptr<FilterGradientGemm> gemm_;
   PrimitiveRunner runner_;

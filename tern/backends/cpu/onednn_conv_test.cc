@@ -239,6 +239,98 @@ TEST_P(OneDnnConv, SmallImagesAsGemmMatchRef) {
       d));
 }
 
+// ValidTapsConv (small images, many taps in the padding): each direction against ref, every
+// element of its output written (outputs start as NaN, as a reused buffer), on a 3x3 SAME layer
+// at 2x2 and 1x1, a 2x3 filter whose explicit paddings leave some windows wholly in the padding
+// (their pixels get the bias only, the taps no pixel reads a zero gradient), dilation 2 and
+// stride 2; the forward with a bias and a residual; the filter gradient in f32 and in the inputs'
+// dtype.
+TEST_P(OneDnnConv, ValidTapsMatchRef) {
+  using cpu::onednn::ValidTapsConv;
+  DType d = GetParam();
+  const std::vector<ConvCase> cases = {
+      {{3, 2, 2, 16}, {3, 3, 16, 24}, {{"padding", std::string("SAME")}}},
+      {{2, 1, 1, 8}, {3, 3, 8, 8}, {{"padding", std::string("SAME")}}},
+      {{2, 2, 3, 8},
+       {2, 3, 8, 16},
+       {{"padding", std::string("EXPLICIT")}, {"explicit_paddings", Ints{3, 1, 0, 4}}}},
+      {{2, 4, 4, 8}, {3, 3, 8, 8}, {{"padding", std::string("SAME")}, {"dilations", Ints{2, 2}}}},
+      {{2, 3, 3, 8}, {3, 3, 8, 16}, {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}}},
+  };
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  auto filled = [&](DType dtype, const Shape& s) {
+    Tensor t(dtype, s);
+    for (int64_t i = 0; i < t.num_elements(); ++i) t.set(i, nan);
+    return t;
+  };
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  uint64_t seed = 1300;
+  for (const ConvCase& c : cases) {
+    SCOPED_TRACE(str_cat("x ", c.x, " filter ", c.filter));
+    const ops::Conv2dGeometry g = ops::conv2d_geometry(c.x, c.filter, c.attrs);
+    EXPECT_LE(cpu::onednn::valid_taps_useful(g) * 4, g.out_h * g.out_w * g.kh * g.kw * 3);
+    Tensor x = random_tensor(d, c.x, seed++), f = random_tensor(d, c.filter, seed++);
+    Tensor bias = random_tensor(d, {c.filter[3]}, seed++);
+    Tensor residual = random_tensor(d, g.output_shape(), seed++);
+    Tensor dy = random_tensor(d, g.output_shape(), seed++);
+    // y = conv(x) + bias + residual.
+    cpu::onednn::Epilogue ep;
+    ep.bias_input = 2;
+    ep.residual_input = 3;
+    Tensor y(d, g.output_shape());
+    std::memcpy(y.raw_data(), residual.raw_data(), y.nbytes());
+    ValidTapsConv(g, d, ValidTapsConv::Direction::kForward, ep)
+        .forward(x.raw_data(), f.raw_data(), bias.raw_data(), y.raw_data());
+    ops::Attrs fused = c.attrs;
+    fused.set("has_bias", true);
+    fused.set("has_residual", true);
+    EXPECT_LE(
+        max_rel_error(y, runtime::eager_call1("fused_conv2d", {x, f, bias, residual}, fused, ref)),
+        tol());
+    Tensor dx = filled(d, c.x);
+    ValidTapsConv(g, d, ValidTapsConv::Direction::kInputGradient)
+        .input_gradient(dy.raw_data(), f.raw_data(), dx.raw_data());
+    ops::Attrs in_attrs = c.attrs;
+    in_attrs.set("input_shape", c.x.dims());
+    EXPECT_LE(
+        max_rel_error(dx, runtime::eager_call1("conv2d_backprop_input", {dy, f}, in_attrs, ref)),
+        tol());
+    ops::Attrs filter_attrs = c.attrs;
+    filter_attrs.set("filter_shape", c.filter.dims());
+    Tensor want = runtime::eager_call1("conv2d_backprop_filter", {x, dy}, filter_attrs, ref);
+    for (DType dw_dtype : {DType::kF32, d}) {
+      Tensor dw = filled(dw_dtype, c.filter);
+      ValidTapsConv(g, d, ValidTapsConv::Direction::kFilterGradient)
+          .filter_gradient(x.raw_data(), dy.raw_data(), dw.raw_data(), dw_dtype);
+      EXPECT_LE(max_rel_error(dw, want), tol()) << dtype_name(dw_dtype);
+    }
+  }
+}
+
+// Where ValidTapsConv applies: at most 3/4 of the taps inside the image, at most
+// kConvGemmMaxPixels output pixels, ungrouped; none with TERN_CONV_VALID_TAPS=0.
+TEST(ConvValidTaps, WhereItApplies) {
+  if (std::getenv("TERN_CONV_VALID_TAPS") != nullptr) {
+    GTEST_SKIP() << "TERN_CONV_VALID_TAPS is set";
+  }
+  const ops::Attrs same = {{"padding", std::string("SAME")}};
+  const ops::Attrs stride2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};
+  auto applies = [](Shape x, Shape f, const ops::Attrs& attrs, DType d) {
+    return cpu::onednn::valid_taps_apply(ops::conv2d_geometry(x, f, attrs), d);
+  };
+  for (DType d : {DType::kF32, DType::kBF16}) {
+    EXPECT_TRUE(applies({32, 2, 2, 512}, {3, 3, 512, 512}, same, d));      // 4 of 9 taps
+    EXPECT_TRUE(applies({32, 4, 4, 256}, {3, 3, 256, 256}, same, d));      // 100 of 144
+    EXPECT_FALSE(applies({32, 8, 8, 256}, {3, 3, 256, 512}, stride2, d));  // 121 of 144
+    EXPECT_FALSE(applies({32, 8, 8, 64}, {3, 3, 64, 64}, same, d));        // 64 pixels
+    EXPECT_FALSE(applies({32, 4, 4, 64}, {1, 1, 64, 64}, same, d));        // every tap inside
+    EXPECT_FALSE(applies({32, 2, 2, 64}, {3, 3, 32, 64},
+                         {{"padding", std::string("SAME")}, {"groups", int64_t{2}}}, d));
+  }
+  EXPECT_FALSE(applies({32, 2, 2, 512}, {3, 3, 512, 512}, same, DType::kF16));
+}
+
 // InputGradientGemm of a 1x1 layer at stride 2 writes every pixel of dx, the ones no output
 // pixel reads as zeros: dx starts as NaN (a reused buffer), the result is ref's.
 TEST_P(OneDnnConv, StridedOneByOneInputGradientWritesEveryPixel) {
