@@ -176,7 +176,8 @@ class InputGradientGemm {
 // Convolutions over small images whose windows reach into the padding, as GEMMs over the taps
 // inside the image only (onednn_conv_valid_taps.cc): the output pixels grouped by the rectangle
 // of taps their window keeps, each class's patches holding just those taps, one GEMM per class
-// and row of taps against the HWIO filter's rows read in place. im2col and Winograd multiply
+// and row of taps against the HWIO filter's rows read in place (the filter gradient: one GEMM
+// per tap over the pixels that read it). im2col and Winograd multiply
 // the padding's zeros too: a 3x3 SAME layer at 2x2 has 4 of 9 taps inside the image, at 4x4
 // 100 of 144. All three directions, f32 and bf16; where at most kValidTapsShareNumerator /
 // kValidTapsShareDenominator of the taps are inside, at most kConvGemmMaxPixels output pixels

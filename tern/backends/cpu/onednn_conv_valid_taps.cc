@@ -6,7 +6,8 @@
 // contiguous in HWIO):
 //   forward          acc[class rows, c_out] (f32) += patches[:, tap row i] filter[taps of row i]
 //   input gradient   cols[:, tap row i] (f32) = dy[class rows] filter[taps of row i]^T, col2im
-//   filter gradient  dw[taps of row i] (f32) (+)= patches[:, tap row i]^T dy[class rows]
+// and the filter gradient is one GEMM per tap over the output pixels that read it, each tap of
+// dw written once: dw[tap] (f32) = x_tap^T dy_tap, x's and dy's rows gathered per tap.
 // A 3x3 SAME layer at 2x2 multiplies 4 of its 9 taps per pixel, at 4x4 100 of 144 per image.
 #include <omp.h>
 
