@@ -227,6 +227,17 @@ dnnl::primitive_attr make_attr(const dnnl::post_ops& ops) {
   return attr;
 }
 
+void init_matmul(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                 const dnnl::memory::desc& c, bool accumulate) {
+  dnnl::post_ops ops;
+  if (accumulate) ops.append_sum(1.0f);
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(ops), engine());
+  runner.init<dnnl::matmul>(pd);
+  runner.add_arg(DNNL_ARG_SRC, pd.src_desc());
+  runner.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
+  runner.add_arg(DNNL_ARG_DST, pd.dst_desc());
+}
+
 std::string describe(const dnnl::error& e) {
   if (e.status == dnnl_unimplemented) return "oneDNN has no implementation for this case";
   return str_cat("oneDNN: ", e.what());

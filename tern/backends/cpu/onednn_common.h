@@ -124,6 +124,12 @@ class PrimitiveRunner {
   std::unordered_map<int, dnnl::memory> args_;
 };
 
+// `runner` as the matmul c = a b (accumulate: c += a b, a sum post-op) with its three arguments
+// declared: the GEMMs of the convolutions run as matmuls (onednn_conv_gemm.cc,
+// onednn_conv_winograd.cc, onednn_conv_valid_taps.cc).
+void init_matmul(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
+                 const dnnl::memory::desc& c, bool accumulate = false);
+
 // A 64-byte aligned byte buffer owned by a kernel (e.g. weights in oneDNN's blocked layout).
 class AlignedBuffer {
  public:

@@ -197,14 +197,14 @@ bool valid_taps_apply(const ops::Conv2dGeometry& g, DType dtype);
 class ValidTapsConv {
  public:
   enum class Direction { kForward, kInputGradient, kFilterGradient };
-  // ep: the forward's bias and residual (its activation is the kernel's finish_epilogue).
+  // ep: the forward's bias and residual (its activation is the kernel's finish_epilogue);
+  // dw_dtype: the filter gradient's (f32, or the inputs' dtype), summed in f32.
   ValidTapsConv(const ops::Conv2dGeometry& g, DType dtype, Direction direction,
-                const Epilogue& ep = {});
+                const Epilogue& ep = {}, DType dw_dtype = DType::kF32);
   // y += the residual it holds, with ep.residual_input >= 0.
   void forward(const void* x, const void* filter, const void* bias, void* y);
   void input_gradient(const void* dy, const void* filter, void* dx);
-  // dw in dw_dtype (f32, or the inputs' dtype), summed in f32.
-  void filter_gradient(const void* x, const void* dy, void* dw, DType dw_dtype);
+  void filter_gradient(const void* x, const void* dy, void* dw);
 
  private:
   struct Class {
@@ -224,8 +224,6 @@ class ValidTapsConv {
     PrimitiveRunner runner;
     int64_t a_at = 0, b_at = 0, c_at = 0;  // element offsets into the operands
   };
-  static void init(Gemm& gemm, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
-                   const dnnl::memory::desc& c, bool accumulate);
   void run_gemms(const void* a, size_t a_esize, const void* b, size_t b_esize, void* c);
   void gather_patches(const void* x, void* patches) const;
   void gather_rows(const void* dy, void* rows) const;
@@ -237,6 +235,8 @@ class ValidTapsConv {
   DType dtype_;
   Direction direction_;
   Epilogue ep_;
+  DType dw_dtype_;
+  Reorder round_;  // f32 sums -> a bf16 dx or dw
   std::vector<Class> classes_;
   std::vector<Gemm> gemms_;
   std::vector<Tap> taps_;

@@ -285,9 +285,9 @@ class ConvBackwardWeightsKernel {
       // Then the taps inside small images only, where the padding holds many.
       if (valid_taps_apply(g, dtype) && try_build([&] {
                                           valid_taps_ = std::make_unique<ValidTapsConv>(
-                                              g, dtype, ValidTapsConv::Direction::kFilterGradient);
+                                              g, dtype, ValidTapsConv::Direction::kFilterGradient,
+                                              Epilogue{}, sig.outputs[0].dtype);
                                         }).empty()) {
-        dw_dtype_ = sig.outputs[0].dtype;
         return;
       }
       BackwardWeightsDescs b = backward_weights_descs(sig);
@@ -313,7 +313,7 @@ class ConvBackwardWeightsKernel {
     void* dfilter = ctx.outputs[0].raw_data();
     if (valid_taps_) {
       return valid_taps_->filter_gradient(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(),
-                                          dfilter, dw_dtype_);
+                                          dfilter);
     }
     if (winograd_)
       return winograd_->run(ctx.inputs[0].raw_data(), ctx.inputs[1].raw_data(), dfilter);
@@ -327,7 +327,6 @@ class ConvBackwardWeightsKernel {
 
  private:
   std::unique_ptr<ValidTapsConv> valid_taps_;  // small images, many taps in the padding
-  DType dw_dtype_ = DType::kF32;
   std::unique_ptr<WinogradFilterGradient> winograd_;
   std::unique_ptr<FilterGradientGemm> gemm_;
   PrimitiveRunner runner_;

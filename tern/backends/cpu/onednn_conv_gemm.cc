@@ -141,12 +141,7 @@ FilterGradientGemm::FilterGradientGemm(const ops::Conv2dGeometry& g, DType x_dty
   // c_out] (NHWC read in place).
   dnnl::memory::desc a(dnnl_dims{depth, rows}, to_dnnl(x_dtype), dnnl_dims{1, depth});
   dnnl::memory::desc b = dense_desc(dnnl_dims{rows, g.c_out}, x_dtype);
-  dnnl::memory::desc c = dense_desc(dnnl_dims{depth, g.c_out}, dw_dtype);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
-  runner_.init<dnnl::matmul>(pd);
-  runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
-  runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-  runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
+  init_matmul(runner_, a, b, dense_desc(dnnl_dims{depth, g.c_out}, dw_dtype));
 }
 
 void FilterGradientGemm::run(const void* x, const void* dy, void* dw) {
@@ -200,13 +195,8 @@ InputGradientGemm::InputGradientGemm(const ops::Conv2dGeometry& g, DType dtype)
   direct_ = patches_are_x(g);
   scatter_ = !direct_ && g.kh == 1 && g.kw == 1 && g.pad_top == 0 && g.pad_bottom == 0 &&
              g.pad_left == 0 && g.pad_right == 0;
-  dnnl::memory::desc c =
-      dense_desc(dnnl_dims{rows, depth}, direct_ || scatter_ ? dtype : DType::kF32);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(), engine());
-  runner_.init<dnnl::matmul>(pd);
-  runner_.add_arg(DNNL_ARG_SRC, pd.src_desc());
-  runner_.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-  runner_.add_arg(DNNL_ARG_DST, pd.dst_desc());
+  init_matmul(runner_, a, b,
+              dense_desc(dnnl_dims{rows, depth}, direct_ || scatter_ ? dtype : DType::kF32));
   if (direct_) return;
   if (scatter_) {
     cols_bytes_ = static_cast<size_t>(rows * depth) * dtype_size(dtype);

@@ -12,13 +12,12 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
-#include <string_view>
 #include <tuple>
 #include <type_traits>
 
+#include "tern/backends/cpu/cpu_kernels.h"
 #include "tern/backends/cpu/onednn_conv.h"
 
 namespace tern::cpu::onednn {
@@ -44,11 +43,10 @@ dnnl::memory::desc strided_desc(int64_t rows, int64_t cols, DType dtype, int64_t
                             dnnl_dims{row_stride, col_stride});
 }
 
+// TERN_CONV_VALID_TAPS: unset or "1" (where it applies), "0" (off).
 bool valid_taps_enabled() {
-  static const bool enabled = [] {
-    const char* v = std::getenv("TERN_CONV_VALID_TAPS");
-    return v == nullptr || std::string_view(v) != "0";
-  }();
+  static const bool enabled = env_switch("TERN_CONV_VALID_TAPS", "the taps inside small images",
+                                         "im2col GEMMs or the convolution primitives");
   return enabled;
 }
 
@@ -97,9 +95,16 @@ bool valid_taps_apply(const ops::Conv2dGeometry& g, DType dtype) {
 }
 
 ValidTapsConv::ValidTapsConv(const ops::Conv2dGeometry& g, DType dtype, Direction direction,
-                             const Epilogue& ep)
-    : g_(g), dtype_(dtype), direction_(direction), ep_(ep) {
+                             const Epilogue& ep, DType dw_dtype)
+    : g_(g), dtype_(dtype), direction_(direction), ep_(ep), dw_dtype_(dw_dtype) {
   TERN_CHECK(g.groups == 1, "valid-taps convolution: ungrouped layers only");
+  // bf16 results summed in f32 and rounded once: dx, or dw when it is not f32.
+  const DType out = direction == Direction::kFilterGradient ? dw_dtype : dtype;
+  if (direction != Direction::kForward && out != DType::kF32) {
+    const dnnl_dims dims{direction == Direction::kFilterGradient ? g.kh * g.kw * g.c_in * g.c_out
+                                                                 : g.n * g.h * g.w * g.c_in};
+    round_ = Reorder(dense_desc(dims, DType::kF32), dense_desc(dims, out));
+  }
   // Classes: the output pixels with the same rectangle of valid taps, in order of first pixel.
   std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, size_t> index;
   for (int64_t oh = 0; oh < g.out_h; ++oh) {
@@ -143,8 +148,8 @@ ValidTapsConv::ValidTapsConv(const ops::Conv2dGeometry& g, DType dtype, Directio
       gemm.a_at = tap.row_at * c_in;
       gemm.b_at = tap.row_at * k;
       gemm.c_at = t * c_in * k;
-      init(gemm, strided_desc(c_in, tap.rows, dtype, 1, c_in), dense_desc({tap.rows, k}, dtype),
-           dense_desc({c_in, k}, f32), false);
+      init_matmul(gemm.runner, strided_desc(c_in, tap.rows, dtype, 1, c_in),
+                  dense_desc({tap.rows, k}, dtype), dense_desc({c_in, k}, f32), false);
       gemms_.push_back(std::move(gemm));
       taps_.push_back(std::move(tap));
     }
@@ -162,29 +167,19 @@ ValidTapsConv::ValidTapsConv(const ops::Conv2dGeometry& g, DType dtype, Directio
         gemm.a_at = block;
         gemm.b_at = filter_at;
         gemm.c_at = c.row_at * k;
-        init(gemm, dense_desc({c.rows, row_width}, dtype), dense_desc({row_width, k}, dtype),
-             dense_desc({c.rows, k}, f32), i > c.i0);
+        init_matmul(gemm.runner, dense_desc({c.rows, row_width}, dtype),
+                    dense_desc({row_width, k}, dtype), dense_desc({c.rows, k}, f32), i > c.i0);
       } else {
         gemm.a_at = c.row_at * k;
         gemm.b_at = filter_at;
         gemm.c_at = block;
-        init(gemm, dense_desc({c.rows, k}, dtype), strided_desc(k, row_width, dtype, 1, k),
-             dense_desc({c.rows, row_width}, f32), false);
+        init_matmul(gemm.runner, dense_desc({c.rows, k}, dtype),
+                    strided_desc(k, row_width, dtype, 1, k), dense_desc({c.rows, row_width}, f32),
+                    false);
       }
       gemms_.push_back(std::move(gemm));
     }
   }
-}
-
-void ValidTapsConv::init(Gemm& gemm, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
-                         const dnnl::memory::desc& c, bool accumulate) {
-  dnnl::post_ops ops;
-  if (accumulate) ops.append_sum(1.0f);
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(ops), engine());
-  gemm.runner.init<dnnl::matmul>(pd);
-  gemm.runner.add_arg(DNNL_ARG_SRC, pd.src_desc());
-  gemm.runner.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-  gemm.runner.add_arg(DNNL_ARG_DST, pd.dst_desc());
 }
 
 void ValidTapsConv::run_gemms(const void* a, size_t a_esize, const void* b, size_t b_esize,
@@ -305,11 +300,7 @@ void ValidTapsConv::input_gradient(const void* dy, const void* filter, void* dx)
                    : static_cast<float*>(
                          layout_slot(kPatchesSlot, static_cast<size_t>(elements) * sizeof(float)));
   col2im(cols, sum);
-  if (dtype_ == DType::kBF16) {
-    auto* out = static_cast<bfloat16*>(dx);
-#pragma omp parallel for schedule(static) if (conv_loop_parallel(elements * 4))
-    for (int64_t e = 0; e < elements; ++e) out[e] = bfloat16(sum[e]);
-  }
+  if (round_.defined()) round_.run(sum, dx);
 }
 
 // dx[n, ih, iw, :] = the sum of the columns that read (ih, iw); one image per thread at a time, so
@@ -343,7 +334,7 @@ void ValidTapsConv::col2im(const float* cols, float* dx) const {
   }
 }
 
-void ValidTapsConv::filter_gradient(const void* x, const void* dy, void* dw, DType dw_dtype) {
+void ValidTapsConv::filter_gradient(const void* x, const void* dy, void* dw) {
   TERN_CHECK(direction_ == Direction::kFilterGradient,
              "valid-taps convolution: not built for the filter gradient");
   const ops::Conv2dGeometry& g = g_;
@@ -370,17 +361,13 @@ void ValidTapsConv::filter_gradient(const void* x, const void* dy, void* dw, DTy
     }
   }
   const int64_t per_tap = g.c_in * g.c_out, elements = g.kh * g.kw * per_tap;
-  float* sums = dw_dtype == DType::kF32
+  float* sums = !round_.defined()
                     ? static_cast<float*>(dw)
                     : static_cast<float*>(layout_slot(
                           kGemmResultSlot, static_cast<size_t>(elements) * sizeof(float)));
   run_gemms(xs, static_cast<size_t>(esize), dys, static_cast<size_t>(esize), sums);
   for (int64_t t : unwritten_taps_) std::fill(sums + t * per_tap, sums + (t + 1) * per_tap, 0.0f);
-  if (dw_dtype == DType::kBF16) {
-    auto* out = static_cast<bfloat16*>(dw);
-#pragma omp parallel for schedule(static) if (conv_loop_parallel(elements * 4))
-    for (int64_t e = 0; e < elements; ++e) out[e] = bfloat16(sums[e]);
-  }
+  if (round_.defined()) round_.run(sums, dw);
 }
 
 }  // namespace tern::cpu::onednn

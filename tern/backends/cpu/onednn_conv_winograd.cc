@@ -781,17 +781,6 @@ dnnl::memory::desc filter_transposed_desc(int64_t positions, int64_t rows, int64
   return dnnl::memory::desc({positions, rows, cols}, to_dnnl(dtype), {rows * cols, 1, rows});
 }
 
-void init_gemm(PrimitiveRunner& runner, const dnnl::memory::desc& a, const dnnl::memory::desc& b,
-               const dnnl::memory::desc& c, bool accumulate) {
-  dnnl::post_ops ops;
-  if (accumulate) ops.append_sum(1.0f);  // c += a b
-  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(a, b, c), make_attr(ops), engine());
-  runner.init<dnnl::matmul>(pd);
-  runner.add_arg(DNNL_ARG_SRC, pd.src_desc());
-  runner.add_arg(DNNL_ARG_WEIGHTS, pd.weights_desc());
-  runner.add_arg(DNNL_ARG_DST, pd.dst_desc());
-}
-
 // The forward convolution fused per block of kFusedTiles tiles (winograd_fused): each thread
 // transforms a block's input tiles into its own buffer, multiplies every position's [tiles, c_in]
 // by U's [c_in, c_out] on small_gemm, and transforms the block's outputs, all while they are in
@@ -1120,8 +1109,8 @@ WinogradForward::WinogradForward(const ops::Conv2dGeometry& g, int m, bool flipp
     const dnnl::memory::desc u = flipped && products == DType::kBF16
                                      ? filter_transposed_desc(p, g.c_in, g.c_out, products)
                                      : filter_desc(p, g.c_in, g.c_out, products);
-    init_gemm(gemms_.back(), tiles_desc(p, tiles, g.c_in, products), u,
-              tiles_desc(p, tiles, g.c_out), false);
+    init_matmul(gemms_.back(), tiles_desc(p, tiles, g.c_in, products), u,
+                tiles_desc(p, tiles, g.c_out), false);
   }
 }
 
@@ -1225,8 +1214,8 @@ WinogradFilterGradient::WinogradFilterGradient(const ops::Conv2dGeometry& g, int
   const DType products = winograd_products(m, dtype);
   auto init = [&](PrimitiveRunner& gemm, int64_t images, bool accumulate) {
     const int64_t tiles = images * tpi;
-    init_gemm(gemm, tiles_transposed_desc(p, tiles, g.c_in, products),
-              tiles_desc(p, tiles, g.c_out, products), du, accumulate);
+    init_matmul(gemm, tiles_transposed_desc(p, tiles, g.c_in, products),
+                tiles_desc(p, tiles, g.c_out, products), du, accumulate);
   };
   init(gemms_[0], chunk_, false);
   if (g.n > chunk_) init(gemms_[1], chunk_, true);
