@@ -117,13 +117,10 @@ std::vector<TensorType> infer_conv2d_backprop_filter(const InferContext& ctx) {
   return {dfilter_type(ctx, filter)};
 }
 
-// conv2d_backprop_filter_pooled(x, dy, argmax){filter_shape, conv attrs, dfilter_dtype, pool
-// attrs}: conv2d_backprop_filter of x and max_pool2d_grad_argmax(dy, argmax) over the
-// convolution's output. dy and argmax have the pooling's output shape.
-std::vector<TensorType> infer_conv2d_backprop_filter_pooled(const InferContext& ctx) {
-  require_same_dtype(ctx, 0, 1);
-  Shape filter = shape_attr(ctx, "filter_shape");
-  Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
+// The pooling of a pooled gradient op over convolution `g`'s output, with its pooled dy (input
+// dy_input) and argmax (input argmax_input) checked against it.
+void check_pooled_gradient(const InferContext& ctx, const Conv2dGeometry& g, size_t dy_input,
+                           size_t argmax_input) {
   Pool2dGeometry pool;
   std::string problem = try_pool2d_geometry(g.output_shape(), fused_pool_attrs(ctx.attrs), &pool);
   if (!problem.empty()) ctx.fail("pooling of the convolution's output: ", problem);
@@ -131,12 +128,33 @@ std::vector<TensorType> infer_conv2d_backprop_filter_pooled(const InferContext& 
     ctx.fail("a ", pool.kh, "x", pool.kw, " window has more than ", kMaxPoolArgmaxWindow,
              " positions");
   }
-  require_dy_shape(ctx, 1, pool.output_shape());
-  if (ctx.input(2).dtype != DType::kU8 || ctx.input(2).shape != pool.output_shape()) {
+  require_dy_shape(ctx, dy_input, pool.output_shape());
+  const TensorType& argmax = ctx.input(argmax_input);
+  if (argmax.dtype != DType::kU8 || argmax.shape != pool.output_shape()) {
     ctx.fail("argmax must be ", TensorType{DType::kU8, pool.output_shape()}.to_string(), ", got ",
-             ctx.input(2).to_string());
+             argmax.to_string());
   }
+}
+
+// conv2d_backprop_filter_pooled(x, dy, argmax){filter_shape, conv attrs, dfilter_dtype, pool
+// attrs}: conv2d_backprop_filter of x and max_pool2d_grad_argmax(dy, argmax) over the
+// convolution's output. dy and argmax have the pooling's output shape.
+std::vector<TensorType> infer_conv2d_backprop_filter_pooled(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Shape filter = shape_attr(ctx, "filter_shape");
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
+  check_pooled_gradient(ctx, g, 1, 2);
   return {dfilter_type(ctx, filter)};
+}
+
+// conv2d_backprop_input_pooled(dy, filter, argmax){input_shape, conv attrs, pool attrs}:
+// conv2d_backprop_input of max_pool2d_grad_argmax(dy, argmax) over the convolution's output.
+std::vector<TensorType> infer_conv2d_backprop_input_pooled(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  Shape x = shape_attr(ctx, "input_shape");
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, x, ctx.input(1).shape);
+  check_pooled_gradient(ctx, g, 0, 2);
+  return {{ctx.input(0).dtype, x}};
 }
 
 std::vector<TensorType> infer_pool2d(const InferContext& ctx) {
@@ -230,6 +248,16 @@ void register_conv_ops(OpRegistry& r) {
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_conv2d_backprop_filter_pooled});
+  r.add({.name = "conv2d_backprop_input_pooled",
+         .family = "conv",
+         .doc = "conv2d_backprop_input(max_pool2d_grad_argmax(dy, argmax), filter) without the "
+                "convolution-sized gradient: dy and argmax are a max pooling's, over the "
+                "convolution's output (pool_ksize, pool_strides, pool_padding).",
+         .inputs = {"dy", "filter", "argmax"},
+         .attrs = with_pool_attrs(with_shape_attr("input_shape", conv2d_attrs())),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_conv2d_backprop_input_pooled});
   r.add({.name = "max_pool2d",
          .family = "conv",
          .doc = "2-D max pooling over NHWC windows; SAME padding never selects a pad element.",

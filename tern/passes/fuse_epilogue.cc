@@ -21,20 +21,54 @@ struct Chain {
   ir::Value* result = nullptr;  // the value the fused node replaces
 };
 
-// Whether `pool` (a max_pool2d_argmax reading conv2d `conv`'s result alone) joins as fused_conv2d's
-// pool = "max_argmax": an f32 one-channel layer (ops::one_channel_pooled_conv), nothing but a bias
-// between them.
-bool argmax_pool_joins(const ir::Node& conv, const ir::Node& pool) {
-  const ir::Value* y = conv.output();
-  if (y->dtype() != DType::kF32) return false;
+// The fused node's inputs and attributes for chain `c`.
+std::vector<ir::Value*> fused_inputs(const Chain& c) {
+  std::vector<ir::Value*> inputs = {c.base->input(0), c.base->input(1)};
+  if (c.bias) inputs.push_back(c.bias);
+  if (c.residual) inputs.push_back(c.residual);
+  return inputs;
+}
+
+ops::Attrs fused_attrs(const Chain& c) {
+  ops::Attrs attrs = c.base->attrs();
+  attrs.set("activation", c.activation);
+  attrs.set("has_bias", c.bias != nullptr);
+  attrs.set("has_residual", c.residual != nullptr);
+  if (c.pool) {
+    const bool argmax = c.pool->op_name() == "max_pool2d_argmax";
+    attrs.set("pool", std::string(argmax ? "max_argmax" : "max"));
+    for (const char* name : {"ksize", "strides", "padding"}) {  // those not set keep the defaults
+      if (const ops::AttrValue* v = c.pool->attrs().find(name))
+        attrs.set(str_cat("pool_", name), *v);
+    }
+  }
+  return attrs;
+}
+
+// Whether chain `c`'s pool (a max_pool2d_argmax reading conv2d's result alone, nothing but a bias
+// between them) joins as fused_conv2d's pool = "max_argmax": an f32 layer, one-channel
+// (ops::one_channel_pooled_conv) where `one_channel`, or one the device has a kernel for
+// (`fast_kernel`).
+bool argmax_pool_joins(const Chain& c, bool one_channel, const KernelQuery& fast_kernel) {
+  const ir::Node& conv = *c.base;
+  if (conv.output()->dtype() != DType::kF32) return false;
   const ops::Conv2dGeometry g =
       ops::conv2d_geometry(conv.input(0)->shape(), conv.input(1)->shape(), conv.attrs());
-  return ops::one_channel_pooled_conv(g, ops::pool2d_geometry(g.output_shape(), pool.attrs()));
+  if (one_channel &&
+      ops::one_channel_pooled_conv(g, ops::pool2d_geometry(g.output_shape(), c.pool->attrs()))) {
+    return true;
+  }
+  if (!fast_kernel) return false;
+  std::vector<TensorType> inputs;
+  for (const ir::Value* v : fused_inputs(c)) inputs.push_back(v->type());
+  return fast_kernel("fused_conv2d", fused_attrs(c), inputs,
+                     {c.pool->output(0)->type(), c.pool->output(1)->type()});
 }
 
 class Matcher {
  public:
-  Matcher(const ir::Graph& g, bool argmax_pools) : g_(g), argmax_pools_(argmax_pools) {}
+  Matcher(const ir::Graph& g, bool argmax_pools, const KernelQuery& fast_kernel)
+      : g_(g), argmax_pools_(argmax_pools), fast_kernel_(fast_kernel) {}
 
   ir::Node* sole_user(const ir::Value* v) const { return passes::sole_user(g_, v); }
 
@@ -85,12 +119,14 @@ class Matcher {
     // max pooling commute, NaN included: simplify moves relu after the pooling).
     if (base->op_name() == "conv2d" && !c.residual) {
       ir::Node* p = sole_user(cur);
-      if (p && p->op_name() == "max_pool2d_argmax" && argmax_pools_ && c.activation == "none" &&
-          argmax_pool_joins(*base, *p)) {
+      if (p && p->op_name() == "max_pool2d_argmax" && c.activation == "none") {
         c.pool = p;
-        c.absorbed.push_back(p);
-        c.result = cur;  // replaced by both of the pool's outputs (fuse)
-        return c;
+        if (argmax_pool_joins(c, argmax_pools_, fast_kernel_)) {
+          c.absorbed.push_back(p);
+          c.result = cur;  // replaced by both of the pool's outputs (fuse)
+          return c;
+        }
+        c.pool = nullptr;
       }
       if (p && p->op_name() == "max_pool2d") {
         c.pool = p;
@@ -112,29 +148,18 @@ class Matcher {
  private:
   const ir::Graph& g_;
   bool argmax_pools_;
+  const KernelQuery& fast_kernel_;
 };
 
 // Replaces the chain by one fused node; false (nothing changed) if moving the chain's control
 // edges onto the fused node would close a cycle.
 bool fuse(ir::Graph& g, const Chain& c) {
-  std::vector<ir::Value*> inputs = {c.base->input(0), c.base->input(1)};
-  if (c.bias) inputs.push_back(c.bias);
-  if (c.residual) inputs.push_back(c.residual);
+  std::vector<ir::Value*> inputs = fused_inputs(c);
   std::vector<ir::Node*> chain = {c.base};
   chain.insert(chain.end(), c.absorbed.begin(), c.absorbed.end());
   if (any_ancestor_of(inputs, control_successors_of(g, chain))) return false;
-  ops::Attrs attrs = c.base->attrs();
-  attrs.set("activation", c.activation);
-  attrs.set("has_bias", c.bias != nullptr);
-  attrs.set("has_residual", c.residual != nullptr);
+  ops::Attrs attrs = fused_attrs(c);
   const bool argmax = c.pool && c.pool->op_name() == "max_pool2d_argmax";
-  if (c.pool) {
-    attrs.set("pool", std::string(argmax ? "max_argmax" : "max"));
-    for (const char* name : {"ksize", "strides", "padding"}) {  // those not set keep the defaults
-      if (const ops::AttrValue* v = c.pool->attrs().find(name))
-        attrs.set(str_cat("pool_", name), *v);
-    }
-  }
   std::string op = str_cat("fused_", c.base->op_name());
   ir::Node* fused = g.add_node(op, inputs, std::move(attrs), str_cat(c.base->name(), "/fused"));
   inherit_control_edges(g, chain, fused);
@@ -155,7 +180,7 @@ bool FuseEpilogue::run(ir::Graph& g) {
   std::unordered_set<const ir::Node*> removed;
   for (ir::Node* n : ir::topo_order(g)) {
     if (removed.count(n) || (n->op_name() != "matmul" && n->op_name() != "conv2d")) continue;
-    std::optional<Chain> chain = Matcher(g, argmax_pools_).match(n);
+    std::optional<Chain> chain = Matcher(g, argmax_pools_, fast_kernel_).match(n);
     if (!chain || !fuse(g, *chain)) continue;
     removed.insert(chain->absorbed.begin(), chain->absorbed.end());
     changed = true;

@@ -11,7 +11,9 @@
 // With argmax_pools (the device has the kernels), a training graph's one-channel first layer
 // (ops::one_channel_pooled_conv, f32), conv2d [+ bias] read only by a max_pool2d_argmax (pass
 // pool_argmax), becomes fused_conv2d with pool = "max_argmax", which returns both of the
-// pooling's outputs: the convolution-sized output is never written.
+// pooling's outputs: the convolution-sized output is never written. With a kernel query
+// (PipelineOptions::fast_kernel), so does an f32 convolution of several channels [+ bias] where
+// the device has a kernel for that fused node (the CPU's fused Winograd).
 // Only values nothing else reads are folded in: an intermediate that is a graph output or has a
 // second user ends the chain there. The fused node takes over the chain's control edges (it runs
 // after whatever they ran after; whatever waited for them waits for it); a chain whose control
@@ -20,18 +22,23 @@
 // than matmul / conv2d, or fuse in deterministic pipelines (the fused kernel rounds differently).
 #pragma once
 
+#include <utility>
+
 #include "tern/passes/pass.h"
 
 namespace tern::passes {
 
 class FuseEpilogue final : public Pass {
  public:
-  explicit FuseEpilogue(bool argmax_pools = false) : argmax_pools_(argmax_pools) {}
+  // fast_kernel: asked before a convolution of several channels takes a max_pool2d_argmax.
+  explicit FuseEpilogue(bool argmax_pools = false, KernelQuery fast_kernel = {})
+      : argmax_pools_(argmax_pools), fast_kernel_(std::move(fast_kernel)) {}
   std::string name() const override { return "fuse_epilogue"; }
   bool run(ir::Graph& g) override;
 
  private:
   bool argmax_pools_;
+  KernelQuery fast_kernel_;
 };
 
 }  // namespace tern::passes

@@ -130,6 +130,44 @@ TEST(FuseEpilogue, OneChannelLayerJoinsItsArgmaxPooling) {
   }
 }
 
+// A layer of several input channels joins its argmax pooling where the kernel query says the
+// device runs that fused node; the query is asked about the fused node's own signature.
+TEST(FuseEpilogue, ArgmaxPoolingJoinsWhereTheDeviceHasAKernel) {
+  const char* text = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 13, 13, 32]}
+    %w = variable() {dtype=f32, name="w", shape=[3, 3, 32, 64]}
+    %b = variable() {dtype=f32, name="b", shape=[64]}
+    %c = conv2d(%x, %w)
+    %z = add(%c, %b)
+    %p = max_pool2d_argmax(%z) {ksize=[2, 2], strides=[2, 2]}
+    %y = relu(%p)
+    return {"y": %y, "am": %p#1}
+  })";
+  for (bool has_kernel : {true, false}) {
+    SCOPED_TRACE(has_kernel);
+    std::vector<std::string> asked;
+    KernelQuery query = [&](const std::string& op, const ops::Attrs& attrs,
+                            const std::vector<TensorType>& inputs,
+                            const std::vector<TensorType>& outputs) {
+      asked.push_back(op);
+      EXPECT_EQ(attrs.get_string("pool"), "max_argmax");
+      EXPECT_EQ(attrs.get_ints("pool_ksize"), (std::vector<int64_t>{2, 2}));
+      EXPECT_TRUE(attrs.get_bool("has_bias"));
+      EXPECT_EQ(inputs.size(), 3u);
+      EXPECT_EQ(outputs, (std::vector<TensorType>{{DType::kF32, Shape{2, 5, 5, 64}},
+                                                  {DType::kU8, Shape{2, 5, 5, 64}}}));
+      return has_kernel;
+    };
+    auto g = parse(text);
+    FuseEpilogue pass(/*argmax_pools=*/true, query);
+    EXPECT_TRUE(run_pass(pass, *g));  // conv + bias fuse either way
+    EXPECT_EQ(asked, (std::vector<std::string>{"fused_conv2d"}));
+    EXPECT_EQ(count_ops(*g, "max_pool2d_argmax"), has_kernel ? 0u : 1u);
+    const ir::Node& f = *output_node(*g, "y").input(0)->node();
+    EXPECT_EQ(f.op_name(), has_kernel ? "fused_conv2d" : "max_pool2d_argmax");
+  }
+}
+
 TEST(FuseEpilogue, ResidualAndGeluWithTransposes) {
   auto g = parse(R"(graph @g {
     %x = input() {dtype=f32, name="x", shape=[16, 8]}

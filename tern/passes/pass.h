@@ -49,6 +49,12 @@ class PassPipeline {
 using NodeEvaluator =
     std::function<std::vector<Tensor>(const ir::Node& node, const std::vector<Tensor>& inputs)>;
 
+// Whether the device has a kernel other than ref that takes a node of `op` with these attributes
+// and input and output types. The runtime answers from its kernel registry.
+using KernelQuery = std::function<bool(const std::string& op, const ops::Attrs& attrs,
+                                       const std::vector<TensorType>& inputs,
+                                       const std::vector<TensorType>& outputs)>;
+
 struct PipelineOptions {
   bool deterministic = false;         // drop passes that may change bits
   std::vector<std::string> disabled;  // pass names to skip
@@ -64,6 +70,11 @@ struct PipelineOptions {
   // (ops::one_channel_pooled_conv): pool_argmax forms conv2d_backprop_filter_pooled and
   // fuse_epilogue fused_conv2d with pool = "max_argmax".
   bool one_channel_pooled_conv = false;
+  // Asked by pool_argmax and fuse_epilogue before they form a pooled layer's ops for a
+  // convolution of several channels (conv2d_backprop_input_pooled, conv2d_backprop_filter_pooled,
+  // fused_conv2d with pool = "max_argmax"): each is formed only where the device has a kernel for
+  // it (the CPU's fused Winograd). Unset: never.
+  KernelQuery fast_kernel;
 };
 
 // The standard optimization pipeline used by Executable::compile:

@@ -33,41 +33,80 @@ bool sums_spatial(const ir::Node& n) {
   return h && w;
 }
 
+// The attributes of a pooled gradient op made from `conv_grad` (a convolution's gradient node)
+// and `route` (the max_pool2d_grad_argmax it reads).
+ops::Attrs pooled_attrs(const ir::Node& conv_grad, const ir::Node& route) {
+  ops::Attrs attrs = conv_grad.attrs();
+  attrs.set("pool_ksize", route.attrs().get_ints("ksize"));
+  attrs.set("pool_strides", route.attrs().get_ints("strides"));
+  attrs.set("pool_padding", route.attrs().get_string("padding"));
+  return attrs;
+}
+
+}  // namespace
+
 // conv2d_backprop_filter(x, max_pool2d_grad_argmax(dy, argmax)) -> conv2d_backprop_filter_pooled(
-// x, dy, argmax), and the bias gradient's sum over the routed gradient -> the same sum over dy,
-// where every use of the routed gradient is one of those (so it is never written).
-bool fuse_pooled_filter_gradient(ir::Graph& g, ir::Node* route) {
+// x, dy, argmax), conv2d_backprop_input(max_pool2d_grad_argmax(dy, argmax), filter) ->
+// conv2d_backprop_input_pooled(dy, filter, argmax), and the bias gradient's sum over the routed
+// gradient -> the same sum over dy, where every use of the routed gradient is one of those (so it
+// is never written).
+bool PoolArgmax::fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const {
   ir::Value* dx = route->output();
   if (dx->dtype() != DType::kF32 || has_control_edges(g, route) || is_graph_output(g, dx)) {
     return false;
   }
+  ir::Value *dy = route->input(0), *argmax = route->input(1);
   const ops::Pool2dGeometry pool = ops::pool2d_geometry(dx->shape(), route->attrs());
-  std::vector<ir::Node*> filters, sums;
+  // Each use's replacement: op, inputs, attributes.
+  struct Replacement {
+    ir::Node* node;
+    std::string op;
+    std::vector<ir::Value*> inputs;
+    ops::Attrs attrs;
+  };
+  std::vector<Replacement> grads;
+  std::vector<ir::Node*> sums;
+  auto has_kernel = [&](const Replacement& r) {
+    if (!fast_kernel_) return false;
+    std::vector<TensorType> inputs;
+    for (const ir::Value* v : r.inputs) inputs.push_back(v->type());
+    return fast_kernel_(r.op, r.attrs, inputs, {r.node->output()->type()});
+  };
   for (const ir::Use& u : dx->uses()) {
     ir::Node* n = u.node;
-    if (has_control_edges(g, n)) return false;
+    // A gradient's control edges (an optimizer ordered after the readers of the weights it
+    // updates) pass to its replacement, which reads the same filter.
     if (n->op_name() == "conv2d_backprop_filter" && u.input_index == 1) {
+      Replacement r{
+          n, "conv2d_backprop_filter_pooled", {n->input(0), dy, argmax}, pooled_attrs(*n, *route)};
       const ops::Conv2dGeometry conv = ops::conv2d_geometry(
           n->input(0)->shape(), Shape(n->attrs().get_ints("filter_shape")), n->attrs());
-      if (!ops::one_channel_pooled_conv(conv, pool)) return false;
-      filters.push_back(n);
-    } else if (sums_spatial(*n)) {
+      if (!(pooled_filter_gradient_ && ops::one_channel_pooled_conv(conv, pool)) &&
+          !has_kernel(r)) {
+        return false;
+      }
+      grads.push_back(std::move(r));
+    } else if (n->op_name() == "conv2d_backprop_input" && u.input_index == 0) {
+      Replacement r{
+          n, "conv2d_backprop_input_pooled", {dy, n->input(1), argmax}, pooled_attrs(*n, *route)};
+      if (!has_kernel(r)) return false;
+      grads.push_back(std::move(r));
+    } else if (sums_spatial(*n) && !has_control_edges(g, n)) {
       sums.push_back(n);
     } else {
       return false;
     }
   }
-  if (filters.empty()) return false;
-  ir::Value *dy = route->input(0), *argmax = route->input(1);
-  for (ir::Node* f : filters) {
-    ops::Attrs attrs = f->attrs();
-    attrs.set("pool_ksize", route->attrs().get_ints("ksize"));
-    attrs.set("pool_strides", route->attrs().get_ints("strides"));
-    attrs.set("pool_padding", route->attrs().get_string("padding"));
-    ir::Value* df = g.add("conv2d_backprop_filter_pooled", {f->input(0), dy, argmax}, attrs,
-                          str_cat(f->name(), "/pooled"));
-    g.replace_all_uses(f->output(), df);
-    g.remove_node(f);
+  if (grads.empty()) return false;
+  for (const Replacement& r : grads) {
+    if (any_ancestor_of(r.inputs, control_successors_of(g, {r.node}))) return false;
+  }
+  for (Replacement& r : grads) {
+    ir::Node* pooled =
+        g.add_node(r.op, r.inputs, std::move(r.attrs), str_cat(r.node->name(), "/pooled"));
+    inherit_control_edges(g, {r.node}, pooled);
+    g.replace_all_uses(r.node->output(), pooled->output());
+    g.remove_node(r.node);
   }
   for (ir::Node* s : sums) {
     ir::Value* sum = g.add("sum", {dy}, s->attrs(), str_cat(s->name(), "/pooled"));
@@ -77,8 +116,6 @@ bool fuse_pooled_filter_gradient(ir::Graph& g, ir::Node* route) {
   g.remove_node(route);
   return true;
 }
-
-}  // namespace
 
 bool PoolArgmax::run(ir::Graph& g) {
   bool changed = false;
@@ -116,9 +153,9 @@ bool PoolArgmax::run(ir::Graph& g) {
     }
     changed = true;
   }
-  if (pooled_filter_gradient_) {
+  if (pooled_filter_gradient_ || fast_kernel_) {
     for (ir::Node* route : g.nodes_of("max_pool2d_grad_argmax")) {
-      changed = fuse_pooled_filter_gradient(g, route) || changed;
+      changed = fuse_pooled_gradients(g, route) || changed;
     }
   }
   return changed;

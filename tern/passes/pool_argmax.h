@@ -16,7 +16,14 @@
 //   sum(dx){axes covering H and W} -> sum(dy){same axes}   (each dy lands on one element of dx)
 // so dx is never written: for the convolutions ops::one_channel_pooled_conv names (the
 // grayscale CNN's first layer), whose CPU kernel reads dy and argmax once.
+// With a kernel query (PipelineOptions::fast_kernel), a convolution of several channels whose
+// filter gradient and input gradient both read dx (and sums, as above) has them formed the same
+// way where the device has kernels for both pooled ops (the CPU's fused Winograd expands each dy
+// tile from dy and argmax as it reads it):
+//   conv2d_backprop_input(dx, filter) -> conv2d_backprop_input_pooled(dy, filter, argmax)
 #pragma once
+
+#include <utility>
 
 #include "tern/passes/pass.h"
 
@@ -25,13 +32,17 @@ namespace tern::passes {
 class PoolArgmax final : public Pass {
  public:
   // pooled_filter_gradient: also form conv2d_backprop_filter_pooled (the device has its kernel).
-  explicit PoolArgmax(bool pooled_filter_gradient = false)
-      : pooled_filter_gradient_(pooled_filter_gradient) {}
+  // fast_kernel: asked before pooled gradients of a convolution of several channels are formed.
+  explicit PoolArgmax(bool pooled_filter_gradient = false, KernelQuery fast_kernel = {})
+      : pooled_filter_gradient_(pooled_filter_gradient), fast_kernel_(std::move(fast_kernel)) {}
   std::string name() const override { return "pool_argmax"; }
   bool run(ir::Graph& g) override;
 
  private:
+  bool fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const;
+
   bool pooled_filter_gradient_;
+  KernelQuery fast_kernel_;
 };
 
 }  // namespace tern::passes

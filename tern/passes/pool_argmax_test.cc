@@ -1,6 +1,7 @@
 // pool_argmax: text IR in, structure out; the rewritten graph computes the same bits.
 #include "tern/passes/pool_argmax.h"
 
+#include <algorithm>
 #include <cmath>
 #include <regex>
 
@@ -200,6 +201,104 @@ TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
     EXPECT_TRUE(run_pass(pass, *g));  // the argmax pair still forms
     EXPECT_EQ(count_ops(*g, "conv2d_backprop_filter_pooled"), 0u);
     EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax"), 1u);
+  }
+}
+
+// A layer of several channels as autodiff writes it (its input gradient too), with an optimizer-
+// like node ordered after the gradients that read the filter.
+constexpr const char* kInnerLayer = R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 13, 13, 4]}
+    %f = input() {dtype=f32, name="f", shape=[3, 3, 4, 8]}
+    %b = input() {dtype=f32, name="b", shape=[8]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 5, 5, 8]}
+    %c = conv2d(%x, %f)
+    %z = add(%c, %b)
+    %p = max_pool2d(%z) {ksize=[2, 2], strides=[2, 2]}
+    %r = relu(%p)
+    %dp = relu_grad(%dy, %p)
+    %dz = max_pool2d_grad(%z, %dp) {ksize=[2, 2], strides=[2, 2]}
+    %df = conv2d_backprop_filter(%x, %dz) {filter_shape=[3, 3, 4, 8]}
+    %dx = conv2d_backprop_input(%dz, %f) {input_shape=[2, 13, 13, 4]}
+    %db = sum(%dz) {axes=[0, 1, 2]}
+    %k = neg(%f) after(%df, %dx)
+    return {"r": %r, "df": %df, "dx": %dx, "db": %db, "k": %k}
+  })";
+
+// A kernel query answering `yes` for the ops in it, recording what it was asked.
+KernelQuery query_for(std::vector<std::string> yes, std::vector<std::string>* asked) {
+  return [yes, asked](const std::string& op, const ops::Attrs& attrs,
+                      const std::vector<TensorType>& inputs, const std::vector<TensorType>&) {
+    asked->push_back(op);
+    EXPECT_EQ(attrs.get_ints("pool_strides"), (std::vector<int64_t>{2, 2}));
+    EXPECT_EQ(inputs.back(), (TensorType{DType::kU8, Shape{2, 5, 5, 8}}));  // the argmax
+    return std::find(yes.begin(), yes.end(), op) != yes.end();
+  };
+}
+
+TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
+  std::vector<std::string> asked;
+  auto g = parse(kInnerLayer);
+  PoolArgmax pass(
+      /*pooled_filter_gradient=*/true,
+      query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(asked.size(), 2u);
+  EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax") + count_ops(*g, "conv2d_backprop_filter") +
+                count_ops(*g, "conv2d_backprop_input"),
+            0u);
+  const ir::Node& df = output_node(*g, "df");
+  const ir::Node& dx = output_node(*g, "dx");
+  ASSERT_EQ(df.op_name(), "conv2d_backprop_filter_pooled");
+  ASSERT_EQ(dx.op_name(), "conv2d_backprop_input_pooled");
+  EXPECT_EQ(dx.attrs().get_ints("input_shape"), (std::vector<int64_t>{2, 13, 13, 4}));
+  EXPECT_EQ(dx.input(0), df.input(1));  // the pooling's dy
+  EXPECT_EQ(dx.input(1)->node()->attrs().get_string("name"), "f");
+  EXPECT_EQ(dx.input(2), df.input(2));
+  EXPECT_EQ(dx.input(2)->node()->op_name(), "max_pool2d_argmax");
+  EXPECT_EQ(output_node(*g, "db").input(0), df.input(1));
+  // The control edges moved to the replacements.
+  const std::vector<ir::Node*>& after = output_node(*g, "k").control_inputs();
+  EXPECT_EQ(after.size(), 2u);
+  for (const ir::Node* n : after) EXPECT_TRUE(n == &df || n == &dx) << n->name();
+
+  // Where the device lacks either kernel, the routed gradient stays for both.
+  for (const char* missing : {"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}) {
+    SCOPED_TRACE(missing);
+    std::vector<std::string> yes = {"conv2d_backprop_filter_pooled",
+                                    "conv2d_backprop_input_pooled"};
+    yes.erase(std::find(yes.begin(), yes.end(), missing));
+    std::vector<std::string> seen;
+    auto other = parse(kInnerLayer);
+    PoolArgmax p(/*pooled_filter_gradient=*/true, query_for(yes, &seen));
+    EXPECT_TRUE(run_pass(p, *other));
+    EXPECT_EQ(count_ops(*other, "max_pool2d_grad_argmax"), 1u);
+    EXPECT_EQ(count_ops(*other, "conv2d_backprop_filter_pooled") +
+                  count_ops(*other, "conv2d_backprop_input_pooled"),
+              0u);
+  }
+}
+
+// On ref the pooled ops compute the replaced graph's bits (each routes dy as
+// max_pool2d_grad_argmax does, then runs the unpooled op's ref).
+TEST(PoolArgmax, InnerLayerGradientsAreTheGraphsItReplaces) {
+  auto plain = parse(kInnerLayer);
+  auto g = parse(kInnerLayer);
+  std::vector<std::string> asked;
+  PoolArgmax pass(
+      false, query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
+  ASSERT_TRUE(run_pass(pass, *g));
+  ASSERT_EQ(count_ops(*g, "conv2d_backprop_input_pooled"), 1u);
+  runtime::Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 13, 13, 4}, 1)},
+                          {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 4, 8}, 2)},
+                          {"b", tern::testing::random_tensor(DType::kF32, Shape{8}, 3)},
+                          {"dy", tern::testing::random_tensor(DType::kF32, Shape{2, 5, 5, 8}, 4)}};
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, ref);
+  std::vector<Tensor> got = runtime::run_graph_eager(*g, feeds, nullptr, ref);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(got[i], want[i])) << plain->outputs()[i].name;
   }
 }
 

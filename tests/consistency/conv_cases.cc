@@ -130,6 +130,41 @@ TERN_OP_CASES(pooled_filter_gradient) {
   };
 }
 
+// The pooled gradients of a layer of several channels (the W3 CNN's 32 -> 64 layer, 13x13 ->
+// 11x11 pooled to 5x5): tern's fused Winograd expands each dy tile from dy and argmax
+// ("winograd", pooled_winograd_cpu.cc); an odd 40 -> 24-channel layer with few tiles, which it
+// does not take (the passes keep the unfused nodes there; ref checks the op itself).
+TERN_OP_CASES(pooled_gradients) {
+  auto pool = [](ops::Attrs a) {
+    a.set("pool_ksize", Ints{2, 2});
+    a.set("pool_strides", Ints{2, 2});
+    return a;
+  };
+  return {
+      {"conv2d_backprop_input_pooled",
+       {In({2, 5, 5, 64}), In({3, 3, 32, 64}), Idx({2, 5, 5, 64}, 0, 4, DType::kU8)},
+       pool({{"input_shape", Ints{2, 13, 13, 32}}}),
+       false,
+       {DType::kF32},
+       1e-4,
+       "winograd-13x13-32-64"},
+      {"conv2d_backprop_filter_pooled",
+       {In({2, 13, 13, 32}), In({2, 5, 5, 64}), Idx({2, 5, 5, 64}, 0, 4, DType::kU8)},
+       pool({{"filter_shape", Ints{3, 3, 32, 64}}}),
+       false,
+       {DType::kF32},
+       1e-4,
+       "winograd-13x13-32-64"},
+      {"conv2d_backprop_input_pooled",
+       {In({1, 2, 2, 24}), In({3, 3, 40, 24}), Idx({1, 2, 2, 24}, 0, 4, DType::kU8)},
+       pool({{"input_shape", Ints{1, 6, 7, 40}}}),
+       false,
+       {},
+       1e-5,
+       "odd-few-tiles"},
+  };
+}
+
 TERN_OP_CASES(conv) {
   ops::Attrs same_s2 = {{"padding", std::string("SAME")}, {"strides", Ints{2, 2}}};
   return {

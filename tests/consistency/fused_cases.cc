@@ -283,6 +283,15 @@ TERN_OP_CASES(fused) {
        {DType::kF32},
        1e-5,
        "pool-argmax-1ch-odd"},
+      // The W3 CNN's 32 -> 64 layer (13x13 -> 11x11, the last row and column not pooled): tern's
+      // fused Winograd pools each output tile ("winograd", pooled_winograd_cpu.cc).
+      {"fused_conv2d",
+       {In({2, 13, 13, 32}), In({3, 3, 32, 64}), In({64})},
+       argmax_pool_attrs(),
+       false,
+       {DType::kF32},
+       1e-4,
+       "pool-argmax-winograd"},
       {"fused_conv2d",
        {In({13, 28, 28, 1}), In({3, 3, 1, 32}), In({32})},
        epilogue("relu", true, false, pool_attrs({2, 2}, {2, 2}, "VALID")),

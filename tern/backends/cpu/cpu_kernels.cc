@@ -37,6 +37,7 @@ void register_cpu_kernels(kernels::KernelRegistry& r) {
     register_pool_argmax_kernels(r);
     register_pooled_filter_grad_kernels(r);
     register_conv_pool_one_channel_kernels(r);
+    register_pooled_winograd_kernels(r);
     register_conv_small_image_kernels(r);
     register_conv_pool_kernels(r);
     register_matmul_bf16_kernels(r);

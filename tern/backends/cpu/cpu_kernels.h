@@ -45,6 +45,9 @@ void register_pool_argmax_kernels(kernels::KernelRegistry& r);         // pool_a
 void register_pooled_filter_grad_kernels(kernels::KernelRegistry& r);  // pooled_filter_grad_cpu.cc
 // fused_conv2d of one input channel with a 2x2 max pooling (conv_pool_one_channel_cpu.cc).
 void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r);
+// A 3x3 layer trained under a 2x2 max pooling on tern's fused Winograd (fused_conv2d with
+// pool = "max_argmax" and its pooled gradients; pooled_winograd_cpu.cc).
+void register_pooled_winograd_kernels(kernels::KernelRegistry& r);
 // conv2d / fused_conv2d of 3x3 filters over small images against a constant filter
 // (conv_small_image_cpu.cc).
 void register_conv_small_image_kernels(kernels::KernelRegistry& r);

@@ -366,6 +366,23 @@ constexpr int64_t kWinogradColumnsMaxBytes = int64_t{4} << 20;
 constexpr int64_t kWinogradF4ColumnsMinSize = 4;
 bool winograd_columns(const ops::Conv2dGeometry& g);
 
+// A convolution's output under a 2x2 max pooling at stride 2 without padding whose windows lie
+// inside it (PooledConvGeometry, pool_2x2_stride_2): tern's fused Winograd writes the pooled
+// values and their argmax (window positions 0-3, the first maximum as max_pool2d_argmax keeps it)
+// straight from each output tile, and its gradients expand each dy tile from the pooled dy and
+// argmax as they read it, so the convolution-sized tensors are never stored. An m x m tile (m
+// even) holds (m / 2)^2 whole windows.
+struct PooledOutput {
+  ops::Pool2dGeometry pool;  // over the convolution's output
+  float* y;                  // [pool.output_shape()]
+  uint8_t* argmax;           // the same shape
+};
+struct PooledGradient {
+  ops::Pool2dGeometry pool;
+  const float* dy;  // [pool.output_shape()]
+  const uint8_t* argmax;
+};
+
 // The forward convolution `g` as Winograd with m x m output tiles, with the epilogue's bias,
 // residual (which `out` holds before the run) and relu (keeping NaN) in the output transform; no
 // other activation. `flipped`: `g` is the forward form of an input gradient (dy convolved with
@@ -381,11 +398,17 @@ class WinogradForward {
   // constant_filter: the filter's transform is kept for the next runs (made again only if
   // `filter` is another buffer). bias: [g.c_out], or null for none.
   void run(const void* x, const void* filter, bool constant_filter, const void* bias, void* out);
+  // Whether run_pooled applies: f32, fused (winograd_fused), no residual or relu.
+  bool pools_tiles() const {
+    return fused_ && dtype_ == DType::kF32 && !residual_ && !relu_ && !flipped_;
+  }
+  // run() with the output max-pooled as each tile leaves the GEMMs (pools_tiles()).
+  void run_pooled(const void* x, const void* filter, const void* bias, const PooledOutput& out);
 
  private:
   template <int M, typename T, typename P>
   void run_tiles(const void* x, const void* filter, bool constant_filter, const void* bias,
-                 void* out);
+                 void* out, const PooledOutput* pooled = nullptr);
 
   ops::Conv2dGeometry g_;
   int m_;
@@ -408,6 +431,11 @@ class WinogradFilterGradient {
   WinogradFilterGradient(const ops::Conv2dGeometry& g, int m, DType dtype = DType::kF32,
                          DType dw_dtype = DType::kF32);
   void run(const void* x, const void* dy, void* dw);
+  // Whether run_pooled applies: f32 (both dtypes), fused (winograd_fused).
+  bool reads_pooled() const { return fused_ && dtype_ == DType::kF32 && dw_dtype_ == DType::kF32; }
+  // run() on the convolution's gradient expanded tile by tile from a pooling's dy and argmax
+  // (reads_pooled()). False if an argmax named no position of its window (dw then unspecified).
+  bool run_pooled(const void* x, const PooledGradient& dy, void* dw);
 
  private:
   template <int M, typename T, typename P, typename Out>
@@ -444,8 +472,15 @@ class WinogradInputGradient {
   explicit WinogradInputGradient(const ops::Conv2dGeometry& g);
   // dy [n, out_h, out_w, c_out] and the HWIO filter -> dx [n, h, w, c_in], all f32.
   void run(const void* dy, const void* filter, void* dx);
+  // Whether run_pooled applies: the fused form (not per block of channels).
+  bool reads_pooled() const { return !columns_; }
+  // run() on the convolution's gradient expanded tile by tile from a pooling's dy and argmax
+  // (reads_pooled()). False if an argmax named no position of its window (dx then unspecified).
+  bool run_pooled(const PooledGradient& dy, const void* filter, void* dx);
 
  private:
+  const float* transformed_filter(const void* filter);
+
   ops::Conv2dGeometry g_;
   bool v4_;
   bool columns_;  // winograd_columns: per block of input channels

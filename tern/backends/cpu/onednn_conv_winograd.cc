@@ -47,10 +47,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdlib>
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include <immintrin.h>
 
 #include "tern/backends/cpu/cpu_isa.h"
 #include "tern/backends/cpu/elementwise_loops.h"
@@ -699,24 +702,143 @@ void output_transform(const ops::Conv2dGeometry& g, bool v4, const float* m, con
   }
 }
 
+// W (A*A rows of k floats, k apart, from w) of the M x M dy tile whose pixels are rows[0..M*M).
+template <int M, typename T, typename P>
+void gradient_rows(bool v4, const T* const* rows, int64_t k, P* w) {
+  constexpr int A = F<M>::kA;
+  GradientTransform<M, T, P> body;
+  for (int i = 0; i < M * M; ++i) body.in[i] = rows[i];
+  for (int xi = 0; xi < A * A; ++xi) body.out[xi] = w + xi * k;
+  channel_loop(v4, body, k);
+}
+
 // Tile t's W (A*A rows of c_out floats, c_out apart, from w) of dy (nhwc) for `g`; `zeros` a row
 // of c_out zeros for pixels outside the output.
 template <int M, typename T, typename P>
 void gradient_tile(const ops::Conv2dGeometry& g, bool v4, const T* dy, int64_t t, const T* zeros,
                    P* w) {
-  constexpr int A = F<M>::kA;
   const int64_t k = g.c_out;
   const auto [n, ty, tx] = tile_at<M>(g, t);
-  GradientTransform<M, T, P> body;
+  const T* rows[M * M];
   for (int i = 0; i < M; ++i) {
     for (int j = 0; j < M; ++j) {
       const int64_t oh = M * ty + i, ow = M * tx + j;
-      body.in[i * M + j] =
+      rows[i * M + j] =
           oh < g.out_h && ow < g.out_w ? dy + ((n * g.out_h + oh) * g.out_w + ow) * k : zeros;
     }
   }
-  for (int xi = 0; xi < A * A; ++xi) body.out[xi] = w + xi * k;
+  gradient_rows<M>(v4, rows, k, w);
+}
+
+// One 2x2 window of a max pooling over n channels, with AVX-512 (the pooled forms run only
+// fused, which only AVX-512 CPUs do): per channel its first maximum in window order (a NaN being
+// the maximum, as pool::beats) to y, its position (0-3) to argmax. GCC's vectorization of
+// pool::pool_2x2's loop (u8 and f32 lanes at once) ran on 4-lane registers here, as did an
+// `omp simd` body; its narrow stores, read back at once by the tile transforms as whole
+// registers, also stalled their loads.
+__attribute__((target("arch=x86-64-v4"))) void pool_window(const float* x00, const float* x01,
+                                                           const float* x10, const float* x11,
+                                                           float* y, uint8_t* argmax, int64_t n) {
+  const float* x[4] = {x00, x01, x10, x11};
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 lanes = n - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
+    __m512 best = _mm512_maskz_loadu_ps(lanes, x[0] + c);
+    __m512i pos = _mm512_setzero_si512();
+    for (int i = 1; i < 4; ++i) {
+      const __m512 v = _mm512_maskz_loadu_ps(lanes, x[i] + c);
+      const __mmask16 more =
+          _mm512_cmp_ps_mask(v, best, _CMP_GT_OQ) |
+          (_mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q) & _mm512_cmp_ps_mask(best, best, _CMP_ORD_Q));
+      best = _mm512_mask_mov_ps(best, more, v);
+      pos = _mm512_mask_mov_epi32(pos, more, _mm512_set1_epi32(i));
+    }
+    _mm512_mask_storeu_ps(y + c, lanes, best);
+    _mm512_mask_cvtepi32_storeu_epi8(argmax + c, lanes, pos);
+  }
+}
+
+// The gradient of such a window over n channels: dy where its argmax points, +0 at the other
+// three pixels. Whether every argmax was below 4 (else its dy went nowhere).
+__attribute__((target("arch=x86-64-v4"))) bool unpool_window(const float* dy, const uint8_t* argmax,
+                                                             float* d00, float* d01, float* d10,
+                                                             float* d11, int64_t n) {
+  float* d[4] = {d00, d01, d10, d11};
+  __mmask16 bad = 0;
+  for (int64_t c = 0; c < n; c += 16) {
+    const __mmask16 lanes = n - c >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - c)) - 1);
+    const __m512i p = _mm512_maskz_cvtepu8_epi32(lanes, _mm_maskz_loadu_epi8(lanes, argmax + c));
+    const __m512 v = _mm512_maskz_loadu_ps(lanes, dy + c);
+    bad |= _mm512_mask_cmpgt_epu32_mask(lanes, p, _mm512_set1_epi32(3));
+    for (int i = 0; i < 4; ++i) {
+      const __mmask16 here = _mm512_cmpeq_epi32_mask(p, _mm512_set1_epi32(i));
+      _mm512_mask_storeu_ps(d[i] + c, lanes, _mm512_maskz_mov_ps(here, v));
+    }
+  }
+  return bad == 0;
+}
+
+// The calling thread's buffer of one M x M tile of n channels.
+template <int M>
+float* tile_buffer(int64_t n) {
+  thread_local std::vector<float> tile;
+  if (static_cast<int64_t>(tile.size()) < M * M * n) tile.resize(static_cast<size_t>(M * M * n));
+  return tile.data();
+}
+
+// Tile t of the convolution's output from its M (A*A rows of c_out floats, c_out apart, from m)
+// plus bias into the calling thread's tile buffer, then its 2x2 windows whose pooled pixel lies
+// in the pooling's output max-pooled into out.y and out.argmax (the pixels no window covers, the
+// last row or column of an odd output, are dropped).
+template <int M>
+void pooled_output_tile(const ops::Conv2dGeometry& g, const PooledOutput& out, bool v4,
+                        const float* m, const float* bias, int64_t t) {
+  constexpr int A = F<M>::kA;
+  const int64_t k = g.c_out;
+  const auto [n, ty, tx] = tile_at<M>(g, t);
+  float* tile = tile_buffer<M>(k);
+  OutputTransform<M, false, false, float> body;
+  for (int xi = 0; xi < A * A; ++xi) body.in[xi] = m + xi * k;
+  for (int i = 0; i < M * M; ++i) body.out[i] = tile + i * k;
+  body.bias = bias;
   channel_loop(v4, body, k);
+  const ops::Pool2dGeometry& p = out.pool;
+  for (int i = 0; i < M / 2 && M / 2 * ty + i < p.out_h; ++i) {
+    for (int j = 0; j < M / 2 && M / 2 * tx + j < p.out_w; ++j) {
+      const float* r0 = tile + (2 * i * M + 2 * j) * k;
+      const int64_t o = ((n * p.out_h + M / 2 * ty + i) * p.out_w + M / 2 * tx + j) * k;
+      pool_window(r0, r0 + k, r0 + M * k, r0 + (M + 1) * k, out.y + o, out.argmax + o, k);
+    }
+  }
+}
+
+// gradient_tile of the convolution's gradient made from a pooling's dy and argmax: the tile's
+// pixels that a window covers expanded into the calling thread's tile buffer (the window's dy
+// where its argmax points, +0 beside it), the others read as `zeros` (c_out zeros). False if an
+// argmax named no position of its window.
+template <int M>
+bool pooled_gradient_tile(const ops::Conv2dGeometry& g, const PooledGradient& dy, bool v4,
+                          int64_t t, const float* zeros, float* w) {
+  const int64_t k = g.c_out;
+  const auto [n, ty, tx] = tile_at<M>(g, t);
+  float* tile = tile_buffer<M>(k);
+  const float* rows[M * M];
+  for (int i = 0; i < M * M; ++i) rows[i] = zeros;
+  const ops::Pool2dGeometry& p = dy.pool;
+  bool placed = true;
+  for (int i = 0; i < M / 2 && M / 2 * ty + i < p.out_h; ++i) {
+    for (int j = 0; j < M / 2 && M / 2 * tx + j < p.out_w; ++j) {
+      const int64_t o = ((n * p.out_h + M / 2 * ty + i) * p.out_w + M / 2 * tx + j) * k;
+      const int r = 2 * i * M + 2 * j;  // the window's first pixel in the tile
+      float* d = tile + r * k;
+      placed &= unpool_window(dy.dy + o, dy.argmax + o, d, d + k, d + M * k, d + (M + 1) * k, k);
+      rows[r] = d;
+      rows[r + 1] = d + k;
+      rows[r + M] = d + M * k;
+      rows[r + M + 1] = d + (M + 1) * k;
+    }
+  }
+  gradient_rows<M>(v4, rows, k, w);
+  return placed;
 }
 
 // W [tiles, A*A, c_out] of dy (nhwc) for `g`.
@@ -785,9 +907,10 @@ dnnl::memory::desc filter_transposed_desc(int64_t positions, int64_t rows, int64
 // transforms a block's input tiles into its own buffer, multiplies every position's [tiles, c_in]
 // by U's [c_in, c_out] on small_gemm, and transforms the block's outputs, all while they are in
 // its cache; only x, U and y meet memory. M's tiles as output_tile's.
+// With `pooled` (f32, no residual or relu): pooled_output_tile's pooled output instead of y.
 template <int M, bool Accumulate, bool Relu, typename T>
 void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const float* u, const T* bias,
-                   T* y) {
+                   T* y, const PooledOutput* pooled) {
   constexpr int64_t P = positions(M);
   const int64_t tiles = g.n * tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
   const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles;
@@ -808,6 +931,12 @@ void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const floa
                    m + xi * k, P * k);
       }
       for (int64_t t = 0; t < nt; ++t) {
+        if constexpr (std::is_same_v<T, float> && !Accumulate && !Relu) {
+          if (pooled != nullptr) {
+            pooled_output_tile<M>(g, *pooled, v4, m + t * P * k, bias, t0 + t);
+            continue;
+          }
+        }
         output_tile<M, Accumulate, Relu>(g, v4, m + t * P * k, bias, y, t0 + t);
       }
     }
@@ -816,13 +945,15 @@ void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const floa
 
 template <int M, typename T>
 void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const float* u, const T* bias,
-                   bool accumulate, bool relu, T* y) {
+                   bool accumulate, bool relu, T* y, const PooledOutput* pooled) {
+  TERN_CHECK(pooled == nullptr || (!accumulate && !relu),
+             "Winograd: a pooled output with a residual or relu");
   if (accumulate) {
-    relu ? fused_forward<M, true, true>(g, v4, x, u, bias, y)
-         : fused_forward<M, true, false>(g, v4, x, u, bias, y);
+    relu ? fused_forward<M, true, true>(g, v4, x, u, bias, y, nullptr)
+         : fused_forward<M, true, false>(g, v4, x, u, bias, y, nullptr);
   } else {
-    relu ? fused_forward<M, false, true>(g, v4, x, u, bias, y)
-         : fused_forward<M, false, false>(g, v4, x, u, bias, y);
+    relu ? fused_forward<M, false, true>(g, v4, x, u, bias, y, nullptr)
+         : fused_forward<M, false, false>(g, v4, x, u, bias, y, pooled);
   }
 }
 
@@ -831,17 +962,21 @@ void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const floa
 // then each position's [c_in, tiles] x [tiles, c_out] added to a dU on small_gemm_acc. The blocks
 // in two fixed halves, one per thread, the second half's sums into a buffer added at the end:
 // each element sums its tiles in the same order whatever the thread count.
+// With `pooled`: dy expanded from a pooling's (pooled_gradient_tile); false if an argmax named no
+// position of its window.
 template <int M, typename T>
-void fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, const T* dy,
-                           float* du) {
+bool fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, const T* dy,
+                           float* du, const PooledGradient* pooled = nullptr) {
   constexpr int64_t P = positions(M);
   const int64_t tiles = g.n * tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
   const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = (blocks + 1) / 2;
   const int64_t size = P * c_in * k;
   const T* zeros = zero_channels<T>(std::max(c_in, k));
   float* partial = nullptr;  // the second half's sums
+  std::atomic<bool> placed{true};
 #pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
   {
+    bool mine = true;
     const int threads = omp_get_num_threads(), t = omp_get_thread_num();
     thread_local std::vector<float> vbuf, wbuf, second;
     vbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
@@ -858,7 +993,12 @@ void fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, co
         const int64_t t0 = b * kFusedTiles, nt = std::min(kFusedTiles, tiles - t0);
         for (int64_t i = 0; i < nt; ++i) {
           input_tile<M>(g, v4, x, t0 + i, zeros, v + i * P * c_in);
-          gradient_tile<M>(g, v4, dy, t0 + i, zeros, w + i * P * k);
+          if (pooled != nullptr) {
+            mine &= pooled_gradient_tile<M>(g, *pooled, v4, t0 + i,
+                                            reinterpret_cast<const float*>(zeros), w + i * P * k);
+          } else {
+            gradient_tile<M>(g, v4, dy, t0 + i, zeros, w + i * P * k);
+          }
         }
         for (int64_t xi = 0; xi < P; ++xi) {
           small_gemm_acc(true, c_in, k, nt, v + xi * c_in, P * c_in, w + xi * k, P * k,
@@ -866,11 +1006,13 @@ void fused_filter_gradient(const ops::Conv2dGeometry& g, bool v4, const T* x, co
         }
       }
     }
+    if (!mine) placed = false;
 #pragma omp barrier
     const int64_t first = size * t / threads, last = size * (t + 1) / threads;
 #pragma omp simd
     for (int64_t i = first; i < last; ++i) du[i] += partial[i];
   }
+  return placed;
 }
 
 // Tile t's input gradient, B dV B^T from its dV (A*A rows of c_in floats, c_in apart, from dv),
@@ -908,14 +1050,18 @@ void input_gradient_tile(const ops::Conv2dGeometry& g, bool v4, const float* dv,
 // then each tile's B dV B^T into the pixels it reads (input_gradient_tile). Each thread takes
 // whole images and their tiles in order, so a pixel that two tiles read is summed by one thread,
 // in tile order: the result does not depend on the thread count.
+// With `pooled`: dy expanded from a pooling's (pooled_gradient_tile); false if an argmax named no
+// position of its window.
 template <int M>
-void fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy, const float* ut,
-                          float* dx) {
+bool fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy, const float* ut,
+                          float* dx, const PooledGradient* pooled = nullptr) {
   constexpr int64_t P = positions(M);
   const int64_t tpi = tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
   const float* zeros = zero_channels<float>(std::max(c_in, k));
+  std::atomic<bool> placed{true};
 #pragma omp parallel if (g.n > 1 && !omp_in_parallel())
   {
+    bool mine = true;
     thread_local std::vector<float> wbuf, vbuf;
     wbuf.resize(static_cast<size_t>(kFusedTiles * P * k));
     vbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
@@ -924,7 +1070,13 @@ void fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy
     const int64_t last = g.n * (th + 1) / threads * tpi;
     for (int64_t t0 = g.n * th / threads * tpi; t0 < last; t0 += kFusedTiles) {
       const int64_t nt = std::min(kFusedTiles, last - t0);
-      for (int64_t t = 0; t < nt; ++t) gradient_tile<M>(g, v4, dy, t0 + t, zeros, w + t * P * k);
+      for (int64_t t = 0; t < nt; ++t) {
+        if (pooled != nullptr) {
+          mine &= pooled_gradient_tile<M>(g, *pooled, v4, t0 + t, zeros, w + t * P * k);
+        } else {
+          gradient_tile<M>(g, v4, dy, t0 + t, zeros, w + t * P * k);
+        }
+      }
       for (int64_t xi = 0; xi < P; ++xi) {
         small_gemm(false, nt, c_in, k, 1.0f, w + xi * k, P * k, ut + xi * k * c_in, c_in,
                    dv + xi * c_in, P * c_in);
@@ -933,7 +1085,9 @@ void fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy
         input_gradient_tile<M>(g, v4, dv + t * P * c_in, zeros, dx, t0 + t);
       }
     }
+    if (!mine) placed = false;
   }
+  return placed;
 }
 
 // The calling thread's buffer for a block's transformed filter (or filter gradient) in the
@@ -1125,9 +1279,15 @@ void WinogradForward::run(const void* x, const void* filter, bool constant_filte
   run_tiles<2, float, float>(x, filter, constant_filter, bias, out);
 }
 
+void WinogradForward::run_pooled(const void* x, const void* filter, const void* bias,
+                                 const PooledOutput& out) {
+  TERN_CHECK(pools_tiles() && m_ == 4, "Winograd: a pooled output needs the fused f32 form");
+  run_tiles<4, float, float>(x, filter, false, bias, nullptr, &out);
+}
+
 template <int M, typename T, typename P>
 void WinogradForward::run_tiles(const void* x, const void* filter, bool constant_filter,
-                                const void* bias, void* out) {
+                                const void* bias, void* out, const PooledOutput* pooled) {
   const ops::Conv2dGeometry& g = g_;
   if constexpr (M == 4 && std::is_same_v<T, float>) {
     if (columns_) {
@@ -1166,7 +1326,7 @@ void WinogradForward::run_tiles(const void* x, const void* filter, bool constant
   auto* y = static_cast<T*>(out);
   if constexpr (std::is_same_v<P, float>) {
     if (fused_) {
-      fused_forward<M>(g, v4_, in, u, static_cast<const T*>(bias), residual_, relu_, y);
+      fused_forward<M>(g, v4_, in, u, static_cast<const T*>(bias), residual_, relu_, y, pooled);
       return;
     }
   }
@@ -1235,6 +1395,17 @@ void WinogradFilterGradient::run(const void* x, const void* dy, void* dw) {
   run_tiles<2, bfloat16, bfloat16, bfloat16>(x, dy, dw);
 }
 
+bool WinogradFilterGradient::run_pooled(const void* x, const PooledGradient& dy, void* dw) {
+  TERN_CHECK(reads_pooled() && m_ == 4, "Winograd: a pooled gradient needs the fused f32 form");
+  const ops::Conv2dGeometry& g = g_;
+  auto* du = static_cast<float*>(layout_slot(
+      kGemmResultSlot, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
+  const bool placed =
+      fused_filter_gradient<4, float>(g, v4_, static_cast<const float*>(x), nullptr, du, &dy);
+  filter_gradient_transform<4>(g, v4_, du, static_cast<float*>(dw));
+  return placed;
+}
+
 template <int M, typename T, typename P, typename Out>
 void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) {
   const ops::Conv2dGeometry& g = g_;
@@ -1298,11 +1469,24 @@ void WinogradInputGradient::run(const void* dy, const void* filter, void* dx) {
                            static_cast<float*>(layout_slot(0, bytes)), static_cast<float*>(dx));
     return;
   }
+  fused_input_gradient<4>(g, v4_, static_cast<const float*>(dy), transformed_filter(filter),
+                          static_cast<float*>(dx));
+}
+
+bool WinogradInputGradient::run_pooled(const PooledGradient& dy, const void* filter, void* dx) {
+  TERN_CHECK(reads_pooled(), "Winograd: a pooled gradient needs the fused form");
+  return fused_input_gradient<4>(g_, v4_, nullptr, transformed_filter(filter),
+                                 static_cast<float*>(dx), &dy);
+}
+
+// U transposed per position ([A*A, c_out, c_in]) in the first layout slot.
+const float* WinogradInputGradient::transformed_filter(const void* filter) {
+  const ops::Conv2dGeometry& g = g_;
   auto* ut = static_cast<float*>(
       layout_slot(0, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
   transposed_filter_transform<4>(g.c_in, g.c_out, v4_, static_cast<const float*>(filter), ut,
                                  /*flip=*/false);
-  fused_input_gradient<4>(g, v4_, static_cast<const float*>(dy), ut, static_cast<float*>(dx));
+  return ut;
 }
 
 }  // namespace tern::cpu::onednn

@@ -117,13 +117,13 @@ void conv2d_backprop_filter_ref(const ops::Conv2dGeometry& g, const T* x, const 
   }
 }
 
-// conv2d_backprop_filter_pooled: the convolution's gradient made as max_pool2d_grad_argmax
+// The convolution's gradient made from a pooled op's dy and argmax as max_pool2d_grad_argmax
 // makes it (each dy added, in double and in output order, to the element its argmax names,
-// rounded to T), then conv2d_backprop_filter_ref over it: the unfused pair's result.
-template <typename T, typename O>
-void conv2d_backprop_filter_pooled_ref(const ops::Conv2dGeometry& g, const ops::Pool2dGeometry& p,
-                                       const T* x, const T* dy, const uint8_t* argmax, O* df) {
-  check_pool_argmax(p, argmax, "conv2d_backprop_filter_pooled");
+// rounded to T): the unfused pair's operand. `op` names the op in a bad argmax's error.
+template <typename T>
+std::vector<T> unpooled_gradient_ref(const ops::Pool2dGeometry& p, const T* dy,
+                                     const uint8_t* argmax, const char* op) {
+  check_pool_argmax(p, argmax, op);
   std::vector<double> acc(static_cast<size_t>(p.input_shape().num_elements()), 0.0);
   for (int64_t n = 0; n < p.n; ++n) {
     for (int64_t oh = 0; oh < p.out_h; ++oh) {
@@ -139,7 +139,7 @@ void conv2d_backprop_filter_pooled_ref(const ops::Conv2dGeometry& g, const ops::
   }
   std::vector<T> dy_conv(acc.size());
   for (size_t i = 0; i < acc.size(); ++i) dy_conv[i] = store<T>(acc[i]);
-  conv2d_backprop_filter_ref<T, O>(g, x, dy_conv.data(), df);
+  return dy_conv;
 }
 
 Shape shape_attr(const ops::Attrs& attrs, std::string_view name) {
@@ -190,13 +190,27 @@ void register_conv_ref(KernelRegistry& r) {
     dispatch_float(x.dtype(), "conv2d_backprop_filter_pooled", [&](auto tag) {
       using T = decltype(tag);
       Tensor& df = ctx.outputs[0];
+      const std::vector<T> dy_conv =
+          unpooled_gradient_ref(p, dy.data<T>(), argmax, "conv2d_backprop_filter_pooled");
       if (df.dtype() == x.dtype()) {
-        conv2d_backprop_filter_pooled_ref<T, T>(g, p, x.data<T>(), dy.data<T>(), argmax,
-                                                df.data<T>());
+        conv2d_backprop_filter_ref<T, T>(g, x.data<T>(), dy_conv.data(), df.data<T>());
       } else {  // dfilter_dtype "f32" from 16-bit inputs
-        conv2d_backprop_filter_pooled_ref<T, float>(g, p, x.data<T>(), dy.data<T>(), argmax,
-                                                    df.data<float>());
+        conv2d_backprop_filter_ref<T, float>(g, x.data<T>(), dy_conv.data(), df.data<float>());
       }
+    });
+  });
+  add_ref(r, "conv2d_backprop_input_pooled", ops::kFloatDTypes, [](KernelContext& ctx) {
+    const Tensor &dy = ctx.inputs[0], &f = ctx.inputs[1];
+    ops::Conv2dGeometry g =
+        ops::conv2d_geometry(shape_attr(ctx.attrs, "input_shape"), f.shape(), ctx.attrs);
+    ops::Pool2dGeometry p =
+        ops::pool2d_geometry(g.output_shape(), ops::fused_pool_attrs(ctx.attrs));
+    const auto* argmax = ctx.inputs[2].data<uint8_t>();
+    dispatch_float(dy.dtype(), "conv2d_backprop_input_pooled", [&](auto tag) {
+      using T = decltype(tag);
+      const std::vector<T> dy_conv =
+          unpooled_gradient_ref(p, dy.data<T>(), argmax, "conv2d_backprop_input_pooled");
+      conv2d_backprop_input_ref<T>(g, dy_conv.data(), f.data<T>(), ctx.outputs[0].data<T>());
     });
   });
   register_pool_ref(r);
