@@ -7,6 +7,7 @@
 
 #include "tern/passes/pass_eval_test_util.h"
 #include "tern/passes/pass_test_util.h"
+#include "tests/support/conv_pool_block.h"
 #include "tests/support/random_tensor.h"
 
 namespace tern::passes {
@@ -94,21 +95,8 @@ TEST(PoolArgmax, SameBitsAsTheGraphItReplaces) {
 
 // The CNN's first layer as autodiff writes it for training (its input needs no gradient): the
 // routed gradient is read only by the filter gradient and the bias gradient's sum.
-constexpr const char* kFirstLayer = R"(graph @g {
-    %x = input() {dtype=f32, name="x", shape=[2, 10, 10, 1]}
-    %f = input() {dtype=f32, name="f", shape=[3, 3, 1, 16]}
-    %b = input() {dtype=f32, name="b", shape=[16]}
-    %dy = input() {dtype=f32, name="dy", shape=[2, 4, 4, 16]}
-    %c = conv2d(%x, %f)
-    %z = add(%c, %b)
-    %p = max_pool2d(%z) {ksize=[2, 2], strides=[2, 2]}
-    %r = relu(%p)
-    %dp = relu_grad(%dy, %p)
-    %dz = max_pool2d_grad(%z, %dp) {ksize=[2, 2], strides=[2, 2]}
-    %df = conv2d_backprop_filter(%x, %dz) {filter_shape=[3, 3, 1, 16]}
-    %db = sum(%dz) {axes=[0, 1, 2]}
-    return {"r": %r, "df": %df, "db": %db}
-  })";
+const std::string kFirstLayer =
+    tern::testing::conv_pool_block(2, 10, 1, 16, /*input_gradient=*/false);
 
 TEST(PoolArgmax, FirstLayerFilterGradientReadsThePooledGradient) {
   auto g = parse(kFirstLayer);
@@ -150,6 +138,20 @@ TEST(PoolArgmax, FirstLayerSumAxesInOtherForms) {
   }
 }
 
+// The outputs of `g` and of `plain` on ref, expected bit for bit equal; returns plain's.
+std::vector<Tensor> expect_same_bits_on_ref(const ir::Graph& plain, const ir::Graph& g,
+                                            const runtime::Feeds& feeds) {
+  runtime::EagerOptions ref;
+  ref.kernel = "ref";
+  std::vector<Tensor> want = runtime::run_graph_eager(plain, feeds, nullptr, ref);
+  std::vector<Tensor> got = runtime::run_graph_eager(g, feeds, nullptr, ref);
+  EXPECT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size() && i < want.size(); ++i) {
+    EXPECT_TRUE(bitwise_equal(got[i], want[i])) << plain.outputs()[i].name;
+  }
+  return want;
+}
+
 TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
   auto plain = parse(kFirstLayer);
   auto g = parse(kFirstLayer);
@@ -159,14 +161,7 @@ TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
                           {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 1, 16}, 2)},
                           {"b", tern::testing::random_tensor(DType::kF32, Shape{16}, 3)},
                           {"dy", tern::testing::random_tensor(DType::kF32, Shape{2, 4, 4, 16}, 4)}};
-  runtime::EagerOptions ref;
-  ref.kernel = "ref";
-  std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, ref);
-  std::vector<Tensor> got = runtime::run_graph_eager(*g, feeds, nullptr, ref);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_TRUE(bitwise_equal(got[i], want[i])) << plain->outputs()[i].name;
-  }
+  const std::vector<Tensor> want = expect_same_bits_on_ref(*plain, *g, feeds);
   std::vector<Tensor> fast = runtime::run_graph_eager(*g, feeds, nullptr, runtime::EagerOptions{});
   for (size_t i = 0; i < fast.size(); ++i) {
     for (int64_t e = 0; e < want[i].num_elements(); ++e) {
@@ -204,25 +199,12 @@ TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
   }
 }
 
-// A layer of several channels as autodiff writes it (its input gradient too), with an optimizer-
-// like node ordered after the gradients that read the filter.
-constexpr const char* kInnerLayer = R"(graph @g {
-    %x = input() {dtype=f32, name="x", shape=[2, 13, 13, 4]}
-    %f = input() {dtype=f32, name="f", shape=[3, 3, 4, 8]}
-    %b = input() {dtype=f32, name="b", shape=[8]}
-    %dy = input() {dtype=f32, name="dy", shape=[2, 5, 5, 8]}
-    %c = conv2d(%x, %f)
-    %z = add(%c, %b)
-    %p = max_pool2d(%z) {ksize=[2, 2], strides=[2, 2]}
-    %r = relu(%p)
-    %dp = relu_grad(%dy, %p)
-    %dz = max_pool2d_grad(%z, %dp) {ksize=[2, 2], strides=[2, 2]}
-    %df = conv2d_backprop_filter(%x, %dz) {filter_shape=[3, 3, 4, 8]}
-    %dx = conv2d_backprop_input(%dz, %f) {input_shape=[2, 13, 13, 4]}
-    %db = sum(%dz) {axes=[0, 1, 2]}
-    %k = neg(%f) after(%df, %dx)
-    return {"r": %r, "df": %df, "dx": %dx, "db": %db, "k": %k}
-  })";
+// A layer of several channels as autodiff writes it (its input gradient too), with an
+// optimizer-like node ordered after the gradients that read the filter.
+std::string inner_layer() {
+  return tern::testing::conv_pool_block(2, 13, 4, 8, /*input_gradient=*/true,
+                                        /*ordered_reader=*/true);
+}
 
 // A kernel query answering `yes` for the ops in it, recording what it was asked.
 KernelQuery query_for(std::vector<std::string> yes, std::vector<std::string>* asked) {
@@ -237,7 +219,7 @@ KernelQuery query_for(std::vector<std::string> yes, std::vector<std::string>* as
 
 TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
   std::vector<std::string> asked;
-  auto g = parse(kInnerLayer);
+  auto g = parse(inner_layer());
   PoolArgmax pass(
       /*pooled_filter_gradient=*/true,
       query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
@@ -268,7 +250,7 @@ TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
                                     "conv2d_backprop_input_pooled"};
     yes.erase(std::find(yes.begin(), yes.end(), missing));
     std::vector<std::string> seen;
-    auto other = parse(kInnerLayer);
+    auto other = parse(inner_layer());
     PoolArgmax p(/*pooled_filter_gradient=*/true, query_for(yes, &seen));
     EXPECT_TRUE(run_pass(p, *other));
     EXPECT_EQ(count_ops(*other, "max_pool2d_grad_argmax"), 1u);
@@ -281,8 +263,8 @@ TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
 // On ref the pooled ops compute the replaced graph's bits (each routes dy as
 // max_pool2d_grad_argmax does, then runs the unpooled op's ref).
 TEST(PoolArgmax, InnerLayerGradientsAreTheGraphsItReplaces) {
-  auto plain = parse(kInnerLayer);
-  auto g = parse(kInnerLayer);
+  auto plain = parse(inner_layer());
+  auto g = parse(inner_layer());
   std::vector<std::string> asked;
   PoolArgmax pass(
       false, query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
@@ -292,14 +274,7 @@ TEST(PoolArgmax, InnerLayerGradientsAreTheGraphsItReplaces) {
                           {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 4, 8}, 2)},
                           {"b", tern::testing::random_tensor(DType::kF32, Shape{8}, 3)},
                           {"dy", tern::testing::random_tensor(DType::kF32, Shape{2, 5, 5, 8}, 4)}};
-  runtime::EagerOptions ref;
-  ref.kernel = "ref";
-  std::vector<Tensor> want = runtime::run_graph_eager(*plain, feeds, nullptr, ref);
-  std::vector<Tensor> got = runtime::run_graph_eager(*g, feeds, nullptr, ref);
-  ASSERT_EQ(got.size(), want.size());
-  for (size_t i = 0; i < got.size(); ++i) {
-    EXPECT_TRUE(bitwise_equal(got[i], want[i])) << plain->outputs()[i].name;
-  }
+  expect_same_bits_on_ref(*plain, *g, feeds);
 }
 
 }  // namespace

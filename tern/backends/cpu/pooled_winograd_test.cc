@@ -12,6 +12,7 @@
 #include "tern/base/error.h"
 #include "tern/ir/parser.h"
 #include "tern/runtime/executable.h"
+#include "tests/support/conv_pool_block.h"
 
 namespace tern::testing {
 namespace {
@@ -205,22 +206,7 @@ TEST(PooledWinograd, TakesOnlyWhatItsWinogradRuns) {
 TEST(PooledWinograd, CompiledStepUsesThemWhereRegistered) {
   runtime::initialize();
   if (cpu::cpu_isa() != cpu::CpuIsa::kX86_64_v3) GTEST_SKIP() << "vectorized kernels are off";
-  std::unique_ptr<ir::Graph> g = ir::parse_graph(R"(graph @g {
-    %x = input() {dtype=f32, name="x", shape=[4, 13, 13, 32]}
-    %f = input() {dtype=f32, name="f", shape=[3, 3, 32, 64]}
-    %b = input() {dtype=f32, name="b", shape=[64]}
-    %dy = input() {dtype=f32, name="dy", shape=[4, 5, 5, 64]}
-    %c = conv2d(%x, %f)
-    %z = add(%c, %b)
-    %p = max_pool2d(%z) {ksize=[2, 2], strides=[2, 2]}
-    %r = relu(%p)
-    %dp = relu_grad(%dy, %p)
-    %dz = max_pool2d_grad(%z, %dp) {ksize=[2, 2], strides=[2, 2]}
-    %df = conv2d_backprop_filter(%x, %dz) {filter_shape=[3, 3, 32, 64]}
-    %dx = conv2d_backprop_input(%dz, %f) {input_shape=[4, 13, 13, 32]}
-    %db = sum(%dz) {axes=[0, 1, 2]}
-    return {"r": %r, "df": %df, "dx": %dx, "db": %db}
-  })");
+  std::unique_ptr<ir::Graph> g = ir::parse_graph(conv_pool_block(4, 13, 32, 64));
   runtime::VariableStore vars;
   std::unique_ptr<runtime::Executable> exe = runtime::Executable::compile(*g, vars, {});
   size_t pooled = 0, routed = 0;
