@@ -60,16 +60,24 @@ inline GraphCost graph_cost(const ir::Graph& g) {
       const double d = static_cast<double>(qs.dim(3)), dv = static_cast<double>(vs.dim(3));
       c.matmul_flops += 2.0 * pairs * (op == "attention" ? d + dv : 2.0 * (d + dv));
     } else if ((op == "conv2d" || op == "fused_conv2d" || op == "conv2d_backprop_input" ||
-                op == "conv2d_backprop_filter") &&
+                op == "conv2d_backprop_filter" || op == "conv2d_backprop_input_pooled" ||
+                op == "conv2d_backprop_filter_pooled") &&
                has_output && n->num_inputs() >= 2) {
-      // Every form does out(conv) * kh * kw * in_per_group multiply-adds.
-      // (fused_conv2d's output may be pooled: its convolution's output from the geometry.)
-      const Shape& f = op == "conv2d_backprop_filter" ? n->output()->shape() : n->input(1)->shape();
-      const Shape y = op == "conv2d_backprop_filter"  ? n->input(1)->shape()
-                      : op == "conv2d_backprop_input" ? n->input(0)->shape()
-                      : op == "fused_conv2d"
-                          ? ops::conv2d_geometry(n->input(0)->shape(), f, n->attrs()).output_shape()
-                          : n->output()->shape();
+      // Every form does out(conv) * kh * kw * in_per_group multiply-adds. fused_conv2d's output
+      // may be pooled, and the pooled gradients read the pooling's dy: their convolution's
+      // output from the geometry.
+      const bool filter_gradient =
+          op == "conv2d_backprop_filter" || op == "conv2d_backprop_filter_pooled";
+      const Shape& f = filter_gradient ? n->output(0)->shape() : n->input(1)->shape();
+      const Shape y =
+          op == "conv2d_backprop_filter"  ? n->input(1)->shape()
+          : op == "conv2d_backprop_input" ? n->input(0)->shape()
+          : op == "conv2d_backprop_input_pooled"
+              ? ops::conv2d_geometry(Shape(n->attrs().get_ints("input_shape")), f, n->attrs())
+                    .output_shape()
+          : op == "fused_conv2d" || op == "conv2d_backprop_filter_pooled"
+              ? ops::conv2d_geometry(n->input(0)->shape(), f, n->attrs()).output_shape()
+              : n->output(0)->shape();
       const double flops = 2.0 * static_cast<double>(y.num_elements()) *
                            static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
       c.conv_flops += flops;

@@ -34,5 +34,22 @@ TEST(GraphCost, ConvolutionsCountTheir1x1FlopsApart) {
   EXPECT_DOUBLE_EQ(c.flops(), conv3 + conv1 + 2.0 * 3 * 2 * 7);
 }
 
+// A layer trained fused with its pooling counts as its unfused nodes: the forward with a pooled
+// output and both pooled gradients each do the convolution's multiply-adds.
+TEST(GraphCost, PooledConvolutionsCountTheirConvolution) {
+  auto g = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 13, 13, 4]}
+    %w = input() {dtype=f32, name="w", shape=[3, 3, 4, 8]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 5, 5, 8]}
+    %am = input() {dtype=u8, name="am", shape=[2, 5, 5, 8]}
+    %y = fused_conv2d(%x, %w) {activation="none", has_bias=false, has_residual=false, pool="max_argmax", pool_ksize=[2, 2], pool_strides=[2, 2]}
+    %dx = conv2d_backprop_input_pooled(%dy, %w, %am) {input_shape=[2, 13, 13, 4], pool_ksize=[2, 2], pool_strides=[2, 2]}
+    %dw = conv2d_backprop_filter_pooled(%x, %dy, %am) {filter_shape=[3, 3, 4, 8], pool_ksize=[2, 2], pool_strides=[2, 2]}
+    return {"y": %y#0, "dx": %dx, "dw": %dw}
+  })");
+  // 2*11*11*8 convolution outputs x 3*3*4 taps, three times.
+  EXPECT_DOUBLE_EQ(graph_cost(*g).conv_flops, 3 * 2.0 * (2 * 11 * 11 * 8) * (3 * 3 * 4));
+}
+
 }  // namespace
 }  // namespace tern::bench

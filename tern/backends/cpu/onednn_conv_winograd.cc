@@ -35,8 +35,11 @@
 // with F(2x2, 3x3) multiply their transforms rounded to bf16 (winograd_products: V, W and U in
 // bf16, M and dU in f32). Every transform is a loop over channels (NHWC keeps them contiguous),
 // built for x86-64-v3 and for AVX-512; the code below runs only where cpu_isa() is x86-64-v3
-// (winograd_tile).
-// One file past 800 lines (~1300) on purpose: the chunked, fused and per-block-of-channels forms
+// (winograd_tile). Under a 2x2 / 2 max pooling (pooled_winograd_cpu.cc), the fused forward pools
+// each output tile in the thread's cache (pooled_output_tile: the pooled values and argmax), and
+// the fused gradients expand each dy tile from the pooled dy and argmax as they read it
+// (pooled_gradient_tile), so the convolution-sized output and gradient are never stored.
+// One file past 800 lines (~1500) on purpose: the chunked, fused and per-block-of-channels forms
 // and the input gradient's adjoints all build on the 1-D transforms, the per-tile bodies, the
 // filter rows and the channel loops, templates in its anonymous namespace compiled for
 // x86-64-v3 by the TERN_CPU_V3 region (cpu_isa.h), which applies to the functions a file itself
