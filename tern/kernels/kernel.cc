@@ -14,6 +14,15 @@ bool ref_offered_to(DeviceType device) {
   return b != nullptr && b->memory_is_host_accessible();
 }
 
+// Why `c` refuses `sig` (key dtype `key`), or "" if it takes it.
+std::string refusal(const KernelCandidate& c, const KernelSignature& sig, DType key) {
+  if (std::find(c.dtypes.begin(), c.dtypes.end(), key) == c.dtypes.end()) {
+    return str_cat("dtype ", dtype_name(key), " not supported");
+  }
+  if (sig.deterministic && !c.deterministic) return "not deterministic";
+  return c.decline ? c.decline(sig) : std::string();
+}
+
 }  // namespace
 
 std::string KernelSignature::to_string() const {
@@ -84,14 +93,7 @@ KernelSelection KernelRegistry::select(const KernelSignature& sig, std::string_v
   for (const KernelCandidate* c : candidates(sig.op->name, sig.device)) {
     if (!force.empty() && c->name != force) continue;
     forced_found = true;
-    std::string reason;
-    if (std::find(c->dtypes.begin(), c->dtypes.end(), key) == c->dtypes.end()) {
-      reason = str_cat("dtype ", dtype_name(key), " not supported");
-    } else if (sig.deterministic && !c->deterministic) {
-      reason = "not deterministic";
-    } else if (c->decline) {
-      reason = c->decline(sig);
-    }
+    const std::string reason = refusal(*c, sig, key);
     if (!reason.empty()) {
       sel.declined.push_back(c->name + ": " + reason);
       continue;
@@ -133,6 +135,14 @@ bool KernelRegistry::has_fast(std::string_view op, DeviceType device, DType dtyp
     if (!c->is_ref() && std::find(c->dtypes.begin(), c->dtypes.end(), dtype) != c->dtypes.end()) {
       return true;
     }
+  }
+  return false;
+}
+
+bool KernelRegistry::takes_fast(const KernelSignature& sig) const {
+  const DType key = sig.key_dtype();
+  for (const KernelCandidate* c : candidates(sig.op->name, sig.device)) {
+    if (!c->is_ref() && refusal(*c, sig, key).empty()) return true;
   }
   return false;
 }

@@ -104,6 +104,8 @@ class KernelRegistry {
   KernelSelection select(const KernelSignature& sig, std::string_view force = {}) const;
   // True if a non-ref candidate exists for (op, device, dtype).
   bool has_fast(std::string_view op, DeviceType device, DType dtype) const;
+  // True if a non-ref candidate takes `sig` (select's checks, without making the kernel).
+  bool takes_fast(const KernelSignature& sig) const;
   bool has_ref(std::string_view op, DType dtype) const;
 
  private:

@@ -4,7 +4,6 @@
 #include <unordered_set>
 
 #include "tern/ir/analysis/topo_order.h"
-#include "tern/ops/conv_geometry.h"
 #include "tern/ops/fused_program.h"
 #include "tern/passes/pass_util.h"
 
@@ -46,19 +45,10 @@ ops::Attrs fused_attrs(const Chain& c) {
 }
 
 // Whether chain `c`'s pool (a max_pool2d_argmax reading conv2d's result alone, nothing but a bias
-// between them) joins as fused_conv2d's pool = "max_argmax": an f32 layer, one-channel
-// (ops::one_channel_pooled_conv) where `one_channel`, or one the device has a kernel for
-// (`fast_kernel`).
-bool argmax_pool_joins(const Chain& c, bool one_channel, const KernelQuery& fast_kernel) {
-  const ir::Node& conv = *c.base;
-  if (conv.output()->dtype() != DType::kF32) return false;
-  const ops::Conv2dGeometry g =
-      ops::conv2d_geometry(conv.input(0)->shape(), conv.input(1)->shape(), conv.attrs());
-  if (one_channel &&
-      ops::one_channel_pooled_conv(g, ops::pool2d_geometry(g.output_shape(), c.pool->attrs()))) {
-    return true;
-  }
-  if (!fast_kernel) return false;
+// between them) joins as fused_conv2d's pool = "max_argmax": an f32 layer the device has a kernel
+// for in that form (`fast_kernel`).
+bool argmax_pool_joins(const Chain& c, const KernelQuery& fast_kernel) {
+  if (!fast_kernel || c.base->output()->dtype() != DType::kF32) return false;
   std::vector<TensorType> inputs;
   for (const ir::Value* v : fused_inputs(c)) inputs.push_back(v->type());
   return fast_kernel("fused_conv2d", fused_attrs(c), inputs,
@@ -67,8 +57,7 @@ bool argmax_pool_joins(const Chain& c, bool one_channel, const KernelQuery& fast
 
 class Matcher {
  public:
-  Matcher(const ir::Graph& g, bool argmax_pools, const KernelQuery& fast_kernel)
-      : g_(g), argmax_pools_(argmax_pools), fast_kernel_(fast_kernel) {}
+  Matcher(const ir::Graph& g, const KernelQuery& fast_kernel) : g_(g), fast_kernel_(fast_kernel) {}
 
   ir::Node* sole_user(const ir::Value* v) const { return passes::sole_user(g_, v); }
 
@@ -121,7 +110,7 @@ class Matcher {
       ir::Node* p = sole_user(cur);
       if (p && p->op_name() == "max_pool2d_argmax" && c.activation == "none") {
         c.pool = p;
-        if (argmax_pool_joins(c, argmax_pools_, fast_kernel_)) {
+        if (argmax_pool_joins(c, fast_kernel_)) {
           c.absorbed.push_back(p);
           c.result = cur;  // replaced by both of the pool's outputs (fuse)
           return c;
@@ -147,7 +136,6 @@ class Matcher {
 
  private:
   const ir::Graph& g_;
-  bool argmax_pools_;
   const KernelQuery& fast_kernel_;
 };
 
@@ -180,7 +168,7 @@ bool FuseEpilogue::run(ir::Graph& g) {
   std::unordered_set<const ir::Node*> removed;
   for (ir::Node* n : ir::topo_order(g)) {
     if (removed.count(n) || (n->op_name() != "matmul" && n->op_name() != "conv2d")) continue;
-    std::optional<Chain> chain = Matcher(g, argmax_pools_, fast_kernel_).match(n);
+    std::optional<Chain> chain = Matcher(g, fast_kernel_).match(n);
     if (!chain || !fuse(g, *chain)) continue;
     removed.insert(chain->absorbed.begin(), chain->absorbed.end());
     changed = true;

@@ -8,12 +8,11 @@
 // (tern/ops/fused_ops.cc): in an inference graph the convolution's output is then pooled chunk by
 // chunk while in cache instead of being written whole and read again; a training graph's
 // convolution output is usually also read by its gradients, so it is not folded there.
-// With argmax_pools (the device has the kernels), a training graph's one-channel first layer
-// (ops::one_channel_pooled_conv, f32), conv2d [+ bias] read only by a max_pool2d_argmax (pass
-// pool_argmax), becomes fused_conv2d with pool = "max_argmax", which returns both of the
-// pooling's outputs: the convolution-sized output is never written. With a kernel query
-// (PipelineOptions::fast_kernel), so does an f32 convolution of several channels [+ bias] where
-// the device has a kernel for that fused node (the CPU's fused Winograd).
+// With a kernel query (PipelineOptions::fast_kernel), a training graph's conv2d [+ bias] read
+// only by a max_pool2d_argmax (pass pool_argmax) becomes fused_conv2d with pool = "max_argmax",
+// which returns both of the pooling's outputs, where the device has a kernel for that node (on
+// the CPU: the grayscale CNN's one-channel first layer, and layers tern's fused Winograd runs,
+// pooling each output tile in cache): the convolution-sized output is never written.
 // Only values nothing else reads are folded in: an intermediate that is a graph output or has a
 // second user ends the chain there. The fused node takes over the chain's control edges (it runs
 // after whatever they ran after; whatever waited for them waits for it); a chain whose control
@@ -30,14 +29,12 @@ namespace tern::passes {
 
 class FuseEpilogue final : public Pass {
  public:
-  // fast_kernel: asked before a convolution of several channels takes a max_pool2d_argmax.
-  explicit FuseEpilogue(bool argmax_pools = false, KernelQuery fast_kernel = {})
-      : argmax_pools_(argmax_pools), fast_kernel_(std::move(fast_kernel)) {}
+  // fast_kernel: asked before a convolution takes a max_pool2d_argmax (unset: none does).
+  explicit FuseEpilogue(KernelQuery fast_kernel = {}) : fast_kernel_(std::move(fast_kernel)) {}
   std::string name() const override { return "fuse_epilogue"; }
   bool run(ir::Graph& g) override;
 
  private:
-  bool argmax_pools_;
   KernelQuery fast_kernel_;
 };
 

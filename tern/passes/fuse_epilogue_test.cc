@@ -86,9 +86,10 @@ TEST(FuseEpilogue, PoolStaysApartWhenTheConvolutionHasAnotherReader) {
   EXPECT_EQ(count_ops(*g, "fused_conv2d"), 2u);
 }
 
-// Training's one-channel first layer (pass pool_argmax made its pooling the argmax pair): with
-// argmax_pools, conv + bias + the pooling become fused_conv2d with pool = "max_argmax", both of the
-// pooling's outputs its own; without the option, or with three input channels, the pooling stays.
+// Training's one-channel first layer (pass pool_argmax made its pooling the argmax pair): where
+// the kernel query takes the fused node (as the CPU's one-channel kernel does), conv + bias + the
+// pooling become fused_conv2d with pool = "max_argmax", both of the pooling's outputs its own;
+// without a query, or where it has no kernel (three input channels), the pooling stays.
 TEST(FuseEpilogue, OneChannelLayerJoinsItsArgmaxPooling) {
   auto text = [](int64_t channels) {
     return str_cat(R"(graph @g {
@@ -106,8 +107,13 @@ TEST(FuseEpilogue, OneChannelLayerJoinsItsArgmaxPooling) {
     return {"y": %y, "g": %g}
   })");
   };
+  KernelQuery one_channel = [](const std::string& op, const ops::Attrs&,
+                               const std::vector<TensorType>& inputs,
+                               const std::vector<TensorType>&) {
+    return op == "fused_conv2d" && inputs[0].shape.dim(3) == 1;
+  };
   auto g = parse(text(1));
-  FuseEpilogue pass(/*argmax_pools=*/true);
+  FuseEpilogue pass(one_channel);
   EXPECT_TRUE(run_pass(pass, *g));
   const ir::Node& relu = output_node(*g, "y");
   EXPECT_EQ(relu.op_name(), "relu");  // not joined: the activation would change argmax
@@ -122,11 +128,11 @@ TEST(FuseEpilogue, OneChannelLayerJoinsItsArgmaxPooling) {
   EXPECT_EQ(f.output(1)->type(), (TensorType{DType::kU8, Shape{4, 13, 13, 32}}));
   EXPECT_EQ(count_ops(*g, "max_pool2d_argmax"), 0u);
 
-  for (auto [channels, option] : {std::pair{1, false}, std::pair{3, true}}) {
+  for (auto [channels, query] : {std::pair{1, false}, std::pair{3, true}}) {
     auto other = parse(text(channels));
-    FuseEpilogue p(option);
+    FuseEpilogue p(query ? one_channel : KernelQuery{});
     EXPECT_TRUE(run_pass(p, *other));  // conv + bias still fuse
-    EXPECT_EQ(count_ops(*other, "max_pool2d_argmax"), 1u) << channels << " " << option;
+    EXPECT_EQ(count_ops(*other, "max_pool2d_argmax"), 1u) << channels << " " << query;
   }
 }
 
@@ -159,7 +165,7 @@ TEST(FuseEpilogue, ArgmaxPoolingJoinsWhereTheDeviceHasAKernel) {
       return has_kernel;
     };
     auto g = parse(text);
-    FuseEpilogue pass(/*argmax_pools=*/true, query);
+    FuseEpilogue pass(query);
     EXPECT_TRUE(run_pass(pass, *g));  // conv + bias fuse either way
     EXPECT_EQ(asked, (std::vector<std::string>{"fused_conv2d"}));
     EXPECT_EQ(count_ops(*g, "max_pool2d_argmax"), has_kernel ? 0u : 1u);

@@ -107,11 +107,10 @@ PassPipeline default_pipeline(const PipelineOptions& options) {
   if (!options.deterministic) {
     add(std::make_unique<FuseNormActivation>());
     if (options.pool_argmax) {
-      add(std::make_unique<PoolArgmax>(options.one_channel_pooled_conv, options.fast_kernel));
+      add(std::make_unique<PoolArgmax>(options.fast_kernel));
     }
     add(std::make_unique<FuseDropoutResidual>());
-    add(std::make_unique<FuseEpilogue>(options.pool_argmax && options.one_channel_pooled_conv,
-                                       options.pool_argmax ? options.fast_kernel : KernelQuery{}));
+    add(std::make_unique<FuseEpilogue>(options.pool_argmax ? options.fast_kernel : KernelQuery{}));
     add(std::make_unique<FuseElementwise>());
     add(std::make_unique<FuseColumnSum>());
     add(std::make_unique<Dce>());

@@ -66,14 +66,11 @@ struct PipelineOptions {
   // The device has fast kernels for max_pool2d_argmax and max_pool2d_grad_argmax: pool_argmax
   // runs (before fuse_epilogue).
   bool pool_argmax = false;
-  // The device has the kernels of a one-channel layer trained fused with its pooling
-  // (ops::one_channel_pooled_conv): pool_argmax forms conv2d_backprop_filter_pooled and
-  // fuse_epilogue fused_conv2d with pool = "max_argmax".
-  bool one_channel_pooled_conv = false;
-  // Asked by pool_argmax and fuse_epilogue before they form a pooled layer's ops for a
-  // convolution of several channels (conv2d_backprop_input_pooled, conv2d_backprop_filter_pooled,
-  // fused_conv2d with pool = "max_argmax"): each is formed only where the device has a kernel for
-  // it (the CPU's fused Winograd). Unset: never.
+  // Asked by pool_argmax and fuse_epilogue before they form a layer's pooled ops
+  // (conv2d_backprop_filter_pooled, conv2d_backprop_input_pooled, fused_conv2d with
+  // pool = "max_argmax"): each is formed only where the device has a kernel that takes it (on the
+  // CPU: the one-channel first layer's kernels, and tern's fused Winograd for layers of several
+  // channels). Unset: never.
   KernelQuery fast_kernel;
 };
 

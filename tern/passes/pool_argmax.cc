@@ -56,7 +56,6 @@ bool PoolArgmax::fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const {
     return false;
   }
   ir::Value *dy = route->input(0), *argmax = route->input(1);
-  const ops::Pool2dGeometry pool = ops::pool2d_geometry(dx->shape(), route->attrs());
   // Each use's replacement: op, inputs, attributes.
   struct Replacement {
     ir::Node* node;
@@ -67,7 +66,6 @@ bool PoolArgmax::fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const {
   std::vector<Replacement> grads;
   std::vector<ir::Node*> sums;
   auto has_kernel = [&](const Replacement& r) {
-    if (!fast_kernel_) return false;
     std::vector<TensorType> inputs;
     for (const ir::Value* v : r.inputs) inputs.push_back(v->type());
     return fast_kernel_(r.op, r.attrs, inputs, {r.node->output()->type()});
@@ -79,12 +77,7 @@ bool PoolArgmax::fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const {
     if (n->op_name() == "conv2d_backprop_filter" && u.input_index == 1) {
       Replacement r{
           n, "conv2d_backprop_filter_pooled", {n->input(0), dy, argmax}, pooled_attrs(*n, *route)};
-      const ops::Conv2dGeometry conv = ops::conv2d_geometry(
-          n->input(0)->shape(), Shape(n->attrs().get_ints("filter_shape")), n->attrs());
-      if (!(pooled_filter_gradient_ && ops::one_channel_pooled_conv(conv, pool)) &&
-          !has_kernel(r)) {
-        return false;
-      }
+      if (!has_kernel(r)) return false;
       grads.push_back(std::move(r));
     } else if (n->op_name() == "conv2d_backprop_input" && u.input_index == 0) {
       Replacement r{
@@ -153,7 +146,7 @@ bool PoolArgmax::run(ir::Graph& g) {
     }
     changed = true;
   }
-  if (pooled_filter_gradient_ || fast_kernel_) {
+  if (fast_kernel_) {
     for (ir::Node* route : g.nodes_of("max_pool2d_grad_argmax")) {
       changed = fuse_pooled_gradients(g, route) || changed;
     }

@@ -9,18 +9,17 @@
 // sum their dy, slower this way), without control edges. The pipeline runs it only where the device
 // has fast kernels for both argmax ops (PipelineOptions::pool_argmax) and not in deterministic
 // pipelines.
-// With pooled_filter_gradient (the device has its kernel), then, where the routed gradient dx of
-// an f32 pooling over a convolution's output is read only by that convolution's filter gradient
-// and by sums over its spatial axes (the bias gradient):
+// With a kernel query (PipelineOptions::fast_kernel), then, where the routed gradient dx of an
+// f32 pooling over a convolution's output is read only by that convolution's filter gradient,
+// its input gradient and sums over its spatial axes (the bias gradient):
 //   conv2d_backprop_filter(x, dx) -> conv2d_backprop_filter_pooled(x, dy, argmax)
-//   sum(dx){axes covering H and W} -> sum(dy){same axes}   (each dy lands on one element of dx)
-// so dx is never written: for the convolutions ops::one_channel_pooled_conv names (the
-// grayscale CNN's first layer), whose CPU kernel reads dy and argmax once.
-// With a kernel query (PipelineOptions::fast_kernel), a convolution of several channels whose
-// filter gradient and input gradient both read dx (and sums, as above) has them formed the same
-// way where the device has kernels for both pooled ops (the CPU's fused Winograd expands each dy
-// tile from dy and argmax as it reads it):
 //   conv2d_backprop_input(dx, filter) -> conv2d_backprop_input_pooled(dy, filter, argmax)
+//   sum(dx){axes covering H and W} -> sum(dy){same axes}   (each dy lands on one element of dx)
+// so dx is never written, where the device has a kernel for every pooled node (else none is
+// formed: dx would be written anyway). On the CPU: the grayscale CNN's one-channel first layer
+// (its filter gradient alone; pooled_filter_grad_cpu.cc reads dy and argmax once) and layers
+// tern's fused Winograd runs (pooled_winograd_cpu.cc expands each dy tile from dy and argmax as
+// it reads it).
 #pragma once
 
 #include <utility>
@@ -31,17 +30,14 @@ namespace tern::passes {
 
 class PoolArgmax final : public Pass {
  public:
-  // pooled_filter_gradient: also form conv2d_backprop_filter_pooled (the device has its kernel).
-  // fast_kernel: asked before pooled gradients of a convolution of several channels are formed.
-  explicit PoolArgmax(bool pooled_filter_gradient = false, KernelQuery fast_kernel = {})
-      : pooled_filter_gradient_(pooled_filter_gradient), fast_kernel_(std::move(fast_kernel)) {}
+  // fast_kernel: asked before a pooled gradient is formed (unset: none is).
+  explicit PoolArgmax(KernelQuery fast_kernel = {}) : fast_kernel_(std::move(fast_kernel)) {}
   std::string name() const override { return "pool_argmax"; }
   bool run(ir::Graph& g) override;
 
  private:
   bool fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const;
 
-  bool pooled_filter_gradient_;
   KernelQuery fast_kernel_;
 };
 

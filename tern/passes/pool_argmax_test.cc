@@ -98,9 +98,18 @@ TEST(PoolArgmax, SameBitsAsTheGraphItReplaces) {
 const std::string kFirstLayer =
     tern::testing::conv_pool_block(2, 10, 1, 16, /*input_gradient=*/false);
 
+// A device's kernel query as the CPU's one-channel kernels answer it: the pooled filter gradient
+// of a one-channel layer only.
+KernelQuery one_channel_kernels() {
+  return [](const std::string& op, const ops::Attrs&, const std::vector<TensorType>& inputs,
+            const std::vector<TensorType>&) {
+    return op == "conv2d_backprop_filter_pooled" && inputs[0].shape.dim(3) == 1;
+  };
+}
+
 TEST(PoolArgmax, FirstLayerFilterGradientReadsThePooledGradient) {
   auto g = parse(kFirstLayer);
-  PoolArgmax pass(/*pooled_filter_gradient=*/true);
+  PoolArgmax pass(one_channel_kernels());
   EXPECT_TRUE(run_pass(pass, *g));
   EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax") + count_ops(*g, "conv2d_backprop_filter"), 0u);
   const ir::Node& df = output_node(*g, "df");
@@ -115,7 +124,7 @@ TEST(PoolArgmax, FirstLayerFilterGradientReadsThePooledGradient) {
   EXPECT_EQ(db.input(0), df.input(1));
   EXPECT_FALSE(run_pass(pass, *g));
 
-  // Without the option (no kernel for the fused op), the routed gradient stays.
+  // Without a kernel query (no kernel for the pooled op), the routed gradient stays.
   auto plain = parse(kFirstLayer);
   PoolArgmax without;
   EXPECT_TRUE(run_pass(without, *plain));
@@ -131,7 +140,7 @@ TEST(PoolArgmax, FirstLayerSumAxesInOtherForms) {
   for (const char* axes : {"axes=[-4, -3, -2]", "axes=[]"}) {
     SCOPED_TRACE(axes);
     auto g = parse(std::regex_replace(kFirstLayer, std::regex("axes=\\[0, 1, 2\\]"), axes));
-    PoolArgmax pass(/*pooled_filter_gradient=*/true);
+    PoolArgmax pass(one_channel_kernels());
     EXPECT_TRUE(run_pass(pass, *g));
     EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax"), 0u);
     EXPECT_EQ(output_node(*g, "db").input(0), output_node(*g, "df").input(1));
@@ -155,7 +164,7 @@ std::vector<Tensor> expect_same_bits_on_ref(const ir::Graph& plain, const ir::Gr
 TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
   auto plain = parse(kFirstLayer);
   auto g = parse(kFirstLayer);
-  PoolArgmax pass(/*pooled_filter_gradient=*/true);
+  PoolArgmax pass(one_channel_kernels());
   ASSERT_TRUE(run_pass(pass, *g));
   runtime::Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 10, 10, 1}, 1)},
                           {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 1, 16}, 2)},
@@ -171,9 +180,9 @@ TEST(PoolArgmax, FirstLayerGradientsAreTheGraphsItReplaces) {
   }
 }
 
-// A filter gradient of another geometry (3 input channels), a routed gradient with a reader other
-// than the two (the input gradient of a layer that is not the first), or one that is a graph
-// output: the routed gradient stays.
+// A filter gradient the device has no kernel for (3 input channels), a routed gradient with a
+// reader it has none for (the input gradient of a layer that is not the first), or one that is a
+// graph output: the routed gradient stays.
 TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
   for (const char* change : {"channels", "input gradient", "output", "channel sum"}) {
     SCOPED_TRACE(change);
@@ -192,7 +201,7 @@ TEST(PoolArgmax, OtherLayersKeepTheRoutedGradient) {
       text = std::regex_replace(text, std::regex("axes=\\[0, 1, 2\\]"), "axes=[3]");
     }
     auto g = parse(text);
-    PoolArgmax pass(/*pooled_filter_gradient=*/true);
+    PoolArgmax pass(one_channel_kernels());
     EXPECT_TRUE(run_pass(pass, *g));  // the argmax pair still forms
     EXPECT_EQ(count_ops(*g, "conv2d_backprop_filter_pooled"), 0u);
     EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax"), 1u);
@@ -221,7 +230,6 @@ TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
   std::vector<std::string> asked;
   auto g = parse(inner_layer());
   PoolArgmax pass(
-      /*pooled_filter_gradient=*/true,
       query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
   EXPECT_TRUE(run_pass(pass, *g));
   EXPECT_EQ(asked.size(), 2u);
@@ -251,7 +259,7 @@ TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
     yes.erase(std::find(yes.begin(), yes.end(), missing));
     std::vector<std::string> seen;
     auto other = parse(inner_layer());
-    PoolArgmax p(/*pooled_filter_gradient=*/true, query_for(yes, &seen));
+    PoolArgmax p(query_for(yes, &seen));
     EXPECT_TRUE(run_pass(p, *other));
     EXPECT_EQ(count_ops(*other, "max_pool2d_grad_argmax"), 1u);
     EXPECT_EQ(count_ops(*other, "conv2d_backprop_filter_pooled") +
@@ -267,7 +275,7 @@ TEST(PoolArgmax, InnerLayerGradientsAreTheGraphsItReplaces) {
   auto g = parse(inner_layer());
   std::vector<std::string> asked;
   PoolArgmax pass(
-      false, query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
+      query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
   ASSERT_TRUE(run_pass(pass, *g));
   ASSERT_EQ(count_ops(*g, "conv2d_backprop_input_pooled"), 1u);
   runtime::Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 13, 13, 4}, 1)},

@@ -68,24 +68,14 @@ bool has_fast_kernel(std::string_view op, DeviceType device) {
   return false;
 }
 
-// Whether a candidate other than ref on `device` takes the node (its decline accepts the
-// signature), asked by the passes that form an op only where it runs fast.
+// Whether a candidate other than ref on `device` takes the node, asked by the passes that form
+// an op only where it runs fast.
 passes::KernelQuery fast_kernel_query(const CompileOptions& options) {
   return [device = options.device, deterministic = options.deterministic](
              const std::string& op, const ops::Attrs& attrs, const std::vector<TensorType>& inputs,
              const std::vector<TensorType>& outputs) {
-    const kernels::KernelSignature sig{
-        &ops::OpRegistry::global().get(op), &attrs, inputs, outputs, device, deterministic};
-    const DType key = sig.key_dtype();
-    for (const kernels::KernelCandidate* c :
-         kernels::KernelRegistry::global().candidates(op, device)) {
-      if (c->is_ref() || (deterministic && !c->deterministic) ||
-          std::find(c->dtypes.begin(), c->dtypes.end(), key) == c->dtypes.end()) {
-        continue;
-      }
-      if (!c->decline || c->decline(sig).empty()) return true;
-    }
-    return false;
+    return kernels::KernelRegistry::global().takes_fast(
+        {&ops::OpRegistry::global().get(op), &attrs, inputs, outputs, device, deterministic});
   };
 }
 
@@ -100,8 +90,6 @@ void run_optimizations(ir::Graph& g, const CompileOptions& options,
                                    .supports(DeviceCapability::kBF16WidenedContractions);
   po.pool_argmax = has_fast_kernel("max_pool2d_argmax", options.device) &&
                    has_fast_kernel("max_pool2d_grad_argmax", options.device);
-  // The CPU backend registers the pooled filter gradient with its argmax-pooled convolution.
-  po.one_channel_pooled_conv = has_fast_kernel("conv2d_backprop_filter_pooled", options.device);
   po.fast_kernel = fast_kernel_query(options);
   for (auto& st : passes::default_pipeline(po).run(g)) stats.push_back(std::move(st));
 }

@@ -245,9 +245,11 @@ TERN_CPU_V4_LOOP void run_rows_v4(const Geometry& geo, const float* x, const flo
 }
 
 // "" if the kernel takes the signature: f32, one input channel, a 3x3 filter at stride 1 and
-// dilation 1, a 2x2 max pooling at stride 2 without padding, activation none or relu.
+// dilation 1, a 2x2 max pooling at stride 2 without padding, activation none or relu; the argmax
+// form (training's) where one_channel_pooled_training().
 std::string decline(const kernels::KernelSignature& sig, Geometry* geo) {
-  if (std::string why = decline_pooled_conv(sig, geo, /*argmax_ok=*/true); !why.empty()) {
+  if (std::string why = decline_pooled_conv(sig, geo, one_channel_pooled_training());
+      !why.empty()) {
     return why;
   }
   const ops::Conv2dGeometry& g = geo->conv;

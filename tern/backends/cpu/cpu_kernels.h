@@ -43,6 +43,10 @@ void max_pool2d_blocked16_to_nhwc(const ops::Pool2dGeometry& g, const float* x, 
 void register_max_pool_grad_kernels(kernels::KernelRegistry& r);       // max_pool_grad_cpu.cc
 void register_pool_argmax_kernels(kernels::KernelRegistry& r);         // pool_argmax_cpu.cc
 void register_pooled_filter_grad_kernels(kernels::KernelRegistry& r);  // pooled_filter_grad_cpu.cc
+// Whether the one-channel first layer trains fused with its pooling: AVX-512 and
+// TERN_ONE_CHANNEL_POOLED_CONV not 0 (its pooled filter gradient registered, its argmax-pooled
+// forward taken). x86-64-v3 code (pooled_filter_grad_cpu.cc).
+bool one_channel_pooled_training();
 // fused_conv2d of one input channel with a 2x2 max pooling (conv_pool_one_channel_cpu.cc).
 void register_conv_pool_one_channel_kernels(kernels::KernelRegistry& r);
 // A 3x3 layer trained under a 2x2 max pooling on tern's fused Winograd (fused_conv2d with

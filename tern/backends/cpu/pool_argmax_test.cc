@@ -145,6 +145,18 @@ TEST(PoolArgmaxCpu, OneChannelLayerKernelsFollowTheSwitch) {
   const char* env = std::getenv("TERN_ONE_CHANNEL_POOLED_CONV");
   const bool on = cpu::cpu_runs_v4_variants() && (env == nullptr || std::string(env) != "0");
   EXPECT_EQ(has_candidate("conv2d_backprop_filter_pooled", "cpu_vec"), on);
+  // And the argmax-pooled forward of that layer: taken only then.
+  const ops::Attrs forward = {{"activation", std::string("none")},
+                              {"has_bias", true},
+                              {"has_residual", false},
+                              {"pool", std::string("max_argmax")},
+                              {"pool_ksize", std::vector<int64_t>{2, 2}},
+                              {"pool_strides", std::vector<int64_t>{2, 2}}};
+  EXPECT_EQ(selected_kernel(
+                "fused_conv2d",
+                {{DType::kF32, {4, 28, 28, 1}}, {DType::kF32, {3, 3, 1, 32}}, {DType::kF32, {32}}},
+                forward) == "cpu_vec",
+            on);
 }
 
 }  // namespace

@@ -183,16 +183,20 @@ class PooledFilterGradKernel final : public kernels::Kernel {
 
 }  // namespace
 
-// Registered where the CPU runs AVX-512. TERN_ONE_CHANNEL_POOLED_CONV=0 leaves the op without this
-// kernel, so the passes form neither it nor the argmax-pooled convolution
-// (PipelineOptions::one_channel_pooled_conv): the layer then writes its convolution-sized output
-// and gradient, as before.
+bool one_channel_pooled_training() {
+  static const bool on =
+      cpu_runs_v4_variants() &&
+      env_switch("TERN_ONE_CHANNEL_POOLED_CONV", "the first layer fused with its pooling",
+                 "the convolution-sized output and gradient");
+  return on;
+}
+
+// Registered where one_channel_pooled_training() (AVX-512, TERN_ONE_CHANNEL_POOLED_CONV not 0):
+// else the passes' kernel query finds no kernel for the op, nor for the argmax-pooled forward
+// (conv_pool_one_channel_cpu.cc declines it then), so the layer writes its convolution-sized
+// output and gradient, as before.
 void register_pooled_filter_grad_kernels(kernels::KernelRegistry& r) {
-  if (!cpu_runs_v4_variants() ||
-      !env_switch("TERN_ONE_CHANNEL_POOLED_CONV", "the first layer fused with its pooling",
-                  "the convolution-sized output and gradient")) {
-    return;
-  }
+  if (!one_channel_pooled_training()) return;
   kernels::KernelCandidate c;
   c.name = "cpu_vec";
   c.dtypes = {DType::kF32};

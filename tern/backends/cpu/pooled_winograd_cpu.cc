@@ -4,7 +4,7 @@
 // and writes the pooled values and argmax, and the gradients (conv2d_backprop_input_pooled,
 // conv2d_backprop_filter_pooled) expand each dy tile from the pooled dy and argmax as they read
 // it. The pass pool_argmax forms these ops only where these kernels take them
-// (PipelineOptions::pooled_kernel), so a layer tern's Winograd does not take keeps its
+// (PipelineOptions::fast_kernel), so a layer tern's Winograd does not take keeps its
 // convolution-sized output, max_pool2d_argmax and max_pool2d_grad_argmax. Results are bitwise
 // those of the unfused nodes on the same Winograd (same tiles, same order of sums).
 #include <functional>
