@@ -82,6 +82,15 @@ inline GraphCost graph_cost(const ir::Graph& g) {
                            static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
       c.conv_flops += flops;
       if (f.dim(0) == 1 && f.dim(1) == 1) c.conv_1x1_flops += flops;
+    } else if (op == "conv2d_backprop_pooled" && has_output) {
+      // Both gradients of the convolution of x (input 0) and the filter (input 2): twice its
+      // multiply-adds.
+      const Shape& f = n->input(2)->shape();
+      const Shape y = ops::conv2d_geometry(n->input(0)->shape(), f, n->attrs()).output_shape();
+      const double flops = 2.0 * 2.0 * static_cast<double>(y.num_elements()) *
+                           static_cast<double>(f.dim(0) * f.dim(1) * f.dim(2));
+      c.conv_flops += flops;
+      if (f.dim(0) == 1 && f.dim(1) == 1) c.conv_1x1_flops += flops;
     } else if (op == "sgd_update" || op == "adam_update" || op == "adamw_update" ||
                op == "rmsprop_update") {
       ops::OptimizerLayout l = ops::optimizer_layout(op, n->attrs());

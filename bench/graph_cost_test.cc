@@ -49,6 +49,17 @@ TEST(GraphCost, PooledConvolutionsCountTheirConvolution) {
   })");
   // 2*11*11*8 convolution outputs x 3*3*4 taps, three times.
   EXPECT_DOUBLE_EQ(graph_cost(*g).conv_flops, 3 * 2.0 * (2 * 11 * 11 * 8) * (3 * 3 * 4));
+
+  // Both gradients from one node count as the two.
+  auto both = ir::parse_graph(R"(graph @g {
+    %x = input() {dtype=f32, name="x", shape=[2, 13, 13, 4]}
+    %w = input() {dtype=f32, name="w", shape=[3, 3, 4, 8]}
+    %dy = input() {dtype=f32, name="dy", shape=[2, 5, 5, 8]}
+    %am = input() {dtype=u8, name="am", shape=[2, 5, 5, 8]}
+    %g = conv2d_backprop_pooled(%x, %dy, %w, %am) {pool_ksize=[2, 2], pool_strides=[2, 2]}
+    return {"dx": %g#0, "dw": %g#1}
+  })");
+  EXPECT_DOUBLE_EQ(graph_cost(*both).conv_flops, 2 * 2.0 * (2 * 11 * 11 * 8) * (3 * 3 * 4));
 }
 
 }  // namespace

@@ -157,6 +157,18 @@ std::vector<TensorType> infer_conv2d_backprop_input_pooled(const InferContext& c
   return {{ctx.input(0).dtype, x}};
 }
 
+// conv2d_backprop_pooled(x, dy, filter, argmax){conv attrs, dfilter_dtype, pool attrs}: both
+// conv2d_backprop_input_pooled's dx (x's type) and conv2d_backprop_filter_pooled's dfilter, from
+// one node.
+std::vector<TensorType> infer_conv2d_backprop_pooled(const InferContext& ctx) {
+  require_same_dtype(ctx, 0, 1);
+  require_same_dtype(ctx, 0, 2);
+  const Shape& filter = ctx.input(2).shape;
+  Conv2dGeometry g = conv_geometry_or_fail(ctx, ctx.input(0).shape, filter);
+  check_pooled_gradient(ctx, g, 1, 3);
+  return {ctx.input(0), dfilter_type(ctx, filter)};
+}
+
 std::vector<TensorType> infer_pool2d(const InferContext& ctx) {
   Pool2dGeometry g = pool_geometry_or_fail(ctx, ctx.input(0).shape);
   return {{ctx.input(0).dtype, g.output_shape()}};
@@ -258,6 +270,16 @@ void register_conv_ops(OpRegistry& r) {
          .dtypes = kFloatDTypes,
          .traits = kTraitNotDifferentiable,
          .infer = infer_conv2d_backprop_input_pooled});
+  r.add({.name = "conv2d_backprop_pooled",
+         .family = "conv",
+         .doc = "conv2d_backprop_input_pooled(dy, filter, argmax) and "
+                "conv2d_backprop_filter_pooled(x, dy, argmax) from one node (dx, dfilter): a "
+                "kernel reads each expanded tile of the convolution's gradient once for both.",
+         .inputs = {"x", "dy", "filter", "argmax"},
+         .attrs = with_pool_attrs(with_dfilter_dtype(conv2d_attrs())),
+         .dtypes = kFloatDTypes,
+         .traits = kTraitNotDifferentiable,
+         .infer = infer_conv2d_backprop_pooled});
   r.add({.name = "max_pool2d",
          .family = "conv",
          .doc = "2-D max pooling over NHWC windows; SAME padding never selects a pad element.",

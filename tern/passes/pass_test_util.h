@@ -45,4 +45,12 @@ inline const ir::Node& output_node(const ir::Graph& g, std::string_view name) {
   throw_error(ErrorCode::kNotFound, "no output ", name);
 }
 
+// The value of graph output `name`.
+inline const ir::Value* output_value(const ir::Graph& g, std::string_view name) {
+  for (const auto& o : g.outputs()) {
+    if (o.name == name) return o.value;
+  }
+  throw_error(ErrorCode::kNotFound, "no output ", name);
+}
+
 }  // namespace tern::passes::testing

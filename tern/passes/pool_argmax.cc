@@ -94,6 +94,9 @@ bool PoolArgmax::fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const {
   for (const Replacement& r : grads) {
     if (any_ancestor_of(r.inputs, control_successors_of(g, {r.node}))) return false;
   }
+  if (grads.size() == 2 && join_gradients(g, route, grads[0].node, grads[1].node)) {
+    grads.clear();
+  }
   for (Replacement& r : grads) {
     ir::Node* pooled =
         g.add_node(r.op, r.inputs, std::move(r.attrs), str_cat(r.node->name(), "/pooled"));
@@ -107,6 +110,55 @@ bool PoolArgmax::fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const {
     g.remove_node(s);
   }
   g.remove_node(route);
+  return true;
+}
+
+// A layer's two pooled gradients as one conv2d_backprop_pooled(x, dy, filter, argmax), where a
+// kernel takes it: `a` and `b` are the convolution's conv2d_backprop_filter and
+// conv2d_backprop_input (either order) reading `route`'s gradient. False (nothing changed)
+// otherwise.
+bool PoolArgmax::join_gradients(ir::Graph& g, ir::Node* route, ir::Node* a, ir::Node* b) const {
+  const bool a_filter = a->op_name() == "conv2d_backprop_filter";
+  ir::Node* filter_grad = a_filter ? a : b;
+  ir::Node* input_grad = a_filter ? b : a;
+  if (filter_grad->op_name() != "conv2d_backprop_filter" ||
+      input_grad->op_name() != "conv2d_backprop_input") {
+    return false;
+  }
+  ir::Value *x = filter_grad->input(0), *filter = input_grad->input(1);
+  const ops::Attrs &fa = filter_grad->attrs(), &ia = input_grad->attrs();
+  for (const char* name : {"strides", "explicit_paddings", "dilations"}) {
+    if (fa.get_ints(name) != ia.get_ints(name)) return false;
+  }
+  if (fa.get_string("padding") != ia.get_string("padding") ||
+      fa.get_int("groups") != ia.get_int("groups") ||
+      fa.get_ints("filter_shape") != filter->shape().dims() ||
+      ia.get_ints("input_shape") != x->shape().dims()) {
+    return false;
+  }
+  // The filter gradient's pooled attributes (conv, dfilter_dtype, pool) without filter_shape.
+  const ops::Attrs pooled = pooled_attrs(*filter_grad, *route);
+  ops::Attrs attrs;
+  for (const auto& [name, value] : pooled.items()) {
+    if (name != "filter_shape") attrs.set(name, value);
+  }
+  std::vector<ir::Value*> inputs = {x, route->input(0), filter, route->input(1)};
+  std::vector<TensorType> in_types;
+  for (const ir::Value* v : inputs) in_types.push_back(v->type());
+  if (!fast_kernel_("conv2d_backprop_pooled", attrs, in_types,
+                    {input_grad->output()->type(), filter_grad->output()->type()})) {
+    return false;
+  }
+  const std::vector<ir::Node*> merged = {filter_grad, input_grad};
+  if (any_ancestor_of(inputs, control_successors_of(g, merged))) return false;
+  std::string name = filter_grad->name();
+  name = str_cat(name.substr(0, name.rfind('/') + 1), "conv2d_backprop_pooled");
+  ir::Node* both = g.add_node("conv2d_backprop_pooled", inputs, std::move(attrs), name);
+  inherit_control_edges(g, merged, both);
+  g.replace_all_uses(input_grad->output(), both->output(0));
+  g.replace_all_uses(filter_grad->output(), both->output(1));
+  g.remove_node(input_grad);
+  g.remove_node(filter_grad);
   return true;
 }
 

@@ -19,7 +19,10 @@
 // formed: dx would be written anyway). On the CPU: the grayscale CNN's one-channel first layer
 // (its filter gradient alone; pooled_filter_grad_cpu.cc reads dy and argmax once) and layers
 // tern's fused Winograd runs (pooled_winograd_cpu.cc expands each dy tile from dy and argmax as
-// it reads it).
+// it reads it). Where both gradients are formed and a kernel takes them together, one node makes
+// both (each expanded tile read once for the two products):
+//   conv2d_backprop_input_pooled + conv2d_backprop_filter_pooled
+//   -> dx, dfilter = conv2d_backprop_pooled(x, dy, filter, argmax)
 #pragma once
 
 #include <utility>
@@ -37,6 +40,7 @@ class PoolArgmax final : public Pass {
 
  private:
   bool fuse_pooled_gradients(ir::Graph& g, ir::Node* route) const;
+  bool join_gradients(ir::Graph& g, ir::Node* route, ir::Node* a, ir::Node* b) const;
 
   KernelQuery fast_kernel_;
 };

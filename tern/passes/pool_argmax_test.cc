@@ -15,6 +15,7 @@ namespace {
 
 using testing::count_ops;
 using testing::output_node;
+using testing::output_value;
 using testing::parse;
 using testing::run_pass;
 
@@ -232,7 +233,10 @@ TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
   PoolArgmax pass(
       query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
   EXPECT_TRUE(run_pass(pass, *g));
-  EXPECT_EQ(asked.size(), 2u);
+  // Both, then the two together (which this query refuses).
+  EXPECT_EQ(asked,
+            (std::vector<std::string>{"conv2d_backprop_filter_pooled",
+                                      "conv2d_backprop_input_pooled", "conv2d_backprop_pooled"}));
   EXPECT_EQ(count_ops(*g, "max_pool2d_grad_argmax") + count_ops(*g, "conv2d_backprop_filter") +
                 count_ops(*g, "conv2d_backprop_input"),
             0u);
@@ -268,21 +272,66 @@ TEST(PoolArgmax, InnerLayerGradientsReadThePooledGradientWhereKernelsAre) {
   }
 }
 
+// Where a kernel also takes both gradients together, one conv2d_backprop_pooled makes them.
+TEST(PoolArgmax, InnerLayerGradientsJoinWhereAKernelTakesBoth) {
+  std::vector<std::string> asked;
+  auto g = parse(inner_layer());
+  PoolArgmax pass(query_for(
+      {"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled", "conv2d_backprop_pooled"},
+      &asked));
+  EXPECT_TRUE(run_pass(pass, *g));
+  EXPECT_EQ(asked.size(), 3u);
+  EXPECT_EQ(count_ops(*g, "conv2d_backprop_filter_pooled") +
+                count_ops(*g, "conv2d_backprop_input_pooled") +
+                count_ops(*g, "max_pool2d_grad_argmax"),
+            0u);
+  const ir::Node& both = output_node(*g, "df");
+  ASSERT_EQ(both.op_name(), "conv2d_backprop_pooled");
+  EXPECT_EQ(&output_node(*g, "dx"), &both);
+  EXPECT_EQ(output_value(*g, "dx"), both.output(0));
+  EXPECT_EQ(output_value(*g, "df"), both.output(1));
+  EXPECT_EQ(both.input(0)->node()->attrs().get_string("name"), "x");
+  EXPECT_EQ(both.input(1), output_node(*g, "db").input(0));  // the pooling's dy
+  EXPECT_EQ(both.input(2)->node()->attrs().get_string("name"), "f");
+  EXPECT_EQ(both.input(3)->node()->op_name(), "max_pool2d_argmax");
+  EXPECT_FALSE(both.attrs().has("filter_shape"));
+  EXPECT_FALSE(both.attrs().has("input_shape"));
+  EXPECT_EQ(both.attrs().get_ints("pool_ksize"), (std::vector<int64_t>{2, 2}));
+  // The two gradients' control edges are the joint node's.
+  const std::vector<ir::Node*>& after = output_node(*g, "k").control_inputs();
+  ASSERT_EQ(after.size(), 1u);
+  EXPECT_EQ(after[0], &both);
+  EXPECT_FALSE(run_pass(pass, *g));
+
+  // Where no kernel takes them together, the two pooled gradients stay apart.
+  std::vector<std::string> seen;
+  auto apart = parse(inner_layer());
+  PoolArgmax p(query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &seen));
+  EXPECT_TRUE(run_pass(p, *apart));
+  EXPECT_EQ(seen.back(), "conv2d_backprop_pooled");
+  EXPECT_EQ(count_ops(*apart, "conv2d_backprop_pooled"), 0u);
+  EXPECT_EQ(count_ops(*apart, "conv2d_backprop_input_pooled"), 1u);
+}
+
 // On ref the pooled ops compute the replaced graph's bits (each routes dy as
 // max_pool2d_grad_argmax does, then runs the unpooled op's ref).
 TEST(PoolArgmax, InnerLayerGradientsAreTheGraphsItReplaces) {
-  auto plain = parse(inner_layer());
-  auto g = parse(inner_layer());
-  std::vector<std::string> asked;
-  PoolArgmax pass(
-      query_for({"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled"}, &asked));
-  ASSERT_TRUE(run_pass(pass, *g));
-  ASSERT_EQ(count_ops(*g, "conv2d_backprop_input_pooled"), 1u);
-  runtime::Feeds feeds = {{"x", tern::testing::random_tensor(DType::kF32, Shape{2, 13, 13, 4}, 1)},
-                          {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 4, 8}, 2)},
-                          {"b", tern::testing::random_tensor(DType::kF32, Shape{8}, 3)},
-                          {"dy", tern::testing::random_tensor(DType::kF32, Shape{2, 5, 5, 8}, 4)}};
-  expect_same_bits_on_ref(*plain, *g, feeds);
+  for (const char* joint : {"", "conv2d_backprop_pooled"}) {
+    SCOPED_TRACE(joint);
+    auto plain = parse(inner_layer());
+    auto g = parse(inner_layer());
+    std::vector<std::string> asked;
+    PoolArgmax pass(query_for(
+        {"conv2d_backprop_filter_pooled", "conv2d_backprop_input_pooled", joint}, &asked));
+    ASSERT_TRUE(run_pass(pass, *g));
+    ASSERT_EQ(count_ops(*g, "conv2d_backprop_input_pooled") + count_ops(*g, joint), 1u);
+    runtime::Feeds feeds = {
+        {"x", tern::testing::random_tensor(DType::kF32, Shape{2, 13, 13, 4}, 1)},
+        {"f", tern::testing::random_tensor(DType::kF32, Shape{3, 3, 4, 8}, 2)},
+        {"b", tern::testing::random_tensor(DType::kF32, Shape{8}, 3)},
+        {"dy", tern::testing::random_tensor(DType::kF32, Shape{2, 5, 5, 8}, 4)}};
+    expect_same_bits_on_ref(*plain, *g, feeds);
+  }
 }
 
 }  // namespace

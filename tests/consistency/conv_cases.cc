@@ -133,7 +133,8 @@ TERN_OP_CASES(pooled_filter_gradient) {
 // The pooled gradients of a layer of several channels (the W3 CNN's 32 -> 64 layer, 13x13 ->
 // 11x11 pooled to 5x5): tern's fused Winograd expands each dy tile from dy and argmax
 // ("winograd", pooled_winograd_cpu.cc); an odd 40 -> 24-channel layer with few tiles, which it
-// does not take (the passes keep the unfused nodes there; ref checks the op itself).
+// does not take (the passes keep the unfused nodes there; ref checks the op itself); and both
+// gradients from one node on each.
 TERN_OP_CASES(pooled_gradients) {
   auto pool = [](ops::Attrs a) {
     a.set("pool_ksize", Ints{2, 2});
@@ -158,6 +159,24 @@ TERN_OP_CASES(pooled_gradients) {
       {"conv2d_backprop_input_pooled",
        {In({1, 2, 2, 24}), In({3, 3, 40, 24}), Idx({1, 2, 2, 24}, 0, 4, DType::kU8)},
        pool({{"input_shape", Ints{1, 6, 7, 40}}}),
+       false,
+       {},
+       1e-5,
+       "odd-few-tiles"},
+      // Both from one node (conv2d_backprop_pooled): the CNN's layer on the fused Winograd, and
+      // the odd layer (ref).
+      {"conv2d_backprop_pooled",
+       {In({2, 13, 13, 32}), In({2, 5, 5, 64}), In({3, 3, 32, 64}),
+        Idx({2, 5, 5, 64}, 0, 4, DType::kU8)},
+       pool({}),
+       false,
+       {DType::kF32},
+       1e-4,
+       "winograd-13x13-32-64"},
+      {"conv2d_backprop_pooled",
+       {In({1, 6, 7, 40}), In({1, 2, 2, 24}), In({3, 3, 40, 24}),
+        Idx({1, 2, 2, 24}, 0, 4, DType::kU8)},
+       pool({}),
        false,
        {},
        1e-5,

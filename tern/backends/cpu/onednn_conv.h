@@ -486,6 +486,28 @@ class WinogradInputGradient {
   bool columns_;  // winograd_columns: per block of input channels
 };
 
+// Both gradients of a 3x3 layer trained under a 2x2 / 2 max pooling (conv2d_backprop_pooled: f32,
+// nhwc), in one pass over its tiles: the fused filter gradient's and the fused adjoint input
+// gradient's blocks of kFusedTiles tiles, each dy tile expanded from the pooled dy and argmax and
+// transformed (W = A dy A^T) once for both products instead of once per gradient. Results are bit
+// for bit those of WinogradFilterGradient::run_pooled and WinogradInputGradient::run_pooled.
+// Where both of those take the layer (reads_pooled) and pooled_gradients_split(g).
+class WinogradPooledGradients {
+ public:
+  explicit WinogradPooledGradients(const ops::Conv2dGeometry& g);
+  // x [n, h, w, c_in], the pooling's dy and argmax, the HWIO filter -> dx (x's shape) and dw (the
+  // filter's). False if an argmax named no position of its window (dx, dw then unspecified).
+  bool run(const void* x, const PooledGradient& dy, const void* filter, void* dx, void* dw);
+
+ private:
+  ops::Conv2dGeometry g_;
+  bool v4_;
+};
+
+// Whether the fused filter gradient's two fixed halves of blocks of tiles (one per thread) fall
+// between images, so the input gradient's pixels each belong to one half (WinogradPooledGradients).
+bool pooled_gradients_split(const ops::Conv2dGeometry& g);
+
 }  // namespace tern::cpu::onednn
 
 namespace tern::cpu {

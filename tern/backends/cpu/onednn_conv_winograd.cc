@@ -1093,6 +1093,67 @@ bool fused_input_gradient(const ops::Conv2dGeometry& g, bool v4, const float* dy
   return placed;
 }
 
+// Both gradients of the forward convolution `g` under a pooling (conv2d_backprop_pooled): per
+// block of kFusedTiles tiles, each dy tile expanded from the pooling's and transformed once, W =
+// A dy A^T, for the two products that read it: the filter gradient's dU += V^T W (as
+// fused_filter_gradient) and the input gradient's dV = W U^T, B dV B^T into dx (as
+// fused_input_gradient). The filter gradient's two fixed halves of blocks, one per thread, must
+// fall between images (pooled_gradients_split), so each thread also owns whole images of dx: both
+// results are bit for bit the two fused kernels', whatever the thread count. ut: the transformed
+// filter, transposed ([A*A, c_out, c_in]); du: [A*A, c_in, c_out]. False if an argmax named no
+// position of its window.
+template <int M>
+bool fused_pooled_gradients(const ops::Conv2dGeometry& g, bool v4, const float* x,
+                            const PooledGradient& pooled, const float* ut, float* dx, float* du) {
+  constexpr int64_t P = positions(M);
+  const int64_t tiles = g.n * tiles_per_image(g, M), c_in = g.c_in, k = g.c_out;
+  const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = (blocks + 1) / 2;
+  const int64_t size = P * c_in * k;
+  const float* zeros = zero_channels<float>(std::max(c_in, k));
+  float* partial = nullptr;  // the second half's filter sums
+  std::atomic<bool> placed{true};
+#pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
+  {
+    bool mine = true;
+    const int threads = omp_get_num_threads(), t = omp_get_thread_num();
+    thread_local std::vector<float> vbuf, wbuf, dvbuf, second;
+    vbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
+    wbuf.resize(static_cast<size_t>(kFusedTiles * P * k));
+    dvbuf.resize(static_cast<size_t>(kFusedTiles * P * c_in));
+    float *v = vbuf.data(), *w = wbuf.data(), *dv = dvbuf.data();
+    for (int part = t; part < 2; part += threads) {
+      float* sums = du;
+      if (part == 1) {
+        second.resize(static_cast<size_t>(size));
+        sums = partial = second.data();
+      }
+      std::fill(sums, sums + size, 0.0f);
+      for (int64_t b = part == 0 ? 0 : half; b < (part == 0 ? half : blocks); ++b) {
+        const int64_t t0 = b * kFusedTiles, nt = std::min(kFusedTiles, tiles - t0);
+        for (int64_t i = 0; i < nt; ++i) {
+          input_tile<M>(g, v4, x, t0 + i, zeros, v + i * P * c_in);
+          mine &= pooled_gradient_tile<M>(g, pooled, v4, t0 + i, zeros, w + i * P * k);
+        }
+        for (int64_t xi = 0; xi < P; ++xi) {
+          small_gemm_acc(true, c_in, k, nt, v + xi * c_in, P * c_in, w + xi * k, P * k,
+                         sums + xi * c_in * k, k);
+          small_gemm(false, nt, c_in, k, 1.0f, w + xi * k, P * k, ut + xi * k * c_in, c_in,
+                     dv + xi * c_in, P * c_in);
+        }
+        for (int64_t i = 0; i < nt; ++i) {
+          input_gradient_tile<M>(g, v4, dv + i * P * c_in, zeros, dx, t0 + i);
+        }
+      }
+    }
+    if (!mine) placed = false;
+#pragma omp barrier
+    const int64_t first = size * t / threads, last = size * (t + 1) / threads;
+#pragma omp simd
+    for (int64_t i = first; i < last; ++i) du[i] += partial[i];
+  }
+  return placed;
+}
+
 // The calling thread's buffer for a block's transformed filter (or filter gradient) in the
 // forms per block of channels below: one for the three directions, at least n floats (grown,
 // never shrunk; 4.7 MB for ResNet-18's 512-channel layers).
@@ -1451,6 +1512,33 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
     gemm.execute();
   }
   filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
+}
+
+// --- WinogradPooledGradients ---
+
+bool pooled_gradients_split(const ops::Conv2dGeometry& g) {
+  const int64_t tpi = tiles_per_image(g, 4), tiles = g.n * tpi;
+  const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = (blocks + 1) / 2;
+  return std::min(half * kFusedTiles, tiles) % tpi == 0;
+}
+
+WinogradPooledGradients::WinogradPooledGradients(const ops::Conv2dGeometry& g)
+    : g_(g), v4_(cpu_runs_v4_variants()) {
+  TERN_CHECK(pooled_gradients_split(g), "Winograd pooled gradients: halves of blocks split images");
+}
+
+bool WinogradPooledGradients::run(const void* x, const PooledGradient& dy, const void* filter,
+                                  void* dx, void* dw) {
+  const ops::Conv2dGeometry& g = g_;
+  const size_t bytes = static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float);
+  auto* ut = static_cast<float*>(layout_slot(0, bytes));
+  transposed_filter_transform<4>(g.c_in, g.c_out, v4_, static_cast<const float*>(filter), ut,
+                                 /*flip=*/false);
+  auto* du = static_cast<float*>(layout_slot(kGemmResultSlot, bytes));
+  const bool placed = fused_pooled_gradients<4>(g, v4_, static_cast<const float*>(x), dy, ut,
+                                                static_cast<float*>(dx), du);
+  filter_gradient_transform<4>(g, v4_, du, static_cast<float*>(dw));
+  return placed;
 }
 
 // --- WinogradInputGradient ---

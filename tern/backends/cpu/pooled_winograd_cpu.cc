@@ -167,6 +167,43 @@ class PooledFilterGradientKernel final : public kernels::Kernel {
   onednn::WinogradFilterGradient winograd_;
 };
 
+// conv2d_backprop_pooled(x, dy, filter, argmax): both gradients in one pass over the tiles
+// (WinogradPooledGradients), where both fused kernels above take the layer and the filter
+// gradient's halves of blocks fall between images.
+std::string decline_gradients(const KernelSignature& sig, GradientGeometry* geo) {
+  const ops::Attrs& a = *sig.attrs;
+  geo->conv = ops::conv2d_geometry(sig.inputs[0].shape, sig.inputs[2].shape, a);
+  geo->pool = ops::pool2d_geometry(geo->conv.output_shape(), ops::fused_pool_attrs(a));
+  if (std::string why = decline_pooling(sig, geo->pool); !why.empty()) return why;
+  if (std::string why = decline_winograd(geo->conv); !why.empty()) return why;
+  if (!onednn::WinogradInputGradient::applies(geo->conv, DType::kF32) ||
+      onednn::winograd_columns(geo->conv)) {
+    return "tern's fused Winograd input gradient does not take the convolution";
+  }
+  if (!onednn::pooled_gradients_split(geo->conv)) {
+    return "the filter gradient's halves of tiles split an image";
+  }
+  return "";
+}
+
+class PooledGradientsKernel final : public kernels::Kernel {
+ public:
+  explicit PooledGradientsKernel(const GradientGeometry& geo)
+      : pool_(geo.pool), winograd_(geo.conv) {}
+
+  void run(KernelContext& ctx) override {
+    const uint8_t* argmax = ctx.inputs[3].data<uint8_t>();
+    const PooledGradient dy{pool_, ctx.inputs[1].data<float>(), argmax};
+    check_placed(winograd_.run(ctx.inputs[0].raw_data(), dy, ctx.inputs[2].raw_data(),
+                               ctx.outputs[0].raw_data(), ctx.outputs[1].raw_data()),
+                 pool_, argmax, "conv2d_backprop_pooled");
+  }
+
+ private:
+  ops::Pool2dGeometry pool_;
+  onednn::WinogradPooledGradients winograd_;
+};
+
 // The "winograd" candidate of `op`: ranked ahead of oneDNN's kernels (the one-channel kernels,
 // kOneDnnPriority + 5, decline what this takes), f32, taking what `decline` accepts.
 kernels::KernelCandidate candidate(
@@ -216,6 +253,16 @@ void register_pooled_winograd_kernels(kernels::KernelRegistry& r) {
         candidate(decline_filter_gradient, [](const KernelSignature& sig) {
           return std::make_unique<PooledFilterGradientKernel>(gradient_geometry(sig, false));
         }));
+  r.add("conv2d_backprop_pooled", candidate(
+                                      [](const KernelSignature& sig) {
+                                        GradientGeometry geo;
+                                        return decline_gradients(sig, &geo);
+                                      },
+                                      [](const KernelSignature& sig) {
+                                        GradientGeometry geo;
+                                        decline_gradients(sig, &geo);
+                                        return std::make_unique<PooledGradientsKernel>(geo);
+                                      }));
 }
 
 }  // namespace tern::cpu

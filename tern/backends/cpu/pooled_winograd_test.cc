@@ -140,6 +140,52 @@ TEST(PooledWinograd, GradientsAreTheUnfusedNodesBitForBit) {
   }
 }
 
+// conv2d_backprop_pooled: both gradients from one pass over the tiles, bit for bit the unfused
+// nodes' (so the two pooled kernels'), where the filter gradient's halves of blocks of 18 tiles
+// fall between images: the CNN's layer (9 tiles an image) and the even one; the third layer (12
+// tiles an image, 3 images: 36 tiles, halves of 18) runs on ref.
+TEST(PooledWinograd, JointGradientsAreTheUnfusedNodesBitForBit) {
+  if (!runs_pooled_winograd()) GTEST_SKIP() << "tern's fused Winograd does not run here";
+  for (size_t i = 0; i < std::size(kLayers); ++i) {
+    const Layer& l = kLayers[i];
+    SCOPED_TRACE(l.c_out);
+    const Tensor x = random_tensor(DType::kF32, l.x(), 11);
+    const Tensor f = random_tensor(DType::kF32, l.filter(), 12);
+    const Tensor dy = random_tensor(DType::kF32, l.pooled(), 13);
+    const Tensor argmax =
+        runtime::eager_call("max_pool2d_argmax", {random_tensor(DType::kF32, l.conv(), 14)}, kPool)
+            .at(1);
+    const ops::Attrs attrs = pool_attrs({});
+    const std::vector<Tensor> both =
+        runtime::eager_call("conv2d_backprop_pooled", {x, dy, f, argmax}, attrs);
+    ASSERT_EQ(both.size(), 2u);
+    std::vector<TensorType> types;
+    for (const Tensor& t : {x, dy, f, argmax}) types.push_back(t.type());
+    const std::string kernel = selected_kernel("conv2d_backprop_pooled", types, attrs);
+    if (i == 2) {
+      EXPECT_EQ(kernel, "ref");
+    }
+    if (kernel == "winograd") {
+      ops::Attrs route = kPool;
+      route.set("input_shape", l.conv().dims());
+      const Tensor dconv = runtime::eager_call1("max_pool2d_grad_argmax", {dy, argmax}, route);
+      EXPECT_TRUE(bitwise_equal(both[0], runtime::eager_call1("conv2d_backprop_input", {dconv, f},
+                                                              {{"input_shape", l.x().dims()}})));
+      EXPECT_TRUE(
+          bitwise_equal(both[1], runtime::eager_call1("conv2d_backprop_filter", {x, dconv},
+                                                      {{"filter_shape", l.filter().dims()}})));
+    } else if (default_winograd() && i < 2) {
+      ADD_FAILURE() << "conv2d_backprop_pooled ran on " << kernel;
+    }
+    runtime::EagerOptions ref;
+    ref.kernel = "ref";
+    const std::vector<Tensor> r =
+        runtime::eager_call("conv2d_backprop_pooled", {x, dy, f, argmax}, attrs, ref);
+    EXPECT_LT(max_rel_error(both[0], r[0]), 1e-4);
+    EXPECT_LT(max_scaled_error(both[1], r[1]), 1e-4);
+  }
+}
+
 // An argmax naming no position of its 2x2 window is an error naming the op and the element.
 TEST(PooledWinograd, BadArgmaxIsAnErrorNamingIt) {
   if (!runs_pooled_winograd()) GTEST_SKIP() << "tern's fused Winograd does not run here";
@@ -150,12 +196,15 @@ TEST(PooledWinograd, BadArgmaxIsAnErrorNamingIt) {
   Tensor argmax(DType::kU8, l.pooled());
   for (int64_t i = 0; i < argmax.num_elements(); ++i) argmax.set(i, static_cast<double>(i % 4));
   argmax.set(70, 7.0);
-  for (const char* op : {"conv2d_backprop_input_pooled", "conv2d_backprop_filter_pooled"}) {
+  for (const char* op : {"conv2d_backprop_input_pooled", "conv2d_backprop_filter_pooled",
+                         "conv2d_backprop_pooled"}) {
     SCOPED_TRACE(op);
-    const bool input = std::string_view(op) == "conv2d_backprop_input_pooled";
+    const std::string_view name = op;
     try {
-      if (input) {
+      if (name == "conv2d_backprop_input_pooled") {
         runtime::eager_call(op, {dy, f, argmax}, pool_attrs({{"input_shape", l.x().dims()}}));
+      } else if (name == "conv2d_backprop_pooled") {
+        runtime::eager_call(op, {x, dy, f, argmax}, pool_attrs({}));
       } else {
         runtime::eager_call(op, {x, dy, argmax}, pool_attrs({{"filter_shape", l.filter().dims()}}));
       }
@@ -211,6 +260,7 @@ TEST(PooledWinograd, CompiledStepUsesThemWhereRegistered) {
   std::unique_ptr<runtime::Executable> exe = runtime::Executable::compile(*g, vars, {});
   size_t pooled = 0, routed = 0;
   for (const ir::Node* n : exe->graph().nodes()) {
+    pooled += n->op_name() == "conv2d_backprop_pooled" ? 2 : 0;  // both gradients
     pooled += n->op_name() == "conv2d_backprop_input_pooled" ||
               n->op_name() == "conv2d_backprop_filter_pooled" ||
               (n->op_name() == "fused_conv2d" && n->attrs().has("pool") &&
@@ -223,6 +273,11 @@ TEST(PooledWinograd, CompiledStepUsesThemWhereRegistered) {
   } else if (default_winograd()) {
     EXPECT_EQ(pooled, 3u);
     EXPECT_EQ(routed, 0u);
+    // The layer (4 images of 9 tiles) takes both gradients in one node.
+    size_t joint = 0;
+    for (const ir::Node* n : exe->graph().nodes())
+      joint += n->op_name() == "conv2d_backprop_pooled";
+    EXPECT_EQ(joint, 1u);
   } else {  // where a gradient's kernel declines, both keep the routed gradient
     EXPECT_TRUE((pooled == 3 && routed == 0) || (pooled <= 1 && routed == 1))
         << pooled << " " << routed;

@@ -213,6 +213,25 @@ void register_conv_ref(KernelRegistry& r) {
       conv2d_backprop_input_ref<T>(g, dy_conv.data(), f.data<T>(), ctx.outputs[0].data<T>());
     });
   });
+  add_ref(r, "conv2d_backprop_pooled", ops::kFloatDTypes, [](KernelContext& ctx) {
+    const Tensor &x = ctx.inputs[0], &dy = ctx.inputs[1], &f = ctx.inputs[2];
+    ops::Conv2dGeometry g = ops::conv2d_geometry(x.shape(), f.shape(), ctx.attrs);
+    ops::Pool2dGeometry p =
+        ops::pool2d_geometry(g.output_shape(), ops::fused_pool_attrs(ctx.attrs));
+    const auto* argmax = ctx.inputs[3].data<uint8_t>();
+    dispatch_float(x.dtype(), "conv2d_backprop_pooled", [&](auto tag) {
+      using T = decltype(tag);
+      const std::vector<T> dy_conv =
+          unpooled_gradient_ref(p, dy.data<T>(), argmax, "conv2d_backprop_pooled");
+      conv2d_backprop_input_ref<T>(g, dy_conv.data(), f.data<T>(), ctx.outputs[0].data<T>());
+      Tensor& df = ctx.outputs[1];
+      if (df.dtype() == x.dtype()) {
+        conv2d_backprop_filter_ref<T, T>(g, x.data<T>(), dy_conv.data(), df.data<T>());
+      } else {  // dfilter_dtype "f32" from 16-bit inputs
+        conv2d_backprop_filter_ref<T, float>(g, x.data<T>(), dy_conv.data(), df.data<float>());
+      }
+    });
+  });
   register_pool_ref(r);
 }
 
