@@ -262,6 +262,44 @@ TEST(ConvOps, BackpropFilterPooledShapes) {
             std::string::npos);
 }
 
+// conv2d_backprop_pooled: dx of x's type and dfilter of the filter's (or f32 with dfilter_dtype);
+// dy, argmax and the dtypes checked as the two ops it stands for check them, errors naming the
+// input.
+TEST(ConvOps, BackpropPooledShapes) {
+  const OpDef& op = OpRegistry::global().get("conv2d_backprop_pooled");
+  Attrs attrs = {{"pool_ksize", Ints{2, 2}}, {"pool_strides", Ints{2, 2}}};
+  std::vector<TensorType> in = {{DType::kF32, {2, 13, 13, 32}},
+                                {DType::kF32, {2, 5, 5, 64}},
+                                {DType::kF32, {3, 3, 32, 64}},
+                                {DType::kU8, {2, 5, 5, 64}}};
+  std::vector<TensorType> out = op.check_and_infer("g", in, attrs);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0], (TensorType{DType::kF32, {2, 13, 13, 32}}));
+  EXPECT_EQ(out[1], (TensorType{DType::kF32, {3, 3, 32, 64}}));
+  std::vector<TensorType> bad_dy = in;
+  bad_dy[1].shape = Shape{2, 11, 11, 64};
+  EXPECT_NE(error_of([&] {
+              op.check_and_infer("g", bad_dy, attrs);
+            }).find("dy shape [2, 11, 11, 64] != forward output shape [2, 5, 5, 64]"),
+            std::string::npos);
+  std::vector<TensorType> bad_argmax = in;
+  bad_argmax[3].shape = Shape{2, 5, 5, 32};
+  EXPECT_NE(error_of([&] { op.check_and_infer("g", bad_argmax, attrs); }).find("argmax must be u8"),
+            std::string::npos);
+  std::vector<TensorType> bad_filter = in;
+  bad_filter[2].dtype = DType::kBF16;
+  EXPECT_NE(error_of([&] {
+              op.check_and_infer("g", bad_filter, attrs);
+            }).find("inputs 0 and 2 have different dtypes (f32 vs bf16)"),
+            std::string::npos);
+  std::vector<TensorType> bf16 = in;
+  for (size_t i = 0; i < 3; ++i) bf16[i].dtype = DType::kBF16;
+  attrs.set("dfilter_dtype", std::string("f32"));
+  out = op.check_and_infer("g", bf16, attrs);
+  EXPECT_EQ(out[0].dtype, DType::kBF16);
+  EXPECT_EQ(out[1], (TensorType{DType::kF32, {3, 3, 32, 64}}));
+}
+
 TEST(ConvOps, BackpropFilterOutputDtype) {
   const OpDef& bwd = OpRegistry::global().get("conv2d_backprop_filter");
   std::vector<TensorType> in = {{DType::kBF16, {2, 6, 6, 3}}, {DType::kBF16, {2, 6, 6, 4}}};
