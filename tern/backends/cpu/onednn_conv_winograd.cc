@@ -965,9 +965,14 @@ void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const floa
 // .. t0 + nt) into its half's sums of `size` floats: the first half's du, the second's a buffer
 // added to du at the end, so each element sums its tiles in the same order whatever the thread
 // count. `block` returns false where an argmax named no position of its window; so does this.
+// The blocks of in_block_halves' first half, of `tiles` tiles in all.
+int64_t first_half_blocks(int64_t tiles) {
+  return ((tiles + kFusedTiles - 1) / kFusedTiles + 1) / 2;
+}
+
 template <typename Block>
 bool in_block_halves(int64_t tiles, int64_t size, float* du, const Block& block) {
-  const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = (blocks + 1) / 2;
+  const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = first_half_blocks(tiles);
   float* partial = nullptr;  // the second half's sums
   std::atomic<bool> placed{true};
 #pragma omp parallel num_threads(std::min(2, omp_get_max_threads())) if (!omp_in_parallel())
@@ -1000,8 +1005,7 @@ bool in_block_halves(int64_t tiles, int64_t size, float* du, const Block& block)
 template <int M>
 bool halves_between_images(const ops::Conv2dGeometry& g) {
   const int64_t tpi = tiles_per_image(g, M), tiles = g.n * tpi;
-  const int64_t half = ((tiles + kFusedTiles - 1) / kFusedTiles + 1) / 2;
-  return std::min(half * kFusedTiles, tiles) % tpi == 0;
+  return std::min(first_half_blocks(tiles) * kFusedTiles, tiles) % tpi == 0;
 }
 
 // The thread's buffers for a block of kFusedTiles transformed tiles of c floats per position.
