@@ -479,8 +479,6 @@ class WinogradInputGradient {
   bool run_pooled(const PooledGradient& dy, const void* filter, void* dx);
 
  private:
-  const float* transformed_filter(const void* filter);
-
   ops::Conv2dGeometry g_;
   bool v4_;
   bool columns_;  // winograd_columns: per block of input channels

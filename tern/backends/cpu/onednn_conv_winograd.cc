@@ -39,7 +39,7 @@
 // each output tile in the thread's cache (pooled_output_tile: the pooled values and argmax), and
 // the fused gradients expand each dy tile from the pooled dy and argmax as they read it
 // (pooled_gradient_tile), so the convolution-sized output and gradient are never stored.
-// One file past 800 lines (~1500) on purpose: the chunked, fused and per-block-of-channels forms
+// One file past 800 lines (~1600) on purpose: the chunked, fused and per-block-of-channels forms
 // and the input gradient's adjoints all build on the 1-D transforms, the per-tile bodies, the
 // filter rows and the channel loops, templates in its anonymous namespace compiled for
 // x86-64-v3 by the TERN_CPU_V3 region (cpu_isa.h), which applies to the functions a file itself
@@ -960,16 +960,16 @@ void fused_forward(const ops::Conv2dGeometry& g, bool v4, const T* x, const floa
   }
 }
 
-// The fused filter gradient's schedule over `tiles` tiles in blocks of kFusedTiles: the blocks in
-// two fixed halves, one per thread, `block(t0, nt, sums)` adding each block's products (tiles t0
-// .. t0 + nt) into its half's sums of `size` floats: the first half's du, the second's a buffer
-// added to du at the end, so each element sums its tiles in the same order whatever the thread
-// count. `block` returns false where an argmax named no position of its window; so does this.
 // The blocks of in_block_halves' first half, of `tiles` tiles in all.
 int64_t first_half_blocks(int64_t tiles) {
   return ((tiles + kFusedTiles - 1) / kFusedTiles + 1) / 2;
 }
 
+// The fused filter gradient's schedule over `tiles` tiles in blocks of kFusedTiles: the blocks in
+// two fixed halves, one per thread, `block(t0, nt, sums)` adding each block's products (tiles t0
+// .. t0 + nt) into its half's sums of `size` floats: the first half's du, the second's a buffer
+// added to du at the end, so each element sums its tiles in the same order whatever the thread
+// count. `block` returns false where an argmax named no position of its window; so does this.
 template <typename Block>
 bool in_block_halves(int64_t tiles, int64_t size, float* du, const Block& block) {
   const int64_t blocks = (tiles + kFusedTiles - 1) / kFusedTiles, half = first_half_blocks(tiles);
@@ -1523,6 +1523,18 @@ void WinogradFilterGradient::run_tiles(const void* x, const void* dy, void* dw) 
   filter_gradient_transform<M>(g, v4_, du, static_cast<Out*>(dw));
 }
 
+// The adjoint input gradient's filter: U transposed per position ([A*A, c_out, c_in]) of `g`'s
+// HWIO filter, in the first layout slot (WinogradInputGradient, WinogradPooledGradients).
+namespace {
+const float* adjoint_filter(const ops::Conv2dGeometry& g, bool v4, const void* filter) {
+  auto* ut = static_cast<float*>(
+      layout_slot(0, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
+  transposed_filter_transform<4>(g.c_in, g.c_out, v4, static_cast<const float*>(filter), ut,
+                                 /*flip=*/false);
+  return ut;
+}
+}  // namespace
+
 // --- WinogradPooledGradients ---
 
 bool pooled_gradients_split(const ops::Conv2dGeometry& g) {
@@ -1537,11 +1549,9 @@ WinogradPooledGradients::WinogradPooledGradients(const ops::Conv2dGeometry& g)
 bool WinogradPooledGradients::run(const void* x, const PooledGradient& dy, const void* filter,
                                   void* dx, void* dw) {
   const ops::Conv2dGeometry& g = g_;
-  const size_t bytes = static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float);
-  auto* ut = static_cast<float*>(layout_slot(0, bytes));
-  transposed_filter_transform<4>(g.c_in, g.c_out, v4_, static_cast<const float*>(filter), ut,
-                                 /*flip=*/false);
-  auto* du = static_cast<float*>(layout_slot(kGemmResultSlot, bytes));
+  const float* ut = adjoint_filter(g, v4_, filter);
+  auto* du = static_cast<float*>(layout_slot(
+      kGemmResultSlot, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
   const bool placed = fused_pooled_gradients<4>(g, v4_, static_cast<const float*>(x), dy, ut,
                                                 static_cast<float*>(dx), du);
   filter_gradient_transform<4>(g, v4_, du, static_cast<float*>(dw));
@@ -1567,24 +1577,14 @@ void WinogradInputGradient::run(const void* dy, const void* filter, void* dx) {
                            static_cast<float*>(layout_slot(0, bytes)), static_cast<float*>(dx));
     return;
   }
-  fused_input_gradient<4>(g, v4_, static_cast<const float*>(dy), transformed_filter(filter),
+  fused_input_gradient<4>(g, v4_, static_cast<const float*>(dy), adjoint_filter(g_, v4_, filter),
                           static_cast<float*>(dx));
 }
 
 bool WinogradInputGradient::run_pooled(const PooledGradient& dy, const void* filter, void* dx) {
   TERN_CHECK(reads_pooled(), "Winograd: a pooled gradient needs the fused form");
-  return fused_input_gradient<4>(g_, v4_, nullptr, transformed_filter(filter),
+  return fused_input_gradient<4>(g_, v4_, nullptr, adjoint_filter(g_, v4_, filter),
                                  static_cast<float*>(dx), &dy);
-}
-
-// U transposed per position ([A*A, c_out, c_in]) in the first layout slot.
-const float* WinogradInputGradient::transformed_filter(const void* filter) {
-  const ops::Conv2dGeometry& g = g_;
-  auto* ut = static_cast<float*>(
-      layout_slot(0, static_cast<size_t>(positions(4) * g.c_in * g.c_out) * sizeof(float)));
-  transposed_filter_transform<4>(g.c_in, g.c_out, v4_, static_cast<const float*>(filter), ut,
-                                 /*flip=*/false);
-  return ut;
 }
 
 }  // namespace tern::cpu::onednn

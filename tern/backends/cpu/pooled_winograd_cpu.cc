@@ -108,16 +108,21 @@ void check_placed(bool placed, const ops::Pool2dGeometry& pool, const uint8_t* a
   throw_error(ErrorCode::kInternal, op, ": an argmax matched no position");
 }
 
+// tern's fused adjoint input gradient (WinogradInputGradient's form that reads pooled tiles, not
+// per block of channels) runs `g` on this CPU.
+std::string decline_adjoint(const ops::Conv2dGeometry& g) {
+  if (!onednn::WinogradInputGradient::applies(g, DType::kF32) || onednn::winograd_columns(g)) {
+    return "tern's fused Winograd input gradient does not take the convolution";
+  }
+  return "";
+}
+
 // conv2d_backprop_input_pooled(dy, filter, argmax){input_shape}: the adjoint of the forward's
 // tiles (WinogradInputGradient), its fused form.
 std::string decline_input_gradient(const KernelSignature& sig) {
   const GradientGeometry geo = gradient_geometry(sig, true);
   if (std::string why = decline_pooling(sig, geo.pool); !why.empty()) return why;
-  if (!onednn::WinogradInputGradient::applies(geo.conv, DType::kF32) ||
-      onednn::winograd_columns(geo.conv)) {
-    return "tern's fused Winograd input gradient does not take the convolution";
-  }
-  return "";
+  return decline_adjoint(geo.conv);
 }
 
 class PooledInputGradientKernel final : public kernels::Kernel {
@@ -176,10 +181,7 @@ std::string decline_gradients(const KernelSignature& sig, GradientGeometry* geo)
   geo->pool = ops::pool2d_geometry(geo->conv.output_shape(), ops::fused_pool_attrs(a));
   if (std::string why = decline_pooling(sig, geo->pool); !why.empty()) return why;
   if (std::string why = decline_winograd(geo->conv); !why.empty()) return why;
-  if (!onednn::WinogradInputGradient::applies(geo->conv, DType::kF32) ||
-      onednn::winograd_columns(geo->conv)) {
-    return "tern's fused Winograd input gradient does not take the convolution";
-  }
+  if (std::string why = decline_adjoint(geo->conv); !why.empty()) return why;
   if (!onednn::pooled_gradients_split(geo->conv)) {
     return "the filter gradient's halves of tiles split an image";
   }
