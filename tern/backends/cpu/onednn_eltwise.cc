@@ -19,15 +19,18 @@ struct EltwiseSpec {
   dnnl::algorithm algorithm;
   // Why the vectorized loop should run these attributes instead ("" = take them).
   std::string (*leave_to_vec)(const ops::Attrs& attrs) = nullptr;
-  // The dtypes oneDNN claims on AMD CPUs with AVX-512 (amd_v4()); the vectorized loop's AVX-512
-  // build runs the others there.
+  // The dtypes oneDNN claims on CPUs with AVX-512 (cpu_runs_v4_variants()): AMD's and the
+  // others (Intel's); the vectorized loop's AVX-512 build runs the rest there. Without AVX-512
+  // oneDNN claims both.
   std::vector<DType> amd_dtypes = {DType::kF32, DType::kBF16};
+  std::vector<DType> intel_dtypes = {DType::kF32, DType::kBF16};
 };
 
-// gelu's erf form: oneDNN's JIT erf is about 2x faster than the vectorized loop on Intel CPUs
-// (f32 and bf16, forward and grad, 6.4M elements on 2 cores of an Emerald Rapids); the tanh form
-// and the other unary ops (relu, exp, log, sqrt, tanh, sigmoid and their grads) are memory-bound
-// and run as fast either way.
+// gelu's erf form: oneDNN's JIT erf ran about 2x faster than the vectorized loop before that
+// loop had an AVX-512 build (f32 and bf16, forward and grad, 6.4M elements on 2 cores of an
+// Emerald Rapids), and still claims both dtypes where that build cannot run; with AVX-512, the
+// dtypes by CPU below (claimed_dtypes). The tanh form and the other unary ops (relu, exp, log,
+// sqrt, tanh, sigmoid and their grads) are memory-bound and run as fast either way.
 std::string gelu_tanh_to_vec(const ops::Attrs& attrs) {
   return attrs.get_bool("approximate") ? "the vectorized loop is as fast for gelu's tanh form" : "";
 }
@@ -35,16 +38,27 @@ std::string gelu_tanh_to_vec(const ops::Attrs& attrs) {
 // On AMD's Zen 5 the vectorized loop's AVX-512 build wins gelu_grad's erf form in f32 and bf16
 // and the f32 forward ([4096, 1024] on 2 cores, with its one-exp derivative: f32 gelu_grad 0.87
 // against oneDNN's 2.0-2.2 ms (session 21), bf16 1.09 against 1.35, f32 gelu 0.84 against
-// 0.90-1.08); oneDNN keeps the bf16 forward (0.82 against 0.99 ms). A rule by CPU, not a timing
+// 0.90-1.08); oneDNN keeps the bf16 forward (0.82 against 0.99 ms). On an Emerald Rapids (no AMX)
+// it wins the f32 pair and loses the bf16 one (session 37, `kernel_ab_bench --kernels
+// vec,onednn --runs 40`, [4096, 1024], 2 threads, 3 interleaved rounds: f32 gelu 1.83-1.97
+// against 1.99-2.16 ms, f32 gelu_grad 2.23-2.39 against 2.68-2.78; bf16 gelu 2.60-2.76 against
+// 2.19-2.22, bf16 gelu_grad 2.25-3.88 against 1.96-3.05). A rule by CPU, not a timing
 // (cpu_is_amd()), so every run and rank on one kind of CPU computes the same bits.
-bool amd_v4() {
-  return cpu_is_amd() && cpu_runs_v4_variants();
+const std::vector<DType>& claimed_dtypes(const EltwiseSpec& spec) {
+  static const std::vector<DType> both = {DType::kF32, DType::kBF16};
+  if (!cpu_runs_v4_variants()) return both;
+  return cpu_is_amd() ? spec.amd_dtypes : spec.intel_dtypes;
 }
 
 const std::vector<EltwiseSpec>& eltwise_table() {
   static const std::vector<EltwiseSpec> table = {
-      {"gelu", false, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec, {DType::kBF16}},
-      {"gelu_grad", true, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec, {}},
+      {"gelu",
+       false,
+       dnnl::algorithm::eltwise_gelu_erf,
+       gelu_tanh_to_vec,
+       {DType::kBF16},
+       {DType::kBF16}},
+      {"gelu_grad", true, dnnl::algorithm::eltwise_gelu_erf, gelu_tanh_to_vec, {}, {DType::kBF16}},
   };
   return table;
 }
@@ -108,8 +122,7 @@ class EltwiseKernel {
 void add_eltwise_candidate(kernels::KernelRegistry& r, const EltwiseSpec& spec) {
   kernels::KernelCandidate c;
   c.name = "onednn";
-  c.dtypes = {DType::kF32, DType::kBF16};
-  if (amd_v4()) c.dtypes = spec.amd_dtypes;
+  c.dtypes = claimed_dtypes(spec);
   if (c.dtypes.empty()) return;
   c.priority = kOneDnnPriority;
   c.decline = [spec](const kernels::KernelSignature& sig) -> std::string {

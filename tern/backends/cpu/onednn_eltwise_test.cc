@@ -1,6 +1,6 @@
 // Tests for the oneDNN eltwise kernels: gelu (erf form) and gelu_grad against ref in f32 and
-// bf16, the tanh form left to the vectorized loop, and on AMD CPUs everything but the bf16 forward
-// left to it.
+// bf16, the tanh form left to the vectorized loop, and on CPUs with AVX-512 the f32 pair left to
+// it (on AMD's, the bf16 gelu_grad too).
 #include <gtest/gtest.h>
 
 #include "tern/backends/cpu/cpu_isa.h"
@@ -9,14 +9,12 @@
 namespace tern::testing {
 namespace {
 
-// Where oneDNN leaves gelu_grad and the f32 forward to the vectorized loop's AVX-512 build.
-bool amd_v4() {
-  return cpu::cpu_is_amd() && cpu::cpu_runs_v4_variants();
-}
-
-// Whether the oneDNN kernel takes `op` in dtype d on this CPU.
+// Whether the oneDNN kernel takes `op` in dtype d on this CPU: everything without AVX-512; with
+// it the bf16 forward, and on Intel's CPUs the bf16 gelu_grad too.
 bool onednn_claims(std::string_view op, DType d) {
-  return !amd_v4() || (op == "gelu" && d == DType::kBF16);
+  if (!cpu::cpu_runs_v4_variants()) return true;
+  if (d != DType::kBF16) return false;
+  return op == "gelu" || !cpu::cpu_is_amd();
 }
 
 class OneDnnEltwise : public OneDnnDTypeTest {};
@@ -38,7 +36,7 @@ INSTANTIATE_TEST_SUITE_P(DTypes, OneDnnEltwise, ::testing::Values(DType::kF32, D
                          [](const auto& info) { return std::string(dtype_name(info.param)); });
 
 TEST(OneDnnEltwiseSelect, ErfFormOnly) {
-  const DType d = amd_v4() ? DType::kBF16 : DType::kF32;  // a dtype oneDNN claims here
+  const DType d = onednn_claims("gelu", DType::kF32) ? DType::kF32 : DType::kBF16;  // claimed here
   if (d == DType::kBF16 && !cpu_supports_bf16()) GTEST_SKIP() << "oneDNN declines bf16 here";
   EXPECT_EQ(selected_kernel("gelu", {{d, {64}}}, {{"approximate", false}}), "onednn");
   EXPECT_NE(onednn_decline_reason("gelu", {{d, {64}}}, {{"approximate", true}}).find("tanh"),
@@ -46,15 +44,16 @@ TEST(OneDnnEltwiseSelect, ErfFormOnly) {
   EXPECT_NE(selected_kernel("gelu", {{d, {64}}}, {{"approximate", true}}), "onednn");
 }
 
-// On AMD CPUs with AVX-512 the vectorized loop runs gelu_grad (f32 and bf16) and the f32 forward,
-// oneDNN the bf16 forward; elsewhere oneDNN runs all four.
+// With AVX-512 the vectorized loop runs the f32 pair and, on AMD's CPUs, the bf16 gelu_grad;
+// oneDNN the rest (without AVX-512, all four).
 TEST(OneDnnEltwiseSelect, GeluFollowsTheCpu) {
   const ops::Attrs erf = {{"approximate", false}};
   for (DType d : {DType::kF32, DType::kBF16}) {
     SCOPED_TRACE(dtype_name(d));
     if (d == DType::kBF16 && !cpu_supports_bf16()) continue;  // oneDNN declines bf16 here
     const TensorType t = {d, {64}};
-    EXPECT_EQ(selected_kernel("gelu_grad", {t, t}, erf), amd_v4() ? "vec" : "onednn");
+    EXPECT_EQ(selected_kernel("gelu_grad", {t, t}, erf),
+              onednn_claims("gelu_grad", d) ? "onednn" : "vec");
     EXPECT_EQ(selected_kernel("gelu", {t}, erf), onednn_claims("gelu", d) ? "onednn" : "vec");
   }
 }
